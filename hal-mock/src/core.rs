@@ -1,0 +1,139 @@
+//! One Q7 core of the mock SoC.
+
+use crate::counters::CoreCounters;
+use crate::dma_engine::DmaEngine;
+use crate::nx_space::NxSpace;
+use crate::soc::MockSoc;
+use neuron_hal::dma::DmaDirection;
+use neuron_hal::platform::{Platform, DATARAM_SIZE, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE};
+use neuron_hal::Hal;
+use std::cell::{Cell, RefCell};
+use std::io;
+use std::sync::Arc;
+
+/// A core: its own NX space (data RAM, five windows), window registers,
+/// stack-limit register and DMA engine. Driven by one thread at a time
+/// (`Send`, not `Sync`), like the hardware thread it stands for.
+#[derive(Debug)]
+pub struct MockCore {
+    soc: Arc<MockSoc>,
+    cpu: u32,
+    nx: NxSpace,
+    window_regs: [Cell<u64>; 3],
+    isl: Cell<usize>,
+    engine: RefCell<DmaEngine>,
+    counters: CoreCounters,
+}
+
+impl MockCore {
+    pub(crate) fn new(soc: Arc<MockSoc>, cpu: u32) -> io::Result<Self> {
+        let p = *soc.platform();
+        let nx = NxSpace::reserve()?;
+        nx.map_private(p.dataram_nx, DATARAM_SIZE)?;
+        // The pinned windows show fixed regions from reset.
+        nx.map_phys(p.sbuf_window_nx, p.sbuf_size.min(PINNED_WINDOW_SIZE), soc.sbuf(), 0)?;
+        let scratch_off = p.scratch_soc_base - p.hbm_soc_base;
+        nx.map_phys(p.scratch_window_nx, PINNED_WINDOW_SIZE, soc.hbm(), scratch_off)?;
+        Ok(Self {
+            soc,
+            cpu,
+            nx,
+            window_regs: Default::default(),
+            isl: Cell::new(0),
+            engine: RefCell::default(),
+            counters: CoreCounters::default(),
+        })
+    }
+
+    /// The SoC this core belongs to.
+    pub fn soc(&self) -> &Arc<MockSoc> {
+        &self.soc
+    }
+
+    /// What the hardware saw so far.
+    pub fn counters(&self) -> &CoreCounters {
+        &self.counters
+    }
+
+    /// Descriptors rung in but not processed yet in `dir`.
+    pub fn dma_pending(&self, dir: DmaDirection) -> u32 {
+        self.engine.borrow().pending(dir)
+    }
+
+    fn window_index(&self, reg: u32) -> Option<usize> {
+        self.soc.platform().dynamic_windows.iter().position(|w| w.register == reg)
+    }
+}
+
+impl Hal for MockCore {
+    fn platform(&self) -> &Platform {
+        self.soc.platform()
+    }
+
+    fn prid(&self) -> u32 {
+        self.cpu
+    }
+
+    fn nx_ptr(&self, nx: u32) -> *mut u8 {
+        self.nx.ptr(nx)
+    }
+
+    fn write_window_register(&self, reg: u32, region_base: u64) {
+        let Some(i) = self.window_index(reg) else {
+            // No register there: the write goes nowhere, as on a bus
+            // without a slave. The runtime only writes registers from its
+            // platform table, so this is a runtime bug if it happens.
+            return;
+        };
+        self.window_regs[i].set(region_base);
+        CoreCounters::bump(&self.counters.window_programs[i], 1);
+        let win = self.soc.platform().dynamic_windows[i].nx_base;
+        // Remapping the window's pages is what the register does in hardware.
+        let nx = &self.nx;
+        let shown = match self.soc.resolve(region_base, DYNAMIC_WINDOW_SIZE) {
+            Some((mem, off)) => nx.map_phys(win, DYNAMIC_WINDOW_SIZE, mem, off),
+            None => nx.unmap(win, DYNAMIC_WINDOW_SIZE),
+        };
+        if let Err(e) = shown {
+            panic!("mock window remap failed: {e}");
+        }
+    }
+
+    fn read_window_register(&self, reg: u32) -> u64 {
+        let p = self.soc.platform();
+        if reg == p.mem_window0_nx {
+            return p.apb_base as u64;
+        }
+        self.window_index(reg).map_or(0, |i| self.window_regs[i].get())
+    }
+
+    fn memw(&self) {
+        CoreCounters::bump(&self.counters.fences, 1);
+        std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
+    }
+
+    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+        self.engine.borrow_mut().doorbell(dir, count);
+    }
+
+    fn dma_completed(&self, dir: DmaDirection) -> u32 {
+        self.engine.borrow_mut().poll(dir, self.cpu, &self.nx, &self.soc, &self.counters)
+    }
+
+    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
+        self.engine.borrow_mut().arm(dir, ring_nx, len);
+    }
+
+    fn stack_pointer(&self) -> usize {
+        let marker = 0u8;
+        core::ptr::addr_of!(marker) as usize
+    }
+
+    fn stack_limit(&self) -> usize {
+        self.isl.get()
+    }
+
+    fn set_stack_limit(&self, isl: usize) {
+        self.isl.set(isl);
+    }
+}

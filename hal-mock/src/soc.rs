@@ -1,0 +1,93 @@
+//! The SoC: shared physical memories and the cores that see them.
+
+use crate::core::MockCore;
+use crate::phys::PhysMemory;
+use neuron_hal::platform::{Platform, Q7};
+use std::io;
+use std::sync::Arc;
+
+/// HBM and SBUF, shared by every core, and the platform table the cores use.
+#[derive(Debug)]
+pub struct MockSoc {
+    platform: Platform,
+    hbm: PhysMemory,
+    sbuf: PhysMemory,
+}
+
+impl MockSoc {
+    /// A SoC with the Q7 address map (64 GiB of sparse HBM).
+    pub fn new() -> io::Result<Arc<Self>> {
+        Self::with_platform(Q7)
+    }
+
+    /// A SoC with another address map (sizes of HBM and SBUF from it).
+    pub fn with_platform(platform: Platform) -> io::Result<Arc<Self>> {
+        Ok(Arc::new(Self {
+            hbm: PhysMemory::new("mock-hbm", platform.hbm_size)?,
+            sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?,
+            platform,
+        }))
+    }
+
+    /// The address map.
+    pub fn platform(&self) -> &Platform {
+        &self.platform
+    }
+
+    /// The HBM memory.
+    pub fn hbm(&self) -> &PhysMemory {
+        &self.hbm
+    }
+
+    /// The SBUF memory.
+    pub fn sbuf(&self) -> &PhysMemory {
+        &self.sbuf
+    }
+
+    /// Stands up core `cpu` (its PRID): a fresh NX space, data RAM and
+    /// pinned windows.
+    pub fn core(self: &Arc<Self>, cpu: u32) -> io::Result<MockCore> {
+        MockCore::new(Arc::clone(self), cpu)
+    }
+
+    /// The physical memory behind SoC address `addr` and the offset in it,
+    /// if `addr..addr+len` is HBM or SBUF.
+    pub fn resolve(&self, addr: u64, len: u64) -> Option<(&PhysMemory, u64)> {
+        let p = &self.platform;
+        for (mem, base) in [(&self.hbm, p.hbm_soc_base), (&self.sbuf, p.sbuf_soc_base)] {
+            if let Some(off) = addr.checked_sub(base) {
+                if off.checked_add(len).is_some_and(|end| end <= mem.size()) {
+                    return Some((mem, off));
+                }
+            }
+        }
+        None
+    }
+
+    /// Host pointer for SoC range `addr..addr+len` (HBM or SBUF).
+    pub fn soc_ptr(&self, addr: u64, len: u64) -> Option<*mut u8> {
+        let (mem, off) = self.resolve(addr, len)?;
+        mem.ptr(off, len)
+    }
+
+    /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
+    pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        let p = self.soc_ptr(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
+        // SAFETY: p is valid for data.len() bytes (resolved above); the
+        // source is a distinct host slice.
+        unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
+        Ok(())
+    }
+
+    /// Copies SoC memory at `addr` into `buf` (the host reading a result).
+    pub fn read(&self, addr: u64, buf: &mut [u8]) -> io::Result<()> {
+        let p = self.soc_ptr(addr, buf.len() as u64).ok_or_else(|| out_of_map(addr))?;
+        // SAFETY: p is valid for buf.len() bytes (resolved above).
+        unsafe { std::ptr::copy_nonoverlapping(p, buf.as_mut_ptr(), buf.len()) };
+        Ok(())
+    }
+}
+
+fn out_of_map(addr: u64) -> io::Error {
+    io::Error::other(format!("SoC address {addr:#x} is neither HBM nor SBUF"))
+}

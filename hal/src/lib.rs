@@ -1,0 +1,17 @@
+//! Hardware abstraction for one Q7 core.
+//!
+//! The runtime is written once against [`Hal`]; the device implements it
+//! with volatile MMIO (`xtensa` module, arriving with the Xtensa target),
+//! the host with the in-memory mock SoC (`neuron-hal-mock`). Every address
+//! the runtime uses comes from a [`Platform`] table, so the Q7 and the
+//! emulator differ only in data.
+#![no_std]
+#![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
+
+pub mod dma;
+pub mod platform;
+mod traits;
+
+pub use dma::{DmaDescriptor, DmaDirection, DescriptorFlags};
+pub use platform::{Platform, WindowSpec, Q7};
+pub use traits::Hal;

@@ -1,0 +1,210 @@
+//! The address map of a Q7 core, as data.
+//!
+//! Values marked *reference* come from the analyses of the original library
+//! (SPEC §2); values marked *defined here* fill gaps the references leave
+//! and are ours. Each lives in exactly one constant so that better data
+//! changes one line.
+
+/// Size of a dynamic translation window (reference: 16 MiB).
+pub const DYNAMIC_WINDOW_SIZE: u64 = 16 << 20;
+/// Size of a pinned translation window (reference: 64 MiB).
+pub const PINNED_WINDOW_SIZE: u64 = 64 << 20;
+/// Number of dynamic windows (reference).
+pub const DYNAMIC_WINDOWS: usize = 3;
+/// Number of pinned windows (reference: SBUF and hbm_scratch).
+pub const PINNED_WINDOWS: usize = 2;
+/// Width of a SoC address (reference: 64-bit addresses, 57 bits used).
+pub const SOC_ADDRESS_BITS: u32 = 57;
+/// Cores per POOL cluster (reference).
+pub const CORE_COUNT: u32 = 8;
+/// Private data RAM per core (reference: 256 KiB).
+pub const DATARAM_SIZE: u32 = 256 << 10;
+/// Size of the DMA staging window in data RAM and of the core's SoC
+/// aperture onto it (reference: 64 KiB).
+pub const DMA_WINDOW_SIZE: u32 = 64 << 10;
+/// Bytes at the start of the staging window the runtime keeps for itself:
+/// the two DMA descriptor rings (defined here).
+pub const DATARAM_RUNTIME_RESERVED: u32 = 4 << 10;
+/// Per-core code window in hbm_scratch (reference: 2 MiB per core).
+pub const CODE_WINDOW_SIZE: u64 = 2 << 20;
+/// The code windows of all cores together (8 x 2 MiB; a single-core
+/// image may use 32 MiB from the same origin).
+pub const CODE_REGION_SIZE: u64 = CODE_WINDOW_SIZE * CORE_COUNT as u64;
+/// Per-core hbm_scratch area after the code region (defined here): the
+/// libc heap followed by the HBM heap.
+pub const SCRATCH_AREA_SIZE: u64 = 6 << 20;
+/// Part of the per-core scratch area backing `malloc` (defined here).
+pub const LIBC_HEAP_SIZE: u64 = 1 << 20;
+/// Bootstrap arena `malloc` uses while the heaps are being initialised
+/// (the original's "default malloc"; defined here).
+pub const BOOTSTRAP_HEAP_SIZE: usize = 4 << 10;
+
+/// One dynamic window: where it shows up in NX space and the register
+/// that selects its SoC region.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WindowSpec {
+    /// NX base address of the window.
+    pub nx_base: u32,
+    /// NX address of its `MEM_WINDOWn_LO` register.
+    pub register: u32,
+}
+
+/// The address map and register table of one core.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Platform {
+    /// The three dynamic 16 MiB windows (reference).
+    pub dynamic_windows: [WindowSpec; DYNAMIC_WINDOWS],
+    /// NX base of the pinned SBUF window (reference: 0x8000_0000).
+    pub sbuf_window_nx: u32,
+    /// SoC base the SBUF window shows (defined here).
+    pub sbuf_soc_base: u64,
+    /// Bytes of SBUF behind the window (defined here: 24 MiB, the trn1 size).
+    pub sbuf_size: u64,
+    /// NX base of the pinned hbm_scratch window (reference: 0x8400_0000).
+    pub scratch_window_nx: u32,
+    /// SoC base the hbm_scratch window shows (defined here: the start of HBM).
+    pub scratch_soc_base: u64,
+    /// SoC base of HBM (defined here).
+    pub hbm_soc_base: u64,
+    /// Bytes of HBM the translate may map (defined here).
+    pub hbm_size: u64,
+    /// NX base of the core's data RAM (defined here; the staging window
+    /// 0x8_0000 is its start).
+    pub dataram_nx: u32,
+    /// NX base of the DMA staging window (reference: 0x8_0000).
+    pub dma_window_nx: u32,
+    /// SoC base of the first data-RAM aperture; core `c` is reached at
+    /// `aperture_soc_base + (2c + 9) * 64 KiB` (index from the reference,
+    /// base defined here).
+    pub aperture_soc_base: u64,
+    /// NX base of the DMA engine's register block (assumed, defined here).
+    pub dma_regs_nx: u32,
+    /// NX address of `MEM_WINDOW0_LO`, which must read back
+    /// [`Platform::apb_base`] (reference).
+    pub mem_window0_nx: u32,
+    /// `SUNDA_APB_BASE`, the value `MEM_WINDOW0_LO` holds (assumed).
+    pub apb_base: u32,
+}
+
+impl Platform {
+    /// The SoC window index of core `cpu`'s data-RAM aperture (reference).
+    pub const fn aperture_index(cpu: u32) -> u64 {
+        2 * cpu as u64 + 9
+    }
+
+    /// SoC address at which the DMA engine sees core `cpu`'s staging window.
+    pub const fn aperture_soc(&self, cpu: u32) -> u64 {
+        self.aperture_soc_base + Self::aperture_index(cpu) * DMA_WINDOW_SIZE as u64
+    }
+
+    /// SoC base of core `cpu`'s scratch area (libc heap, then HBM heap).
+    pub const fn scratch_area_soc(&self, cpu: u32) -> u64 {
+        self.scratch_soc_base + CODE_REGION_SIZE + cpu as u64 * SCRATCH_AREA_SIZE
+    }
+
+    /// The NX address range `[start, end)` of the data RAM.
+    pub const fn dataram_range(&self) -> (u32, u32) {
+        (self.dataram_nx, self.dataram_nx + DATARAM_SIZE)
+    }
+
+    /// The NX range `(start, len)` of the data-RAM heap: the staging window
+    /// after the runtime's reserve, so every block is DMA-reachable.
+    pub const fn dataram_heap(&self) -> (u32, u32) {
+        (self.dma_window_nx + DATARAM_RUNTIME_RESERVED, DMA_WINDOW_SIZE - DATARAM_RUNTIME_RESERVED)
+    }
+
+    /// The NX address at which the pinned hbm_scratch window shows SoC
+    /// address `soc` (which must lie in the window).
+    pub const fn scratch_nx(&self, soc: u64) -> u32 {
+        self.scratch_window_nx + (soc - self.scratch_soc_base) as u32
+    }
+
+    /// Whether `addr` lies in HBM as this platform knows it.
+    pub const fn is_hbm(&self, addr: u64) -> bool {
+        addr >= self.hbm_soc_base && addr - self.hbm_soc_base < self.hbm_size
+    }
+}
+
+/// DMA engine register offsets from [`Platform::dma_regs_nx`]
+/// (assumed: the references do not decode the SDMA block; defined here
+/// and implemented exactly by the mock). One bank per direction,
+/// [`dma_regs::BANK_STRIDE`] apart, M2S first.
+pub mod dma_regs {
+    /// Bytes between the M2S and the S2M bank.
+    pub const BANK_STRIDE: u32 = 0x40;
+    /// W: NX address of the descriptor ring (must lie in the staging window).
+    pub const RING_BASE: u32 = 0x00;
+    /// W: ring length in descriptors; writing it re-arms the queue.
+    pub const RING_LEN: u32 = 0x04;
+    /// W: doorbell, the number of descriptors appended (the "increment
+    /// register" of the reference).
+    pub const INCREMENT: u32 = 0x08;
+    /// R: free-running count of completed descriptors.
+    pub const COMPLETED: u32 = 0x0C;
+}
+
+/// The Q7 core (SPEC §2). HBM and SBUF placement, the apertures and the
+/// DMA block are assumed values of ours.
+pub const Q7: Platform = Platform {
+    dynamic_windows: [
+        WindowSpec { nx_base: 0x0700_0000, register: 0x0010_0218 },
+        WindowSpec { nx_base: 0x0900_0000, register: 0x0010_0228 },
+        WindowSpec { nx_base: 0x0A00_0000, register: 0x0010_0230 },
+    ],
+    sbuf_window_nx: 0x8000_0000,
+    sbuf_soc_base: 0x0020_0000_0000,
+    sbuf_size: 24 << 20,
+    scratch_window_nx: 0x8400_0000,
+    scratch_soc_base: 0x0040_0000_0000,
+    hbm_soc_base: 0x0040_0000_0000,
+    hbm_size: 64 << 30,
+    dataram_nx: 0x0008_0000,
+    dma_window_nx: 0x0008_0000,
+    aperture_soc_base: 0x0010_0000_0000,
+    dma_regs_nx: 0x0010_1000,
+    mem_window0_nx: 0x0010_0200,
+    apb_base: 0x0010_0000,
+};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn windows_do_not_overlap_and_are_aligned() {
+        let p = Q7;
+        let mut spans: [(u64, u64); 5] = [(0, 0); 5];
+        for (i, w) in p.dynamic_windows.iter().enumerate() {
+            assert_eq!(w.nx_base as u64 % DYNAMIC_WINDOW_SIZE, 0);
+            spans[i] = (w.nx_base as u64, w.nx_base as u64 + DYNAMIC_WINDOW_SIZE);
+        }
+        spans[3] = (p.sbuf_window_nx as u64, p.sbuf_window_nx as u64 + PINNED_WINDOW_SIZE);
+        spans[4] = (p.scratch_window_nx as u64, p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE);
+        for a in 0..5 {
+            for b in a + 1..5 {
+                assert!(spans[a].1 <= spans[b].0 || spans[b].1 <= spans[a].0, "{a} {b}");
+            }
+        }
+    }
+
+    #[test]
+    fn scratch_areas_fit_the_pinned_window() {
+        let p = Q7;
+        let end = p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE;
+        assert!(end - p.scratch_soc_base <= PINNED_WINDOW_SIZE);
+        assert!(LIBC_HEAP_SIZE < SCRATCH_AREA_SIZE);
+    }
+
+    #[test]
+    fn aperture_index_follows_the_reference() {
+        assert_eq!(Platform::aperture_index(0), 9);
+        assert_eq!(Platform::aperture_index(7), 23);
+        assert_eq!(Q7.aperture_soc(1) - Q7.aperture_soc(0), 2 * DMA_WINDOW_SIZE as u64);
+    }
+
+    #[test]
+    fn dma_window_is_inside_dataram() {
+        let (lo, hi) = Q7.dataram_range();
+        assert!(Q7.dma_window_nx >= lo && Q7.dma_window_nx + DMA_WINDOW_SIZE <= hi);
+    }
+}

@@ -1,0 +1,62 @@
+//! The one trait the runtime needs from hardware.
+
+use crate::dma::DmaDirection;
+use crate::platform::Platform;
+
+/// What the runtime needs from one Q7 core, and nothing more.
+///
+/// An implementation stands for exactly one core. Methods take `&self`
+/// because the hardware they reach is not Rust memory; implementations
+/// that keep state (the mock) use interior mutability, and are not `Sync`,
+/// since a core is driven by one thread of control.
+pub trait Hal {
+    /// The address map and register table of this core.
+    fn platform(&self) -> &Platform;
+
+    /// The raw processor id (`rsr.prid`, special register 235).
+    fn prid(&self) -> u32;
+
+    /// Turns a core-local (NX) address into a pointer this core can
+    /// dereference. The identity on the device; on the host, an address in
+    /// the mock's reservation for this core's NX space.
+    fn nx_ptr(&self, nx: u32) -> *mut u8;
+
+    /// Writes `region_base` to the window register at NX address `reg`, so
+    /// that the window it controls shows the SoC region starting there.
+    /// The caller brackets it with [`Hal::memw`] as the hardware requires.
+    fn write_window_register(&self, reg: u32, region_base: u64);
+
+    /// Memory-write fence (`memw`): every earlier store is visible to the
+    /// SoC before any later one.
+    fn memw(&self);
+
+    /// Rings a DMA queue's doorbell: `count` new descriptors were appended
+    /// to the ring of `dir` (the M2S or S2M increment register).
+    fn dma_doorbell(&self, dir: DmaDirection, count: u32);
+
+    /// Reads how many descriptors the engine of `dir` has completed since
+    /// the ring was armed (a free-running counter that wraps).
+    ///
+    /// Busy-polling this is how the runtime waits; a model of the engine
+    /// may use the read as the moment time passes.
+    fn dma_completed(&self, dir: DmaDirection) -> u32;
+
+    /// Arms the ring of `dir`: its descriptors start at NX address
+    /// `ring_nx`, `len` entries long; the completion counter restarts at 0.
+    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32);
+
+    /// Reads a window register back (`MEM_WINDOW0_LO` is checked against
+    /// the APB base when the DMA queue is armed).
+    fn read_window_register(&self, reg: u32) -> u64;
+
+    /// The current stack pointer (`a1`). A `usize` because on the host the
+    /// stack is host memory; on the device it is an NX address.
+    fn stack_pointer(&self) -> usize;
+
+    /// The stack-limit special register (ISL): the lowest address the
+    /// stack may grow to.
+    fn stack_limit(&self) -> usize;
+
+    /// Sets the stack-limit register.
+    fn set_stack_limit(&self, isl: usize);
+}

@@ -1,0 +1,120 @@
+//! Everything the runtime keeps for one core, and the init prologue.
+//!
+//! On the device there is one `CoreState` per core image, in a static; on
+//! the host each simulated core owns one. Nothing here is shared between
+//! cores.
+
+use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
+use crate::translate::Translator;
+use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
+use neuron_hal::Hal;
+
+/// The bootstrap arena's memory, aligned for the heap.
+#[repr(C, align(64))]
+pub struct BootstrapArena(pub [u8; BOOTSTRAP_HEAP_SIZE]);
+
+/// The runtime state of one core.
+pub struct CoreState<H: Hal> {
+    /// The translation context (first: its address is the `ctx` kernels hold).
+    pub translator: Translator,
+    /// The core's hardware.
+    pub hal: H,
+    /// HBM heap (SoC addresses in this core's hbm_scratch area).
+    pub hbm: HbmHeap,
+    /// Data-RAM (TCM) heap.
+    pub dataram: DataRamHeap,
+    /// libc heap.
+    pub libc: LibcHeap,
+    cpu_id: Option<u32>,
+    bootstrap: BootstrapArena,
+}
+
+impl<H: Hal> core::fmt::Debug for CoreState<H> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("CoreState").field("cpu_id", &self.cpu_id).field("hbm", &self.hbm).field("dataram", &self.dataram).field("libc", &self.libc).finish()
+    }
+}
+
+impl<H: Hal> CoreState<H> {
+    /// Fresh state for the core behind `hal`; nothing initialised yet.
+    pub const fn new(hal: H) -> Self {
+        Self {
+            translator: Translator::new(),
+            hal,
+            hbm: HbmHeap::new(),
+            dataram: DataRamHeap::new(),
+            libc: LibcHeap::new(),
+            cpu_id: None,
+            bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),
+        }
+    }
+
+    /// `get_cpu_id`: the PRID, read once and cached.
+    pub fn cpu_id(&mut self) -> u32 {
+        match self.cpu_id {
+            Some(id) => id,
+            None => {
+                let id = self.hal.prid();
+                self.cpu_id = Some(id);
+                id
+            }
+        }
+    }
+
+    /// `init_neuron_hbm_allocator`: this core's HBM heap, the part of its
+    /// scratch area after the libc heap.
+    pub fn init_hbm_allocator(&mut self) {
+        let cpu = self.cpu_id();
+        let area = self.hal.platform().scratch_area_soc(cpu);
+        self.hbm.init(area + LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE - LIBC_HEAP_SIZE);
+    }
+
+    /// `init_neuron_dataram_allocator`: the data-RAM heap over the staging
+    /// window past the runtime's reserve.
+    pub fn init_dataram_allocator(&mut self) {
+        let (nx, len) = self.hal.platform().dataram_heap();
+        let bottom = self.hal.nx_ptr(nx);
+        // SAFETY: the platform table reserves this data-RAM range for the
+        // heap; it is private to this core and mapped for its lifetime.
+        unsafe { self.dataram.init(bottom, len as usize) };
+    }
+
+    /// `_init_libc_heap_allocator`: the main libc arena, the first part of
+    /// this core's scratch area, reached through the pinned window.
+    pub fn init_libc_heap(&mut self) {
+        let cpu = self.cpu_id();
+        let p = *self.hal.platform();
+        let bottom = self.hal.nx_ptr(p.scratch_nx(p.scratch_area_soc(cpu)));
+        // SAFETY: the platform table gives this core this scratch range
+        // alone, and the pinned window always shows it.
+        unsafe { self.libc.init_main(bottom, LIBC_HEAP_SIZE as usize) };
+    }
+
+    /// `_init_translate_ctx`.
+    pub fn init_translate_ctx(&mut self) {
+        self.translator.init(&self.hal);
+    }
+
+    /// The init prologue of SPEC §7: the heaps with the default malloc
+    /// forced on, then the neuron heaps, then the translate context. Safe
+    /// to run on every invocation: each step runs once.
+    pub fn init_prologue(&mut self) {
+        let boot = self.bootstrap.0.as_mut_ptr();
+        // SAFETY: the bootstrap arena is a field of this state, used by the
+        // libc heap alone; the state does not move once initialised (it is
+        // a static on the device and boxed on the host).
+        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+        self.libc.set_use_default(true);
+        self.init_hbm_allocator();
+        self.init_dataram_allocator();
+        self.init_libc_heap();
+        self.libc.set_use_default(false);
+        self.init_translate_ctx();
+    }
+
+    /// `neuron_translate` for this core.
+    #[inline]
+    pub fn translate(&mut self, addr: u64) -> crate::Result<*mut u8> {
+        self.translator.translate(&self.hal, addr)
+    }
+}

@@ -1,0 +1,155 @@
+//! The library's error codes: stable numbers a C caller can read, each with
+//! a message. Numbers never change meaning; new errors take new numbers.
+
+use core::fmt;
+
+macro_rules! errors {
+    ($( $(#[$doc:meta])* $name:ident = $code:literal, $msg:literal; )*) => {
+        /// Every way the runtime can refuse a request.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        #[repr(i32)]
+        #[non_exhaustive]
+        pub enum Error {
+            $( $(#[$doc])* $name = $code, )*
+        }
+
+        impl Error {
+            /// Every error, in code order (for documentation and tests).
+            pub const ALL: &'static [Error] = &[$(Error::$name,)*];
+
+            /// The stable number of this error (never 0).
+            pub const fn code(self) -> i32 {
+                self as i32
+            }
+
+            /// The error with this number, if any.
+            pub const fn from_code(code: i32) -> Option<Error> {
+                match code {
+                    $( $code => Some(Error::$name), )*
+                    _ => None,
+                }
+            }
+
+            /// A one-line reason, NUL-terminated for C callers.
+            pub const fn message_c(self) -> &'static str {
+                match self {
+                    $( Error::$name => concat!($msg, "\0"), )*
+                }
+            }
+        }
+    };
+}
+
+errors! {
+    // -- translation --
+    /// The address is in no pinned window and outside HBM.
+    AddressUnmapped = 1, "address is outside every region a translation window can map";
+    /// A translation was asked of an uninitialised context.
+    TranslateNotReady = 2, "translation context is not initialised";
+    // -- heaps --
+    /// The heap has no free block large enough.
+    OutOfMemory = 10, "out of memory";
+    /// The pointer is not currently allocated by this heap.
+    DoubleFree = 11, "block freed twice (or never allocated)";
+    /// The pointer does not belong to this heap.
+    ForeignPointer = 12, "pointer does not belong to this heap";
+    /// The HBM heap's fixed table of block headers is full.
+    BlockTableFull = 13, "heap block table is full";
+    /// Alignment is not a power of two or is too large.
+    BadAlignment = 14, "alignment must be a power of two";
+    /// The heap was used before its init function ran.
+    HeapNotReady = 15, "heap is not initialised";
+    /// The size overflows the heap's arithmetic.
+    SizeOverflow = 16, "requested size overflows";
+    // -- transfers --
+    /// `neuron_set_memcpy_method` with a value >= 3.
+    BadMemcpyMethod = 20, "memcpy method must be 0 (C), 1 (vector) or 2 (DMA)";
+    /// The DMA engine reported a fault for a descriptor.
+    DmaFault = 21, "DMA engine faulted on a descriptor";
+    /// A local buffer the DMA engine cannot reach.
+    DmaUnreachable = 22, "local buffer is outside data RAM";
+    /// The DMA queue was used before `customop_setup` armed it.
+    DmaNotArmed = 23, "DMA queue is not armed";
+    // -- marshalling (SPEC 6 gates) --
+    /// The invocation has more than 10 arguments.
+    TooManyArgs = 30, "more than 10 arguments";
+    /// A reader was called after the last argument.
+    NoMoreArgs = 31, "read past the last argument";
+    /// The reader called does not match the argument's kind.
+    WrongArgKind = 32, "argument kind differs from the reader called";
+    /// A tensor's storage address is 0.
+    NullStorage = 33, "tensor storage address is null";
+    /// The dtype code is not one of the eight that marshal.
+    DtypeNotMarshallable = 34, "dtype cannot be marshalled (accepted: 2,3,4,6,7,8,10,12)";
+    /// The returned tensor's dtype differs from the output descriptor's.
+    DtypeMismatch = 35, "returned tensor dtype differs from the output descriptor";
+    /// `num_dim` is 0 or above the limit of its shape width.
+    BadRank = 36, "num_dim is 0 or above the limit of its shape width";
+    /// A reserved byte or field is not 0.
+    ReservedNotZero = 37, "a reserved descriptor field is not zero";
+    /// The shape is out-of-line.
+    OutOfLineShape = 38, "out-of-line shapes are not supported";
+    /// `buffer_bytes` is 0 or smaller than the shape needs.
+    BufferTooSmall = 39, "buffer_bytes is zero or smaller than the shape needs";
+    /// A scalar argument has more than one element.
+    ScalarNotOneElement = 40, "scalar argument is not a one-element tensor";
+    /// The invocation block has an unknown ABI version.
+    BadAbiVersion = 41, "invocation block ABI version is not supported";
+    /// No invocation is bound (`customop_setup` not called).
+    NoInvocation = 42, "no invocation is bound";
+    /// An unknown location or shape-width code in a descriptor.
+    BadDescriptorCode = 43, "unknown location or shape width in a descriptor";
+    /// An argument kind code outside the table.
+    BadArgKind = 44, "unknown argument kind code";
+    /// A shape entry is 0 or the element count overflows.
+    BadShape = 45, "a shape entry is zero or the element count overflows";
+    /// The kernel neither claimed nor returned its output.
+    OutputNotWritten = 46, "kernel neither claimed nor returned its output";
+    // -- registration and launch --
+    /// The entry hand-off block is smaller than 36 bytes.
+    AbiMismatch = 50, "entry hand-off block is smaller than 36 bytes (FAILURE_ABI_MISMATCH)";
+    /// The kernel registers 0x8000 ops or more.
+    TooManyOps = 51, "op count must be below 0x8000";
+    /// No HBM stack could be allocated for the stack switch.
+    NoHbmStack = 60, "no HBM stack available for the stack switch";
+    /// A requested stack is larger than the 4 MiB maximum.
+    StackTooLarge = 61, "requested stack exceeds the 4 MiB maximum";
+    /// A panic inside the runtime or a Rust kernel.
+    Panic = 70, "panic in the runtime or a Rust kernel";
+}
+
+impl Error {
+    /// The reason without the trailing NUL.
+    pub fn message(self) -> &'static str {
+        let m = self.message_c();
+        &m[..m.len() - 1]
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "error {}: {}", self.code(), self.message())
+    }
+}
+
+/// Result of a runtime operation.
+pub type Result<T> = core::result::Result<T, Error>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_nonzero_and_round_trip() {
+        for (i, e) in Error::ALL.iter().enumerate() {
+            assert_ne!(e.code(), 0);
+            assert_eq!(Error::from_code(e.code()), Some(*e));
+            assert!(e.message_c().ends_with('\0'));
+            assert!(!e.message().contains('\0'));
+            for f in &Error::ALL[i + 1..] {
+                assert_ne!(e.code(), f.code());
+            }
+        }
+        assert_eq!(Error::from_code(0), None);
+    }
+}

@@ -1,0 +1,16 @@
+//! The logic of libneuroncustomop: address translation, the three heaps,
+//! the per-core state and its init prologue, written once against
+//! [`neuron_hal::Hal`] so the same code runs on the Q7 and on the mock.
+#![no_std]
+
+#[cfg(test)]
+extern crate std;
+
+pub mod core_state;
+pub mod error;
+pub mod heap;
+pub mod translate;
+
+pub use core_state::CoreState;
+pub use error::{Error, Result};
+pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};

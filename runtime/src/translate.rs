@@ -1,0 +1,244 @@
+//! Address translation (SPEC §3): `Q7PtrType`, the 5-record context and
+//! `neuron_translate`.
+//!
+//! A hit is pure arithmetic on the context. A miss evicts one of the three
+//! dynamic records round-robin and reprograms its hardware window; from then
+//! on an NX pointer obtained earlier through that window shows the new
+//! region. Callers therefore translate at the point of access and hold no
+//! NX pointer across another translate.
+
+use crate::error::{Error, Result};
+use core::mem::{align_of, offset_of, size_of};
+use neuron_hal::platform::{DYNAMIC_WINDOWS, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE};
+use neuron_hal::Hal;
+use static_assertions::const_assert_eq;
+
+/// Number of records: three dynamic windows, then SBUF and hbm_scratch.
+pub const RECORDS: usize = 5;
+/// Record index of the pinned SBUF window.
+pub const SBUF_RECORD: usize = 3;
+/// Record index of the pinned hbm_scratch window.
+pub const SCRATCH_RECORD: usize = 4;
+/// Tag of a record that maps nothing: its low bits are set, and
+/// `addr & mask` never has them, so it never hits.
+const EMPTY_TAG: u64 = u64::MAX;
+
+/// One window of the context (32 bytes, C layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct MapRecord {
+    /// SoC base of the region the window shows (`addr & mask`).
+    pub ptr: u64,
+    /// Where the window starts for the core (an NX address on the device;
+    /// the mock's host address for it on the host).
+    pub window: u64,
+    /// Bits of an address that select the region.
+    pub mask: u64,
+    /// NX address of the window's register (0 for pinned windows).
+    pub reg_location: u64,
+}
+
+/// The per-core translation context (168 bytes, C layout).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct TranslationCtx {
+    /// Dynamic windows 0..3, then SBUF, then hbm_scratch.
+    pub records: [MapRecord; RECORDS],
+    /// Round-robin cursor over the dynamic records (`% 3`).
+    pub next_alloc: u8,
+}
+
+const_assert_eq!(size_of::<MapRecord>(), 32);
+const_assert_eq!(offset_of!(MapRecord, window), 8);
+const_assert_eq!(offset_of!(MapRecord, mask), 16);
+const_assert_eq!(offset_of!(MapRecord, reg_location), 24);
+const_assert_eq!(offset_of!(TranslationCtx, next_alloc), 160);
+const_assert_eq!(size_of::<TranslationCtx>(), 168);
+const_assert_eq!(align_of::<TranslationCtx>(), 8);
+
+/// A tensor's storage as the kernel holds it: a 64-bit SoC address and the
+/// context that translates it (16 bytes, C layout). Arithmetic on it is
+/// 64-bit arithmetic and touches neither memory nor windows.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct Q7PtrType {
+    /// SoC (HBM or SBUF) address.
+    pub addr: u64,
+    /// The core's translation context.
+    pub ctx: *mut TranslationCtx,
+}
+
+const_assert_eq!(size_of::<Q7PtrType>(), 16);
+const_assert_eq!(offset_of!(Q7PtrType, ctx), 8);
+
+impl Q7PtrType {
+    /// The pointer `bytes` further on (wrapping 64-bit arithmetic).
+    #[inline]
+    pub const fn byte_add(self, bytes: u64) -> Self {
+        Self { addr: self.addr.wrapping_add(bytes), ctx: self.ctx }
+    }
+
+    /// The pointer to element `idx` of `T`s starting here.
+    #[inline]
+    pub const fn element<T>(self, idx: u64) -> Self {
+        self.byte_add(idx.wrapping_mul(size_of::<T>() as u64))
+    }
+}
+
+const fn region_mask(size: u64) -> u64 {
+    !(size - 1)
+}
+
+impl TranslationCtx {
+    /// A context whose every record maps nothing.
+    pub const fn empty() -> Self {
+        let r = MapRecord { ptr: EMPTY_TAG, window: 0, mask: 0, reg_location: 0 };
+        Self { records: [r; RECORDS], next_alloc: 0 }
+    }
+
+    /// The context of a freshly initialised core: dynamic windows empty,
+    /// pinned windows showing SBUF and hbm_scratch.
+    pub fn new<H: Hal>(hal: &H) -> Self {
+        let p = hal.platform();
+        let mut ctx = Self::empty();
+        for (rec, w) in ctx.records.iter_mut().zip(p.dynamic_windows.iter()) {
+            *rec = MapRecord {
+                ptr: EMPTY_TAG,
+                window: hal.nx_ptr(w.nx_base) as usize as u64,
+                mask: region_mask(DYNAMIC_WINDOW_SIZE),
+                reg_location: w.register as u64,
+            };
+        }
+        let pinned = [(p.sbuf_soc_base, p.sbuf_window_nx), (p.scratch_soc_base, p.scratch_window_nx)];
+        for (rec, (soc, nx)) in ctx.records[DYNAMIC_WINDOWS..].iter_mut().zip(pinned) {
+            let mask = region_mask(PINNED_WINDOW_SIZE);
+            *rec = MapRecord { ptr: soc & mask, window: hal.nx_ptr(nx) as usize as u64, mask, reg_location: 0 };
+        }
+        ctx
+    }
+
+    /// The record that maps `addr`, and the pointer it yields (a hit), if
+    /// any. Pure arithmetic.
+    #[inline(always)]
+    pub fn lookup(&self, addr: u64) -> Option<(usize, *mut u8)> {
+        let mut i = 0;
+        while i < RECORDS {
+            let r = &self.records[i];
+            if addr & r.mask == r.ptr {
+                return Some((i, (r.window + (addr & !r.mask)) as usize as *mut u8));
+            }
+            i += 1;
+        }
+        None
+    }
+
+    /// Installs the region of `addr` in the round-robin victim among the
+    /// dynamic records and reprograms its window, fenced on both sides.
+    /// Returns the record used. `addr` must be mappable (checked by the
+    /// caller).
+    fn install<H: Hal>(&mut self, hal: &H, addr: u64) -> usize {
+        let victim = (self.next_alloc % DYNAMIC_WINDOWS as u8) as usize;
+        self.next_alloc = (victim as u8 + 1) % DYNAMIC_WINDOWS as u8;
+        let r = &mut self.records[victim];
+        r.ptr = addr & r.mask;
+        hal.memw();
+        hal.write_window_register(r.reg_location as u32, r.ptr);
+        hal.memw();
+        victim
+    }
+}
+
+/// Hit and miss counts per record (diagnostics; feature `stats`).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct TranslateStats {
+    /// Hits per record.
+    pub hits: [u64; RECORDS],
+    /// Misses that installed into each dynamic record.
+    pub misses: [u64; DYNAMIC_WINDOWS],
+    /// Translations refused (address no window can map).
+    pub refused: u64,
+}
+
+/// The context plus its diagnostics. The context comes first, so the
+/// `ctx` pointer kernels hold is also a pointer to this.
+#[derive(Debug)]
+#[repr(C)]
+pub struct Translator {
+    /// The C-visible context.
+    pub ctx: TranslationCtx,
+    /// Counters (updated only with the `stats` feature).
+    pub stats: TranslateStats,
+    ready: bool,
+}
+
+impl Default for Translator {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Translator {
+    /// An uninitialised translator: every translate is refused.
+    pub const fn new() -> Self {
+        Self { ctx: TranslationCtx::empty(), stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, ready: false }
+    }
+
+    /// `_init_translate_ctx`: sets up the records once; later calls keep
+    /// the windows as they are (the prologue runs on every invocation).
+    pub fn init<H: Hal>(&mut self, hal: &H) {
+        if !self.ready {
+            self.ctx = TranslationCtx::new(hal);
+            self.ready = true;
+        }
+    }
+
+    /// Whether `init` ran.
+    pub fn is_ready(&self) -> bool {
+        self.ready
+    }
+
+    /// `neuron_translate`: the pointer through which the core reaches
+    /// SoC address `addr`, programming a dynamic window on a miss.
+    #[inline]
+    pub fn translate<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
+        if let Some((_i, p)) = self.ctx.lookup(addr) {
+            #[cfg(feature = "stats")]
+            {
+                self.stats.hits[_i] += 1;
+            }
+            return Ok(p);
+        }
+        self.miss(hal, addr)
+    }
+
+    #[cold]
+    fn miss<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
+        if !self.ready {
+            return Err(Error::TranslateNotReady);
+        }
+        let p = hal.platform();
+        // The region must lie in HBM as a whole: a window never shows a
+        // region straddling the end of HBM.
+        let region = addr & region_mask(DYNAMIC_WINDOW_SIZE);
+        if !p.is_hbm(addr) || !p.is_hbm(region) {
+            #[cfg(feature = "stats")]
+            {
+                self.stats.refused += 1;
+            }
+            return Err(Error::AddressUnmapped);
+        }
+        let _victim = self.ctx.install(hal, addr);
+        #[cfg(feature = "stats")]
+        {
+            self.stats.misses[_victim] += 1;
+        }
+        let r = &self.ctx.records[_victim];
+        Ok((r.window + (addr & !r.mask)) as usize as *mut u8)
+    }
+
+    /// The record currently showing `addr`'s region, if any (no side effect).
+    pub fn record_of(&self, addr: u64) -> Option<usize> {
+        self.ctx.lookup(addr).map(|(i, _)| i)
+    }
+}

@@ -1,0 +1,2 @@
+//! C-ABI surface (filled below).
+#![no_std]
