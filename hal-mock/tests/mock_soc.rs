@@ -1,0 +1,67 @@
+//! The mock hardware itself: sparse HBM, private data RAM, window remaps.
+
+use neuron_hal::platform::{DATARAM_SIZE, DYNAMIC_WINDOW_SIZE, Q7};
+use neuron_hal::Hal;
+use neuron_hal_mock::MockSoc;
+
+#[test]
+fn hbm_is_sparse_64_gib() {
+    let soc = MockSoc::new().unwrap();
+    assert!(soc.hbm().size() >= 64 << 30);
+    soc.write(Q7.hbm_soc_base, b"first").unwrap();
+    soc.write(Q7.hbm_soc_base + (60 << 30), b"far away").unwrap();
+    let mut b = [0u8; 8];
+    soc.read(Q7.hbm_soc_base + (60 << 30), &mut b).unwrap();
+    assert_eq!(&b, b"far away");
+    assert!(soc.hbm().resident_bytes() < 1 << 20, "{} bytes resident", soc.hbm().resident_bytes());
+    assert!(soc.write(Q7.hbm_soc_base + Q7.hbm_size - 2, b"xyz").is_err());
+}
+
+#[test]
+fn window_register_decides_what_the_window_shows() {
+    let soc = MockSoc::new().unwrap();
+    let core = soc.core(3).unwrap();
+    assert_eq!(core.prid(), 3);
+    let w = Q7.dynamic_windows[1];
+    let a = Q7.hbm_soc_base + (2 << 30);
+    let b = a + DYNAMIC_WINDOW_SIZE;
+    soc.write(a + 16, &[1]).unwrap();
+    soc.write(b + 16, &[2]).unwrap();
+    let p = core.nx_ptr(w.nx_base + 16);
+    core.write_window_register(w.register, a);
+    // SAFETY: the window is mapped to HBM now.
+    assert_eq!(unsafe { p.read_volatile() }, 1);
+    core.write_window_register(w.register, b);
+    // SAFETY: as above.
+    assert_eq!(unsafe { p.read_volatile() }, 2);
+    assert_eq!(core.read_window_register(w.register), b);
+    assert_eq!(core.counters().window_programs(1), 2);
+    assert_eq!(core.read_window_register(Q7.mem_window0_nx), Q7.apb_base as u64);
+}
+
+#[test]
+fn data_ram_is_private_per_core() {
+    let soc = MockSoc::new().unwrap();
+    let c0 = soc.core(0).unwrap();
+    let c1 = soc.core(1).unwrap();
+    let last = Q7.dataram_nx + DATARAM_SIZE - 1;
+    // SAFETY: data RAM is mapped on both cores.
+    unsafe {
+        c0.nx_ptr(last).write_volatile(0xAA);
+        assert_eq!(c1.nx_ptr(last).read_volatile(), 0);
+    }
+}
+
+#[test]
+fn pinned_scratch_window_is_shared_hbm() {
+    let soc = MockSoc::new().unwrap();
+    let c0 = soc.core(0).unwrap();
+    let c5 = soc.core(5).unwrap();
+    // SAFETY: the pinned window is mapped from reset on every core.
+    unsafe { c0.nx_ptr(Q7.scratch_window_nx + 128).write_volatile(9) };
+    // SAFETY: as above.
+    assert_eq!(unsafe { c5.nx_ptr(Q7.scratch_window_nx + 128).read_volatile() }, 9);
+    let mut b = [0u8; 1];
+    soc.read(Q7.scratch_soc_base + 128, &mut b).unwrap();
+    assert_eq!(b[0], 9);
+}
