@@ -1,0 +1,481 @@
+//! `cargo xtask <cmd>`: the Xtensa side of the build (see `xtask help`).
+//!
+//! Host-only, std-only. Everything Xtensa-specific about invoking cargo,
+//! the linker and QEMU lives here so that the workspace's own host builds
+//! stay plain `cargo build` / `cargo test`.
+
+mod elf;
+mod layout;
+
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+/// The only toolchain known to build correct Xtensa code (TOOLCHAIN.md).
+const TOOLCHAIN: &str = "nightly-2026-10-15";
+const LD: &str = "xtensa-lx106-elf-ld";
+const QEMU: &str = "qemu-system-xtensa";
+const QEMU_CPU: &str = "de212";
+const SELFTEST_MANIFEST: &str = "board/qemu/selftest/Cargo.toml";
+const SELFTEST_LIB: &str = "libq7_qemu_selftest.a";
+
+type Result<T = ()> = std::result::Result<T, String>;
+
+const HELP: &str = "\
+cargo xtask <command>
+
+  build-xtensa [CARGO-BUILD-ARGS...]
+      cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
+      -Zbuild-std-features=compiler-builtins-mem -Zjson-target-spec
+      --target xtensa-target.json --target-dir target/xtensa ARGS.
+      Without ARGS: --release --manifest-path board/qemu/selftest/Cargo.toml.
+      Artifacts: target/xtensa/xtensa-target/<profile>/.
+      RUSTFLAGS is not passed through; use XTASK_XTENSA_RUSTFLAGS.
+  linker-scripts
+      Write every layout's script to target/xtensa/ld/<layout>.ld.
+  link --layout L -o OUT [--entry SYM] [-u SYM]... INPUT...
+      Link staticlibs/objects with xtensa-lx106-elf-ld --gc-sections and the
+      generated script for layout L (qemu, fll-cpu0..fll-cpu7, fll-single).
+      Writes OUT and OUT.map. The entry (layout default or --entry) is also
+      passed as -u so it is pulled from an archive.
+  qemu-run ELF [--machine sim|virt] [--smp N] [--timeout SECS] [-- ARG...]
+      Run on qemu-system-xtensa -cpu de212 with semihosting; the guest gets
+      the arguments `ELF cpus=N ARG...`. Exits with the guest's status;
+      124 on timeout (default 10 s).
+  qemu-test
+      Build, link and run the board self-test on sim (1 and 4 cores) and
+      virt (8 cores), the fault/panic/abort/hang negative tests, and check
+      the FLL layouts by linking and inspecting (not running) images.
+";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let r = match args.first().map(String::as_str) {
+        Some("build-xtensa") => build_xtensa(&args[1..]).map(|_| 0),
+        Some("linker-scripts") => linker_scripts().map(|_| 0),
+        Some("link") => cmd_link(&args[1..]).map(|_| 0),
+        Some("qemu-run") => cmd_qemu_run(&args[1..]),
+        Some("qemu-test") => qemu_test().map(|_| 0),
+        Some("help" | "-h" | "--help") | None => {
+            print!("{HELP}");
+            Ok(0)
+        }
+        Some(other) => Err(format!("unknown command `{other}`\n\n{HELP}")),
+    };
+    match r {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("xtask: error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+// ---------------------------------------------------------------- paths
+
+fn root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace root").to_path_buf()
+}
+
+/// `$CARGO_TARGET_DIR` (or `<root>/target`) + `/xtensa`.
+fn xtensa_dir() -> PathBuf {
+    let base = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                std::env::current_dir().unwrap_or_else(|_| root()).join(d)
+            }
+        }
+        _ => root().join("target"),
+    };
+    base.join("xtensa")
+}
+
+fn artifact_dir(release: bool) -> PathBuf {
+    xtensa_dir().join("xtensa-target").join(if release { "release" } else { "debug" })
+}
+
+fn llvm_bin(tool: &str) -> Result<PathBuf> {
+    let out = Command::new("rustup")
+        .args(["run", TOOLCHAIN, "rustc", "--print", "sysroot"])
+        .output()
+        .map_err(|e| format!("rustup: {e}"))?;
+    if !out.status.success() {
+        return Err(format!("cannot find the {TOOLCHAIN} sysroot (is it installed?)"));
+    }
+    let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    Ok(Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-linux-gnu/bin").join(tool))
+}
+
+fn run(cmd: &mut Command) -> Result {
+    eprintln!("xtask: running {cmd:?}");
+    let st = cmd.status().map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+    if st.success() {
+        Ok(())
+    } else {
+        Err(format!("{:?} failed: {st}", cmd.get_program()))
+    }
+}
+
+// ---------------------------------------------------------------- build
+
+fn build_xtensa(args: &[String]) -> Result {
+    let root = root();
+    let default = ["--release".to_string(), "--manifest-path".into(), root.join(SELFTEST_MANIFEST).display().to_string()];
+    let args = if args.is_empty() { &default[..] } else { args };
+    let mut cmd = Command::new("rustup");
+    cmd.current_dir(&root)
+        .args(["run", TOOLCHAIN, "cargo", "build"])
+        .args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem", "-Zjson-target-spec"])
+        .arg("--target")
+        .arg(root.join("xtensa-target.json"))
+        .arg("--target-dir")
+        .arg(xtensa_dir())
+        .args(args);
+    // Whatever the outer (host) cargo set must not leak into the nested
+    // nightly build.
+    for v in [
+        "RUSTC", "RUSTC_WRAPPER", "RUSTC_WORKSPACE_WRAPPER", "RUSTDOC", "RUSTUP_TOOLCHAIN", "CARGO",
+        "CARGO_TARGET_DIR", "CARGO_BUILD_TARGET", "RUSTFLAGS", "CARGO_ENCODED_RUSTFLAGS", "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(v);
+    }
+    if let Ok(f) = std::env::var("XTASK_XTENSA_RUSTFLAGS") {
+        cmd.env("RUSTFLAGS", f);
+    }
+    run(&mut cmd)
+}
+
+// ---------------------------------------------------------------- link
+
+fn script_path(l: &layout::Layout) -> Result<PathBuf> {
+    let dir = xtensa_dir().join("ld");
+    std::fs::create_dir_all(&dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    let p = dir.join(format!("{}.ld", l.name));
+    let text = layout::script(l);
+    // Rewrite only on change, so that timestamps stay meaningful.
+    if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
+        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+    }
+    Ok(p)
+}
+
+fn linker_scripts() -> Result {
+    for l in layout::layouts() {
+        println!("{:<11} {}  ({})", l.name, script_path(&l)?.display(), l.what);
+    }
+    Ok(())
+}
+
+/// Link `inputs` into `out` for `layout_name`. Returns the parsed image.
+pub fn link(layout_name: &str, out: &Path, entry: Option<&str>, undefined: &[String], inputs: &[PathBuf]) -> Result<elf::Elf> {
+    let l = layout::layout(layout_name).ok_or_else(|| format!("unknown layout `{layout_name}`"))?;
+    let script = script_path(&l)?;
+    let entry = entry.or(l.entry).ok_or_else(|| format!("layout `{layout_name}` has no default entry: pass --entry SYM"))?;
+    if let Some(dir) = out.parent() {
+        std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    }
+    let mut map = out.as_os_str().to_owned();
+    map.push(".map");
+    let mut cmd = Command::new(LD);
+    cmd.arg("-T").arg(&script)
+        .args(["--gc-sections", "--orphan-handling=error", "--no-warn-rwx-segments"])
+        .arg("-Map").arg(&map)
+        .arg("-o").arg(out)
+        .args(["-e", entry, "-u", entry]);
+    for u in undefined {
+        cmd.args(["-u", u]);
+    }
+    cmd.arg("--start-group").args(inputs).arg("--end-group");
+    run(&mut cmd)?;
+    let img = elf::Elf::parse(&std::fs::read(out).map_err(|e| format!("{}: {e}", out.display()))?)?;
+    if img.machine != elf::EM_XTENSA {
+        return Err(format!("{}: e_machine {} is not Xtensa ({})", out.display(), img.machine, elf::EM_XTENSA));
+    }
+    Ok(img)
+}
+
+fn cmd_link(args: &[String]) -> Result {
+    let (mut layout, mut out, mut entry, mut undef, mut inputs) = (None, None, None, Vec::new(), Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--layout" => layout = Some(val()?),
+            "-o" => out = Some(PathBuf::from(val()?)),
+            "--entry" | "-e" => entry = Some(val()?),
+            "-u" | "--undefined" => undef.push(val()?),
+            s if s.starts_with('-') => return Err(format!("link: unknown option {s}")),
+            s => inputs.push(PathBuf::from(s)),
+        }
+    }
+    let layout = layout.ok_or("link: --layout is required")?;
+    let out = out.ok_or("link: -o is required")?;
+    if inputs.is_empty() {
+        return Err("link: no inputs".into());
+    }
+    let img = link(&layout, &out, entry.as_deref(), &undef, &inputs)?;
+    print_sections(&img);
+    Ok(())
+}
+
+fn print_sections(img: &elf::Elf) {
+    println!("entry 0x{:08x}", img.entry);
+    for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
+        println!("  {:<10} 0x{:08x} .. 0x{:08x} ({} bytes)", s.name, s.addr, s.addr as u64 + s.size as u64, s.size);
+    }
+}
+
+// ---------------------------------------------------------------- qemu
+
+pub struct RunOutcome {
+    /// Guest exit status (QEMU's exit code); `None` on timeout or signal.
+    pub status: Option<i32>,
+    pub timed_out: bool,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+/// Run `elf` on QEMU with semihosting; guest argv = `elf cpus=N extra...`.
+/// Output is echoed (prefixed) and captured.
+pub fn qemu_run(elf: &Path, machine: &str, smp: u32, timeout: Duration, extra: &[String]) -> Result<RunOutcome> {
+    // `-semihosting-config` is comma-separated; a literal comma is doubled.
+    let mut semi = String::from("enable=on,target=native");
+    for a in [elf.display().to_string(), format!("cpus={smp}")].iter().chain(extra) {
+        semi.push_str(",arg=");
+        semi.push_str(&a.replace(',', ",,"));
+    }
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-M", machine, "-cpu", QEMU_CPU, "-smp", &smp.to_string()])
+        // `-serial stdio`: QEMU 7.2 sends semihosting writes (fd 1 and 2)
+        // to the first serial chardev, so all guest output arrives in
+        // order on stdout.
+        .args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
+        .args(["-semihosting-config", &semi])
+        .arg("-kernel")
+        .arg(elf)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    eprintln!("xtask: running {cmd:?} (timeout {}s)", timeout.as_secs_f32());
+    let mut child = cmd.spawn().map_err(|e| format!("{QEMU}: {e}"))?;
+    let pump = |mut r: Box<dyn Read + Send>, tag: &'static str| {
+        std::thread::spawn(move || {
+            let mut all = Vec::new();
+            let mut buf = [0u8; 4096];
+            while let Ok(n) = r.read(&mut buf) {
+                if n == 0 {
+                    break;
+                }
+                all.extend_from_slice(&buf[..n]);
+                let mut e = std::io::stderr().lock();
+                let _ = e.write_all(tag.as_bytes());
+                let _ = e.write_all(&buf[..n]);
+            }
+            String::from_utf8_lossy(&all).into_owned()
+        })
+    };
+    let out_t = pump(Box::new(child.stdout.take().expect("piped")), "");
+    let err_t = pump(Box::new(child.stderr.take().expect("piped")), "");
+    let start = Instant::now();
+    let (status, timed_out) = loop {
+        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
+            break (st.code(), false);
+        }
+        if start.elapsed() >= timeout {
+            let _ = child.kill();
+            let _ = child.wait();
+            break (None, true);
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    if timed_out {
+        eprintln!("xtask: TIMEOUT after {}s: QEMU killed", timeout.as_secs_f32());
+    }
+    Ok(RunOutcome { status, timed_out, stdout, stderr })
+}
+
+fn cmd_qemu_run(args: &[String]) -> Result<u8> {
+    let (mut elf, mut machine, mut smp, mut timeout, mut extra) = (None, "sim".to_string(), 1u32, 10u64, Vec::new());
+    let mut it = args.iter();
+    while let Some(a) = it.next() {
+        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
+        match a.as_str() {
+            "--machine" | "-M" => machine = val()?,
+            "--smp" => smp = val()?.parse().map_err(|e| format!("--smp: {e}"))?,
+            "--timeout" => timeout = val()?.parse().map_err(|e| format!("--timeout: {e}"))?,
+            "--" => {
+                extra.extend(it.by_ref().cloned());
+            }
+            s if s.starts_with('-') => return Err(format!("qemu-run: unknown option {s}")),
+            s => elf = Some(PathBuf::from(s)),
+        }
+    }
+    let elf = elf.ok_or("qemu-run: ELF is required")?;
+    let o = qemu_run(&elf, &machine, smp, Duration::from_secs(timeout), &extra)?;
+    match o.status {
+        Some(s) => {
+            eprintln!("xtask: guest exit status {s}");
+            Ok(s as u8)
+        }
+        None if o.timed_out => Ok(124),
+        None => Err("QEMU was killed by a signal".into()),
+    }
+}
+
+// ---------------------------------------------------------------- qemu-test
+
+struct Check {
+    name: String,
+    ok: bool,
+    why: String,
+}
+
+fn qemu_test() -> Result {
+    build_xtensa(&[])?;
+    let lib = artifact_dir(true).join(SELFTEST_LIB);
+    let images = xtensa_dir().join("images");
+    let mut checks = Vec::new();
+    let mut check = |name: &str, ok: bool, why: String| {
+        eprintln!("xtask: [{}] {name}{}", if ok { "PASS" } else { "FAIL" }, if ok { String::new() } else { format!(": {why}") });
+        checks.push(Check { name: name.into(), ok, why });
+    };
+
+    // --- the QEMU image
+    let elf = images.join("selftest-qemu.elf");
+    let img = link("qemu", &elf, None, &[], std::slice::from_ref(&lib))?;
+    let sym = |n: &str| img.symbols.get(n).copied();
+    check(
+        "qemu image: reset stub at 0x5000_0000, VECBASE 0x6000_0000",
+        sym("_ResetVector") == Some(layout::QEMU_ROM) && sym("_vector_table") == Some(layout::QEMU_RAM),
+        format!("_ResetVector {:x?}, _vector_table {:x?}", sym("_ResetVector"), sym("_vector_table")),
+    );
+    let slots_ok = [("_WindowOverflow4", 0x0), ("_WindowUnderflow12", 0x140), ("_KernelExceptionVector", 0x300), ("_UserExceptionVector", 0x340), ("_DoubleExceptionVector", 0x3c0)]
+        .iter()
+        .all(|(n, off)| sym(n) == Some(layout::QEMU_RAM + off));
+    check("qemu image: vectors at their VECBASE offsets", slots_ok, "see the .map file".into());
+    match windowed_code_check(&elf) {
+        Ok(()) => check("qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)", true, String::new()),
+        Err(e) => check("qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)", false, e),
+    }
+
+    // --- positive runs
+    let t = Duration::from_secs(20);
+    for (machine, smp) in [("sim", 1u32), ("sim", 4), ("virt", 8)] {
+        let name = format!("{machine} -smp {smp}: every core prints PRID, deep recursion ok, exit 0");
+        let o = qemu_run(&elf, machine, smp, t, &[])?;
+        let mut why = Vec::new();
+        if o.status != Some(0) {
+            why.push(format!("exit status {:?}{}", o.status, if o.timed_out { " (timeout)" } else { "" }));
+        }
+        for c in 0..smp {
+            if !o.stdout.contains(&format!("selftest: cpu {c} PRID={c} of {smp}\n")) {
+                why.push(format!("no PRID line for cpu {c}"));
+            }
+            if !o.stdout.contains(&format!("selftest: cpu {c} ok fib(20)=6765")) {
+                why.push(format!("no ok line for cpu {c}"));
+            }
+        }
+        if !o.stdout.contains(&format!("q7-qemu-board: {smp} core(s) done, 0 failed, exit 0")) {
+            why.push("no summary line".into());
+        }
+        check(&name, why.is_empty(), why.join("; "));
+    }
+
+    // --- negative runs: (machine, smp, args, expected status, expected stderr text)
+    type Negative<'a> = (&'a str, u32, &'a [&'a str], Option<i32>, &'a str);
+    let neg: &[Negative] = &[
+        ("sim", 1, &["fault=load"], Some(102), "user exception on cpu 0: EXCCAUSE="),
+        ("sim", 1, &["fault=ill"], Some(102), "EXCCAUSE=0 (IllegalInstruction)"),
+        ("virt", 8, &["fault=ill", "fault_cpu=5"], Some(102), "exception on cpu 5: EXCCAUSE=0 (IllegalInstruction) EPC1=0x6"),
+        ("virt", 8, &["fault=load", "fault_cpu=7"], Some(102), "exception on cpu 7: EXCCAUSE="),
+        ("sim", 1, &["fault=panic"], Some(101), "panic on cpu 0: "),
+        ("sim", 1, &["fault=abort"], Some(103), "abort() on cpu 0"),
+        ("virt", 8, &["fault=fail", "fault_cpu=3"], Some(1), "cpu 3 returned 1"),
+        ("sim", 1, &["fault=hang"], None, ""),
+    ];
+    for (machine, smp, args, want, text) in neg {
+        let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+        let name = format!("{machine} -smp {smp} {}: expect {}", args.join(" "), want.map_or("timeout".to_string(), |s| format!("exit {s}")));
+        let timeout = if want.is_none() { Duration::from_secs(3) } else { t };
+        let o = qemu_run(&elf, machine, *smp, timeout, &args)?;
+        let ok_status = match want {
+            Some(s) => o.status == Some(*s),
+            None => o.timed_out,
+        };
+        let ok_text = o.stdout.contains(text) || o.stderr.contains(text);
+        check(&name, ok_status && ok_text, format!("status {:?}, timed out {}, output has {text:?}: {ok_text}", o.status, o.timed_out));
+    }
+
+    // --- Q7 FLL layouts: link and inspect only (they cannot run on QEMU).
+    for (lname, lo, hi) in [
+        ("fll-cpu0", 0x8400_0000u32, 0x8420_0000u32),
+        ("fll-cpu3", 0x8460_0000, 0x8480_0000),
+        ("fll-cpu7", 0x84e0_0000, 0x8500_0000),
+        ("fll-single", 0x8400_0000, 0x8600_0000),
+    ] {
+        let out = images.join(format!("selftest-{lname}.elf"));
+        let name = format!("{lname}: code/data in [0x{lo:08x}, 0x{hi:08x}), vectors at 0");
+        match link(lname, &out, Some("q7_board_main"), &[], std::slice::from_ref(&lib)) {
+            Ok(img) => {
+                let mut why = Vec::new();
+                for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
+                    let inside = if s.name == ".vectors" {
+                        s.addr == 0 && s.size <= 0x1000
+                    } else {
+                        s.addr >= lo && (s.addr as u64 + s.size as u64) <= hi as u64
+                    };
+                    if !inside {
+                        why.push(format!("{} at 0x{:08x}+0x{:x}", s.name, s.addr, s.size));
+                    }
+                }
+                if img.section(".text").is_none_or(|s| s.addr != lo) {
+                    why.push(".text does not start the code window".into());
+                }
+                check(&name, why.is_empty(), why.join("; "));
+            }
+            Err(e) => check(&name, false, e),
+        }
+    }
+
+    let failed: Vec<&Check> = checks.iter().filter(|c| !c.ok).collect();
+    eprintln!("\nxtask: qemu-test summary: {} checks, {} failed", checks.len(), failed.len());
+    for c in &failed {
+        eprintln!("  FAIL {}: {}", c.name, c.why);
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("{} qemu-test check(s) failed", failed.len()))
+    }
+}
+
+/// Disassemble with the nightly's llvm-objdump and look for the windowed
+/// ABI's `entry`, `callx8`/`call8` and `retw`.
+fn windowed_code_check(elf: &Path) -> Result {
+    let objdump = llvm_bin("llvm-objdump")?;
+    let out = Command::new(&objdump)
+        .args(["--mattr=+windowed,+density", "-d"])
+        .arg(elf)
+        .output()
+        .map_err(|e| format!("{}: {e}", objdump.display()))?;
+    if !out.status.success() {
+        return Err(format!("llvm-objdump failed: {}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let text = String::from_utf8_lossy(&out.stdout);
+    if !text.contains("file format elf32-xtensa") {
+        return Err("llvm-objdump does not report elf32-xtensa".into());
+    }
+    let has = |ms: &[&str]| text.lines().any(|l| l.split_whitespace().any(|w| ms.contains(&w)));
+    for ms in [&["entry"][..], &["retw", "retw.n"], &["call8", "callx8"]] {
+        if !has(ms) {
+            return Err(format!("no {} instruction in the image", ms.join("/")));
+        }
+    }
+    Ok(())
+}
