@@ -1,2 +1,18 @@
-//! C-ABI surface (filled below).
+//! `libneuroncustomop`: the C ABI custom-op kernels link against.
+//!
+//! This crate holds only the exported surface. The logic is in
+//! `neuron-runtime`; the hardware is `neuron-hal` on the device and the
+//! mock SoC of `neuron-hal-mock` on the host, where each simulated core is
+//! bound to the host thread that runs it ([`host::SimCore`]).
 #![no_std]
+
+#[cfg(not(target_arch = "xtensa"))]
+extern crate std;
+
+mod current;
+pub mod ffi;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod host;
+
+pub use neuron_hal as hal;
+pub use neuron_runtime as runtime;

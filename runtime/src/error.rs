@@ -70,6 +70,8 @@ errors! {
     DmaUnreachable = 22, "local buffer is outside data RAM";
     /// The DMA queue was used before `customop_setup` armed it.
     DmaNotArmed = 23, "DMA queue is not armed";
+    /// `MEM_WINDOW0_LO` does not read back `SUNDA_APB_BASE` at DMA init.
+    DmaWindowCheck = 24, "MEM_WINDOW0_LO does not read back the APB base";
     // -- marshalling (SPEC 6 gates) --
     /// The invocation has more than 10 arguments.
     TooManyArgs = 30, "more than 10 arguments";
@@ -105,6 +107,9 @@ errors! {
     BadShape = 45, "a shape entry is zero or the element count overflows";
     /// The kernel neither claimed nor returned its output.
     OutputNotWritten = 46, "kernel neither claimed nor returned its output";
+    /// The invocation block is shorter than its header says, or its size
+    /// field disagrees with its argument count.
+    BadBlockSize = 47, "invocation block size disagrees with its header";
     // -- registration and launch --
     /// The entry hand-off block is smaller than 36 bytes.
     AbiMismatch = 50, "entry hand-off block is smaller than 36 bytes (FAILURE_ABI_MISMATCH)";
@@ -116,6 +121,10 @@ errors! {
     StackTooLarge = 61, "requested stack exceeds the 4 MiB maximum";
     /// A panic inside the runtime or a Rust kernel.
     Panic = 70, "panic in the runtime or a Rust kernel";
+    /// A C entry point was called on a host thread with no simulated core.
+    NoCore = 71, "no core is bound to the calling thread (host simulator)";
+    /// The runtime is already inside a call on this core (re-entered).
+    Reentered = 72, "runtime entered again from inside one of its own calls";
 }
 
 impl Error {

@@ -1,0 +1,30 @@
+//! Reading why a call failed.
+
+use core::ffi::c_char;
+use neuron_runtime::Error;
+
+/// The code of the last error on the calling core (0 if none yet).
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_last_error() -> i32 {
+    crate::current::last_error()
+}
+
+/// The message for error `code`, a static NUL-terminated string; an
+/// unknown code gets a generic message. Never null.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_error_message(code: i32) -> *const c_char {
+    match Error::from_code(code) {
+        Some(e) => e.message_c().as_ptr().cast(),
+        None if code == 0 => c"no error".as_ptr(),
+        None => c"unknown error code".as_ptr(),
+    }
+}
+
+/// Clears the calling core's last error.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_clear_error() {
+    let _ = crate::current::with_core(|b| {
+        b.last_error = 0;
+        Ok(())
+    });
+}

@@ -1,0 +1,23 @@
+//! The exported C entry points, under the names of the original library.
+//!
+//! Conventions: functions that can fail return `0` on success and `-1` on
+//! failure (pointer-returning ones return null), and record an error code
+//! the caller reads with [`neuron_last_error`]; [`neuron_error_message`]
+//! turns a code into a sentence.
+
+pub mod cpu;
+pub mod error;
+pub mod heap;
+pub mod init;
+pub mod translate;
+pub mod version;
+
+use neuron_runtime::Error;
+
+/// Maps a result onto the C convention (0 / -1).
+pub(crate) fn status(r: Result<(), Error>) -> i32 {
+    match r {
+        Ok(()) => 0,
+        Err(_) => -1,
+    }
+}

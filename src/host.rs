@@ -1,0 +1,36 @@
+//! Host side: running simulated cores on host threads.
+
+use crate::current::{bind, Bound, CoreHal};
+use neuron_hal_mock::MockCore;
+use neuron_runtime::CoreState;
+use std::boxed::Box;
+
+/// One simulated core with its runtime state. The state is boxed so the
+/// translation context kernels hold a pointer to never moves.
+pub struct SimCore {
+    bound: Box<Bound<CoreHal>>,
+}
+
+impl SimCore {
+    /// A core whose runtime is not initialised yet (as after reset).
+    pub fn new(core: MockCore) -> Self {
+        Self { bound: Box::new(Bound::new(CoreState::new(core))) }
+    }
+
+    /// Runs `f` with this core bound to the calling thread, so the C entry
+    /// points act on it. Bindings nest: the previous one comes back after.
+    pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let _guard = bind(&mut *self.bound);
+        f()
+    }
+
+    /// The runtime state (outside `enter`).
+    pub fn state(&mut self) -> &mut CoreState<MockCore> {
+        &mut self.bound.state
+    }
+
+    /// The mock hardware of this core.
+    pub fn hal(&self) -> &MockCore {
+        &self.bound.state.hal
+    }
+}

@@ -1,0 +1,103 @@
+//! The foundation's C entry points, called as a kernel would, on simulated
+//! cores bound to host threads.
+
+use neuroncustomop::ffi::{cpu::*, error::*, heap::*, init::*, translate::*, version::*};
+use neuroncustomop::hal::platform::{Q7, DYNAMIC_WINDOW_SIZE};
+use neuroncustomop::host::SimCore;
+use neuroncustomop::runtime::Error;
+use neuron_hal_mock::MockSoc;
+use std::ffi::CStr;
+
+fn msg(code: i32) -> String {
+    // SAFETY: neuron_error_message returns a static C string.
+    unsafe { CStr::from_ptr(neuron_error_message(code)) }.to_str().unwrap().to_owned()
+}
+
+#[test]
+fn calls_without_a_core_fail_cleanly() {
+    assert!(neuron_translate_ctx().is_null());
+    assert_eq!(get_cpu_id(), -1);
+    assert_eq!(neuron_last_error(), Error::NoCore.code());
+    assert!(msg(neuron_last_error()).contains("no core"));
+}
+
+#[test]
+fn translate_through_the_c_surface_counts_hits_and_misses() {
+    let soc = MockSoc::new().unwrap();
+    let mut core = SimCore::new(soc.core(2).unwrap());
+    let a = Q7.hbm_soc_base + (3 << 30);
+    soc.write(a + 12, &77u32.to_le_bytes()).unwrap();
+    core.enter(|| {
+        neuron_runtime_init();
+        assert_eq!(get_cpu_id(), 2);
+        let ctx = neuron_translate_ctx();
+        assert!(!ctx.is_null());
+        let p = neuron_translate(ctx, a + 12);
+        // SAFETY: p is a translated pointer into mapped mock HBM.
+        assert_eq!(unsafe { p.cast::<u32>().read_volatile() }, 77);
+        for i in 0..9 {
+            assert!(!neuron_translate(ctx, a + 16 * i).is_null());
+        }
+        assert!(neuron_translate(ctx, 0x10).is_null());
+        assert_eq!(neuron_last_error(), Error::AddressUnmapped.code());
+        let mut other = 0u8;
+        assert!(neuron_translate((&mut other as *mut u8).cast(), a).is_null(), "foreign ctx refused");
+    });
+    let s = core.state().translator.stats;
+    assert_eq!(s.misses, [1, 0, 0]);
+    assert_eq!(s.hits[0], 9);
+    assert_eq!(s.refused, 1);
+    let _ = DYNAMIC_WINDOW_SIZE;
+}
+
+#[test]
+fn heaps_through_the_c_surface_report_misuse() {
+    let soc = MockSoc::new().unwrap();
+    let mut core = SimCore::new(soc.core(0).unwrap());
+    core.enter(|| {
+        neuron_runtime_init();
+        let mut a = 0u64;
+        // SAFETY: `a` is a valid out pointer.
+        assert_eq!(unsafe { neuron_hbm_allocate(1000, &mut a, 0) }, 0);
+        assert_eq!(a % 64, 0);
+        assert_eq!(neuron_hbm_deallocate(a), 0);
+        assert_eq!(neuron_hbm_deallocate(a), -1);
+        assert_eq!(neuron_last_error(), Error::DoubleFree.code());
+        // SAFETY: `a` is a valid out pointer.
+        assert_eq!(unsafe { neuron_hbm_allocate(u32::MAX, &mut a, 0) }, -1);
+        assert_eq!(neuron_last_error(), Error::OutOfMemory.code());
+        let t = tcm_malloc(4096);
+        assert!(!t.is_null());
+        // SAFETY: 4096 fresh bytes of data RAM.
+        unsafe { t.cast::<u8>().write_bytes(1, 4096) };
+        tcm_free(t);
+        tcm_free(std::ptr::null_mut());
+        tcm_free(t);
+        assert_eq!(neuron_last_error(), Error::DoubleFree.code());
+        assert!(tcm_malloc(1 << 20).is_null());
+        let mut p = std::ptr::null_mut();
+        // SAFETY: `p` is a valid out pointer.
+        assert_eq!(unsafe { neuron_dataram_allocate(64, &mut p, 128) }, 0);
+        assert_eq!(p as usize % 128, 0);
+        assert_eq!(neuron_dataram_deallocate(p), 0);
+        neuron_clear_error();
+        assert_eq!(neuron_last_error(), 0);
+    });
+    assert_eq!(core.state().hbm.stats().in_use, 0);
+    assert!(core.state().hbm.stats().high_water >= 1024);
+}
+
+#[test]
+fn versions_and_messages() {
+    // SAFETY: static C strings.
+    unsafe {
+        assert_eq!(CStr::from_ptr(neuron_customop_version()).to_str().unwrap(), "0.21.2.0");
+        assert_eq!(CStr::from_ptr(neuron_ucode_lib_version()).to_str().unwrap(), "1.21.1.0");
+    }
+    assert_eq!(get_cpu_count(), 8);
+    assert_eq!(msg(0), "no error");
+    assert_eq!(msg(-12345), "unknown error code");
+    for e in Error::ALL {
+        assert_eq!(msg(e.code()), e.message());
+    }
+}
