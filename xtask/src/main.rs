@@ -394,6 +394,7 @@ fn qemu_test() -> Result {
         ("sim", 1, &["fault=ill"], Some(102), "EXCCAUSE=0 (IllegalInstruction)"),
         ("virt", 8, &["fault=ill", "fault_cpu=5"], Some(102), "exception on cpu 5: EXCCAUSE=0 (IllegalInstruction) EPC1=0x6"),
         ("virt", 8, &["fault=load", "fault_cpu=7"], Some(102), "exception on cpu 7: EXCCAUSE="),
+        ("sim", 1, &["fault=stack"], Some(102), "double exception on cpu 0: EXCCAUSE=15 (LoadStorePIFAddrError) DEPC=0x6000"),
         ("sim", 1, &["fault=panic"], Some(101), "panic on cpu 0: "),
         ("sim", 1, &["fault=abort"], Some(103), "abort() on cpu 0"),
         ("virt", 8, &["fault=fail", "fault_cpu=3"], Some(1), "cpu 3 returned 1"),

@@ -5,7 +5,8 @@
 //! returns 0 on success. The semihosting argument `fault=...` makes core 0
 //! (or the core given by `fault_cpu=N`) misbehave instead, for the negative
 //! tests: `load` (load from unmapped memory), `ill` (illegal instruction),
-//! `panic`, `abort`, `hang`, `fail` (return 1).
+//! `panic`, `abort`, `hang`, `fail` (return 1), `stack` (window
+//! overflow onto an unmapped stack: double exception).
 #![no_std]
 #![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
 
@@ -71,6 +72,10 @@ mod image {
         /// Recursion through `call4`/`call12` (asm below), returns n.
         fn q7_selftest_rec4(n: u32) -> u32;
         fn q7_selftest_rec12(n: u32) -> u32;
+        /// Recurses with the stack pointer moved to unmapped memory: the
+        /// first window overflow faults inside the handler (PS.EXCM set),
+        /// which is a double exception.
+        fn q7_selftest_bad_stack() -> u32;
     }
 
     // Hand-written recursions using call4 and call12, which LLVM does not
@@ -84,6 +89,8 @@ mod image {
         .long   q7_selftest_rec4
 .Lrec12_lit:
         .long   q7_selftest_rec12
+.Lbad_sp_lit:
+        .long   0x10000000
 
         .section .text.q7_selftest_rec, "ax"
         .global q7_selftest_rec4
@@ -113,6 +120,19 @@ q7_selftest_rec12:
 1:
         retw
         .size q7_selftest_rec12, . - q7_selftest_rec12
+
+        .global q7_selftest_bad_stack
+        .type q7_selftest_bad_stack, @function
+        .balign 4
+q7_selftest_bad_stack:
+        entry   a1, 32
+        l32r    a1, .Lbad_sp_lit
+        movi    a6, 100
+        l32r    a8, .Lrec4_lit
+        callx4  a8
+        mov     a2, a6
+        retw
+        .size q7_selftest_bad_stack, . - q7_selftest_bad_stack
         "#
     );
 
@@ -151,6 +171,10 @@ q7_selftest_rec12:
                         core::hint::spin_loop();
                     },
                     "fail" => return 1,
+                    // SAFETY: deliberately faulting (double exception).
+                    "stack" => unsafe {
+                        black_box(q7_selftest_bad_stack());
+                    },
                     _ => {}
                 }
                 board::println!("selftest: cpu {cpu} fault '{fault}' did not trap");
