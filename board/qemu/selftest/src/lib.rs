@@ -34,7 +34,11 @@ mod image {
         for (i, l) in local.iter_mut().enumerate() {
             *l = black_box(n.wrapping_mul(i as u32 + 1) ^ acc[i]);
         }
-        let below = if n == 0 { 0 } else { deep(black_box(n - 1), &mut local) };
+        let below = if n == 0 {
+            0
+        } else {
+            deep(black_box(n - 1), &mut local)
+        };
         let mut s = below;
         for (i, l) in local.iter().enumerate() {
             s = s.wrapping_add(*l ^ acc[i]);
@@ -137,7 +141,9 @@ q7_selftest_bad_stack:
     );
 
     fn fault_here(cpu: u32) -> bool {
-        let target = board::arg("fault_cpu").and_then(|v| v.parse().ok()).unwrap_or(0u32);
+        let target = board::arg("fault_cpu")
+            .and_then(|v| v.parse().ok())
+            .unwrap_or(0u32);
         cpu == target
     }
 
@@ -197,7 +203,12 @@ q7_selftest_bad_stack:
             return 2;
         }
         // SAFETY: plain windowed-ABI functions taking and returning a u32.
-        let (r4, r12) = unsafe { (q7_selftest_rec4(black_box(100)), q7_selftest_rec12(black_box(100))) };
+        let (r4, r12) = unsafe {
+            (
+                q7_selftest_rec4(black_box(100)),
+                q7_selftest_rec12(black_box(100)),
+            )
+        };
         if r4 != 100 || r12 != 100 {
             board::println!("selftest: cpu {cpu} rec4/rec12(100) = {r4}/{r12}");
             return 3;
