@@ -34,3 +34,12 @@ impl SimCore {
         &self.bound.state.hal
     }
 }
+
+/// Runs `f` on the HAL of the core bound to this thread, if any (for tests
+/// and tools that need the simulated hardware, e.g. to set ISL).
+pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
+    let _ = crate::current::with_core(|b| {
+        f(&b.state.hal);
+        Ok(())
+    });
+}

@@ -9,7 +9,9 @@
 #[cfg(not(target_arch = "xtensa"))]
 extern crate std;
 
+mod abort;
 mod current;
+mod switch;
 pub mod ffi;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;

@@ -9,6 +9,7 @@ pub mod cpu;
 pub mod error;
 pub mod heap;
 pub mod init;
+pub mod launch;
 pub mod translate;
 pub mod version;
 
