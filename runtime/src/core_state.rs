@@ -4,7 +4,9 @@
 //! the host each simulated core owns one. Nothing here is shared between
 //! cores.
 
+use crate::dma::DmaQueue;
 use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
+use crate::memcpy::MemcpyMethod;
 use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
 use neuron_hal::Hal;
@@ -25,6 +27,10 @@ pub struct CoreState<H: Hal> {
     pub dataram: DataRamHeap,
     /// libc heap.
     pub libc: LibcHeap,
+    /// The two DMA rings.
+    pub dma: DmaQueue,
+    /// The active `neuron_memcpy` backend.
+    pub(crate) memcpy_method: MemcpyMethod,
     cpu_id: Option<u32>,
     bootstrap: BootstrapArena,
 }
@@ -44,6 +50,8 @@ impl<H: Hal> CoreState<H> {
             hbm: HbmHeap::new(),
             dataram: DataRamHeap::new(),
             libc: LibcHeap::new(),
+            dma: DmaQueue::new(),
+            memcpy_method: MemcpyMethod::Dma,
             cpu_id: None,
             bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),
         }

@@ -7,10 +7,14 @@
 extern crate std;
 
 pub mod core_state;
+pub mod dma;
 pub mod error;
 pub mod heap;
+pub mod stack;
+pub mod memcpy;
 pub mod translate;
 
 pub use core_state::CoreState;
 pub use error::{Error, Result};
+pub use memcpy::MemcpyMethod;
 pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};

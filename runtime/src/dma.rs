@@ -1,0 +1,371 @@
+//! The DMA driver (SPEC §5): the two descriptor rings, submission,
+//! completion polling and draining, over [`Hal`].
+//!
+//! The rings sit at the start of the data-RAM staging window, inside
+//! [`DATARAM_RUNTIME_RESERVED`]: the M2S ring (HBM → data RAM) first, the
+//! S2M ring (data RAM → HBM) right after it. A transfer is cut into
+//! descriptors of at most [`DmaQueue::max_descriptor_bytes`] bytes, written
+//! with volatile stores, published with two `memw` fences and announced by
+//! one doorbell write; the core then busy-polls the engine's completion
+//! counter and checks each completed descriptor's status word.
+//!
+//! Counters are free-running `u32`s compared with wrapping arithmetic:
+//! `head` counts descriptors written since the ring was armed, the engine
+//! counts completions from whatever value it showed at arming (`base`).
+//! [`RING_LEN`] divides 2³², so slot indices stay consistent across a wrap.
+//!
+//! The engine addresses data RAM through the core's SoC aperture; only the
+//! staging window past the runtime's reserve is reachable. A local buffer
+//! elsewhere is bounced through a block of the data-RAM heap (which lies
+//! entirely in the staging window).
+
+use crate::core_state::CoreState;
+use crate::error::{Error, Result};
+use core::mem::size_of;
+use core::ptr::{addr_of, NonNull};
+use neuron_hal::dma::{status, DescriptorFlags, DmaDescriptor, DmaDirection, MAX_DESCRIPTOR_BYTES, RING_BYTES, RING_LEN};
+use neuron_hal::platform::{DATARAM_RUNTIME_RESERVED, DMA_WINDOW_SIZE};
+use neuron_hal::Hal;
+use static_assertions::const_assert;
+
+/// Bytes of one descriptor in the ring.
+const DESC_BYTES: u32 = size_of::<DmaDescriptor>() as u32;
+
+// Both rings fit in the reserve at the start of the staging window.
+const_assert!(2 * RING_BYTES <= DATARAM_RUNTIME_RESERVED);
+// Slot = counter % RING_LEN stays right when the u32 counter wraps.
+const_assert!(RING_LEN.is_power_of_two());
+
+/// Largest bounce buffer taken from the data-RAM heap for one transfer
+/// (defined here; the stream accessors use 4 KiB buffers, this is larger
+/// so a bounced copy needs fewer descriptors).
+pub const BOUNCE_BYTES: usize = 16 << 10;
+/// Smallest bounce buffer worth trying before giving up.
+pub const MIN_BOUNCE_BYTES: usize = 64;
+
+/// NX offset of `dir`'s ring from the staging window's start.
+pub const fn ring_offset(dir: DmaDirection) -> u32 {
+    dir.index() as u32 * RING_BYTES
+}
+
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Ring {
+    /// NX address of slot 0.
+    nx: u32,
+    /// Descriptors written since arming (wrapping).
+    head: u32,
+    /// Descriptors announced through the doorbell since arming.
+    rung: u32,
+    /// The engine's completion counter right after arming.
+    base: u32,
+    /// Completed descriptors whose status was examined.
+    checked: u32,
+    /// A descriptor completed with a status other than DONE since the last
+    /// wait reported.
+    faulted: bool,
+}
+
+/// The state of both DMA queues of one core.
+#[derive(Debug)]
+pub struct DmaQueue {
+    armed: bool,
+    rings: [Ring; 2],
+    /// Where the staging window starts for the core (`hal.nx_ptr`).
+    window_ptr: usize,
+    /// SoC address of the staging window's start (the core's aperture).
+    aperture_soc: u64,
+    max_desc_bytes: u32,
+}
+
+impl Default for DmaQueue {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl DmaQueue {
+    /// An unarmed queue.
+    pub const fn new() -> Self {
+        const R: Ring = Ring { nx: 0, head: 0, rung: 0, base: 0, checked: 0, faulted: false };
+        Self { armed: false, rings: [R; 2], window_ptr: 0, aperture_soc: 0, max_desc_bytes: MAX_DESCRIPTOR_BYTES }
+    }
+
+    /// Whether [`DmaQueue::init`] armed the rings.
+    pub fn is_armed(&self) -> bool {
+        self.armed
+    }
+
+    /// Largest descriptor this queue writes.
+    pub fn max_descriptor_bytes(&self) -> u32 {
+        self.max_desc_bytes
+    }
+
+    /// Lowers the descriptor size (clamped to `1..=MAX_DESCRIPTOR_BYTES`),
+    /// to exercise chunking and ring wrap-around with small transfers.
+    pub fn set_max_descriptor_bytes(&mut self, n: u32) {
+        self.max_desc_bytes = n.clamp(1, MAX_DESCRIPTOR_BYTES);
+    }
+
+    /// `init_dma_queue`: checks `MEM_WINDOW0_LO`, clears both rings and
+    /// arms them in the engine. `cpu` selects the core's SoC aperture.
+    /// Outstanding descriptors are forgotten: drain first.
+    pub fn init<H: Hal>(&mut self, hal: &H, cpu: u32) -> Result<()> {
+        let p = *hal.platform();
+        self.armed = false;
+        if hal.read_window_register(p.mem_window0_nx) != p.apb_base as u64 {
+            return Err(Error::DmaWindowCheck);
+        }
+        for dir in DmaDirection::ALL {
+            let nx = p.dma_window_nx + ring_offset(dir);
+            for slot in 0..RING_LEN {
+                let at = hal.nx_ptr(nx + slot * DESC_BYTES).cast::<DmaDescriptor>();
+                // SAFETY: the ring lies in the runtime's reserve at the
+                // start of the staging window (const-asserted to fit),
+                // which is this core's mapped data RAM; slots are 32 bytes
+                // from a 4 KiB-aligned base, so aligned. No reference formed.
+                unsafe { at.write_volatile(DmaDescriptor::default()) };
+            }
+            hal.memw();
+            hal.dma_arm(dir, nx, RING_LEN);
+            let base = hal.dma_completed(dir);
+            self.rings[dir.index()] = Ring { nx, head: 0, rung: 0, base, checked: 0, faulted: false };
+        }
+        self.window_ptr = hal.nx_ptr(p.dma_window_nx) as usize;
+        self.aperture_soc = p.aperture_soc(cpu);
+        self.armed = true;
+        Ok(())
+    }
+
+    /// The SoC address at which the engine sees local bytes `p..p+len`, if
+    /// they lie in the staging window past the runtime's reserve.
+    pub fn local_soc(&self, p: *const u8, len: u64) -> Option<u64> {
+        if !self.armed {
+            return None;
+        }
+        let off = (p as usize).checked_sub(self.window_ptr)? as u64;
+        let end = off.checked_add(len)?;
+        if off < DATARAM_RUNTIME_RESERVED as u64 || end > DMA_WINDOW_SIZE as u64 {
+            return None;
+        }
+        Some(self.aperture_soc + off)
+    }
+
+    /// Descriptors of `dir` written but not yet seen complete.
+    pub fn outstanding(&self, dir: DmaDirection) -> u32 {
+        let r = &self.rings[dir.index()];
+        r.head.wrapping_sub(r.checked)
+    }
+
+    fn slot_ptr<H: Hal>(hal: &H, r: &Ring, count: u32) -> *mut DmaDescriptor {
+        hal.nx_ptr(r.nx + (count % RING_LEN) * DESC_BYTES).cast()
+    }
+
+    /// Reads the engine's counter, then examines every newly completed
+    /// descriptor's status. Returns how many are still outstanding.
+    fn reap<H: Hal>(&mut self, hal: &H, dir: DmaDirection) -> u32 {
+        let r = &mut self.rings[dir.index()];
+        let mut done = hal.dma_completed(dir).wrapping_sub(r.base);
+        // An engine that claims more than was written is clamped, so the
+        // bookkeeping never runs ahead of the ring.
+        if done.wrapping_sub(r.checked) > r.head.wrapping_sub(r.checked) {
+            done = r.head;
+        }
+        while r.checked != done {
+            let at = Self::slot_ptr(hal, r, r.checked);
+            // SAFETY: `at` is a slot of the armed ring in data RAM (see
+            // `init`); the engine wrote its status before counting it.
+            let st = unsafe { addr_of!((*at).status).read_volatile() };
+            if st != status::DONE {
+                r.faulted = true;
+            }
+            r.checked = r.checked.wrapping_add(1);
+        }
+        r.head.wrapping_sub(r.checked)
+    }
+
+    /// Publishes the descriptors written since the last doorbell: two
+    /// fences, then one doorbell write with their count.
+    fn ring_doorbell<H: Hal>(&mut self, hal: &H, dir: DmaDirection) {
+        let r = &mut self.rings[dir.index()];
+        let count = r.head.wrapping_sub(r.rung);
+        if count == 0 {
+            return;
+        }
+        hal.memw();
+        hal.memw();
+        hal.dma_doorbell(dir, count);
+        r.rung = r.head;
+    }
+
+    /// Writes the descriptors moving `len` bytes from SoC `src` to SoC
+    /// `dst` into `dir`'s ring and rings the doorbell, without waiting for
+    /// completion (only for free slots when the ring is full). Bytes move
+    /// when the engine processes the descriptors; [`DmaQueue::wait`]
+    /// waits for that.
+    pub fn submit<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
+        if !self.armed {
+            return Err(Error::DmaNotArmed);
+        }
+        if src.checked_add(len).is_none() || dst.checked_add(len).is_none() {
+            return Err(Error::SizeOverflow);
+        }
+        let mut off = 0u64;
+        while off < len {
+            let n = (len - off).min(self.max_desc_bytes as u64) as u32;
+            if self.outstanding(dir) >= RING_LEN {
+                // Full: announce what is written, then wait for a slot.
+                self.ring_doorbell(hal, dir);
+                while self.reap(hal, dir) >= RING_LEN {}
+            }
+            let last = off + n as u64 == len;
+            let mut flags = DescriptorFlags::VALID;
+            if last {
+                flags |= DescriptorFlags::LAST;
+            }
+            let desc = DmaDescriptor { src: src + off, dst: dst + off, len: n, flags: flags.bits(), status: status::PENDING, reserved: 0 };
+            let r = &mut self.rings[dir.index()];
+            let at = Self::slot_ptr(hal, r, r.head);
+            // SAFETY: a slot of the armed ring (see `init`), free because
+            // fewer than RING_LEN descriptors are outstanding.
+            unsafe { at.write_volatile(desc) };
+            r.head = r.head.wrapping_add(1);
+            off += n as u64;
+        }
+        self.ring_doorbell(hal, dir);
+        Ok(())
+    }
+
+    /// Busy-polls until every descriptor of `dir` completed, then reports
+    /// whether any faulted since the last wait (and forgets it).
+    pub fn wait<H: Hal>(&mut self, hal: &H, dir: DmaDirection) -> Result<()> {
+        if !self.armed {
+            return Ok(());
+        }
+        self.ring_doorbell(hal, dir);
+        while self.reap(hal, dir) != 0 {}
+        let r = &mut self.rings[dir.index()];
+        if core::mem::take(&mut r.faulted) {
+            return Err(Error::DmaFault);
+        }
+        Ok(())
+    }
+
+    /// Drains both directions (M2S then S2M); the first fault is reported
+    /// after both are drained.
+    pub fn drain<H: Hal>(&mut self, hal: &H) -> Result<()> {
+        let a = self.wait(hal, DmaDirection::M2S);
+        let b = self.wait(hal, DmaDirection::S2M);
+        a.and(b)
+    }
+
+    /// [`DmaQueue::submit`] then [`DmaQueue::wait`].
+    pub fn transfer<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
+        self.submit(hal, dir, dst, src, len)?;
+        self.wait(hal, dir)
+    }
+}
+
+impl<H: Hal> CoreState<H> {
+    /// `init_dma_queue` for this core.
+    pub fn init_dma_queue(&mut self) -> Result<()> {
+        let cpu = self.cpu_id();
+        self.dma.init(&self.hal, cpu)
+    }
+
+    /// Drains both DMA directions.
+    pub fn dma_drain(&mut self) -> Result<()> {
+        self.dma.drain(&self.hal)
+    }
+
+    /// Takes a bounce buffer of at most `want` bytes (and at most
+    /// [`BOUNCE_BYTES`]) from the data-RAM heap, halving the request on
+    /// failure down to [`MIN_BOUNCE_BYTES`]. Returns the block and its
+    /// usable size; the caller frees it with `self.dataram.free`.
+    pub(crate) fn take_bounce(&mut self, want: u64) -> Option<(NonNull<u8>, usize)> {
+        let mut size = (want.min(BOUNCE_BYTES as u64) as usize).max(1);
+        loop {
+            if let Ok(p) = self.dataram.allocate(size, 0) {
+                return Some((p, size));
+            }
+            if size <= MIN_BOUNCE_BYTES {
+                return None;
+            }
+            size = (size / 2).max(MIN_BOUNCE_BYTES);
+        }
+    }
+
+    /// DMA from SoC `src` (HBM or SBUF) into local memory at `dst`,
+    /// bouncing through the data-RAM heap when `dst` is not in the
+    /// staging window.
+    ///
+    /// # Safety
+    /// `dst` must be valid for writes of `n` bytes and not overlap a
+    /// data-RAM heap block the runtime uses during the call.
+    pub unsafe fn dma_read(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        if !self.dma.is_armed() {
+            return Err(Error::DmaNotArmed);
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if let Some(soc) = self.dma.local_soc(dst, n as u64) {
+            return self.dma.transfer(&self.hal, DmaDirection::M2S, soc, src, n as u64);
+        }
+        let Some((buf, cap)) = self.take_bounce(n as u64) else {
+            return Err(Error::DmaUnreachable);
+        };
+        let r = (|| {
+            let bsoc = self.dma.local_soc(buf.as_ptr(), cap as u64).ok_or(Error::DmaUnreachable)?;
+            let mut off = 0usize;
+            while off < n as usize {
+                let c = (n as usize - off).min(cap);
+                self.dma.transfer(&self.hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
+                // SAFETY: the bounce block holds `cap >= c` bytes the
+                // engine just wrote; `dst + off .. + c` is inside the
+                // caller's buffer; the two do not overlap (the caller's
+                // buffer is not a runtime heap block).
+                unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(off), c) };
+                off += c;
+            }
+            Ok(())
+        })();
+        let _ = self.dataram.free(buf.as_ptr());
+        r
+    }
+
+    /// DMA from local memory at `src` to SoC `dst` (HBM or SBUF),
+    /// bouncing through the data-RAM heap when `src` is not in the
+    /// staging window.
+    ///
+    /// # Safety
+    /// `src` must be valid for reads of `n` bytes and not overlap a
+    /// data-RAM heap block the runtime uses during the call.
+    pub unsafe fn dma_write(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        if !self.dma.is_armed() {
+            return Err(Error::DmaNotArmed);
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if let Some(soc) = self.dma.local_soc(src, n as u64) {
+            return self.dma.transfer(&self.hal, DmaDirection::S2M, dst, soc, n as u64);
+        }
+        let Some((buf, cap)) = self.take_bounce(n as u64) else {
+            return Err(Error::DmaUnreachable);
+        };
+        let r = (|| {
+            let bsoc = self.dma.local_soc(buf.as_ptr(), cap as u64).ok_or(Error::DmaUnreachable)?;
+            let mut off = 0usize;
+            while off < n as usize {
+                let c = (n as usize - off).min(cap);
+                // SAFETY: as in `dma_read`, with the roles swapped.
+                unsafe { core::ptr::copy_nonoverlapping(src.add(off), buf.as_ptr(), c) };
+                self.dma.transfer(&self.hal, DmaDirection::S2M, dst.wrapping_add(off as u64), bsoc, c as u64)?;
+                off += c;
+            }
+            Ok(())
+        })();
+        let _ = self.dataram.free(buf.as_ptr());
+        r
+    }
+}
