@@ -55,7 +55,7 @@ unsafe extern "C" {
     /// Generated: the name of op `i`.
     fn get_func_name(i: i32) -> *const c_char;
     /// Generated: the launcher of op `i`.
-    fn get_func_ptr(i: i32) -> Option<OpFn>;
+    fn get_func_ptr(i: i32) -> Option<unsafe extern "C" fn() -> i32>;
 }
 
 /// The kernel's op table, as the generated functions describe it.
@@ -172,7 +172,7 @@ fn record(r: Result<i32, Error>) -> i32 {
 /// `wrapper` must be a valid function; it runs with the calling core
 /// bound, as a generated `<fn>_wrapper`.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<WrapperFn>, stack_size: u32) -> i32 {
+pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe extern "C" fn()>, stack_size: u32) -> i32 {
     let Some(wrapper) = wrapper else {
         return record(Err(Error::WrongArgKind));
     };
