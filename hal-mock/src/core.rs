@@ -21,6 +21,7 @@ pub struct MockCore {
     nx: NxSpace,
     window_regs: [Cell<u64>; 3],
     isl: Cell<usize>,
+    mailbox: Cell<u64>,
     engine: RefCell<DmaEngine>,
     counters: CoreCounters,
 }
@@ -40,6 +41,7 @@ impl MockCore {
             nx,
             window_regs: Default::default(),
             isl: Cell::new(0),
+            mailbox: Cell::new(0),
             engine: RefCell::default(),
             counters: CoreCounters::default(),
         })
@@ -58,6 +60,12 @@ impl MockCore {
     /// Descriptors rung in but not processed yet in `dir`.
     pub fn dma_pending(&self, dir: DmaDirection) -> u32 {
         self.engine.borrow().pending(dir)
+    }
+
+    /// The loader's side of the mailbox: the invocation block the next call
+    /// serves (what the host simulator writes before launching an op).
+    pub fn set_invocation_block(&self, soc: u64) {
+        self.mailbox.set(soc);
     }
 
     fn window_index(&self, reg: u32) -> Option<usize> {
@@ -122,6 +130,10 @@ impl Hal for MockCore {
 
     fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
         self.engine.borrow_mut().arm(dir, ring_nx, len);
+    }
+
+    fn invocation_block(&self) -> u64 {
+        self.mailbox.get()
     }
 
     fn stack_pointer(&self) -> usize {

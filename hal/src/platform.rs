@@ -84,6 +84,10 @@ pub struct Platform {
     pub mem_window0_nx: u32,
     /// `SUNDA_APB_BASE`, the value `MEM_WINDOW0_LO` holds (assumed).
     pub apb_base: u32,
+    /// NX address of the 64-bit mailbox register through which the loader
+    /// passes the invocation block's SoC address (assumed: the reference
+    /// pulls arguments from the instruction stream, which we do not model).
+    pub invocation_mailbox_nx: u32,
 }
 
 impl Platform {
@@ -164,6 +168,7 @@ pub const Q7: Platform = Platform {
     dma_regs_nx: 0x0010_1000,
     mem_window0_nx: 0x0010_0200,
     apb_base: 0x0010_0000,
+    invocation_mailbox_nx: 0x0010_1100,
 };
 
 #[cfg(test)]

@@ -49,6 +49,11 @@ pub trait Hal {
     /// the APB base when the DMA queue is armed).
     fn read_window_register(&self, reg: u32) -> u64;
 
+    /// SoC address of the invocation block of the call being served (the
+    /// loader's mailbox register on the device; set by the host simulator
+    /// in the mock). 0 when no invocation is pending.
+    fn invocation_block(&self) -> u64;
+
     /// The current stack pointer (`a1`). A `usize` because on the host the
     /// stack is host memory; on the device it is an NX address.
     fn stack_pointer(&self) -> usize;
