@@ -6,6 +6,7 @@
 
 use crate::dma::DmaQueue;
 use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
+use crate::marshal::ArgState;
 use crate::memcpy::MemcpyMethod;
 use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
@@ -29,6 +30,8 @@ pub struct CoreState<H: Hal> {
     pub libc: LibcHeap,
     /// The two DMA rings.
     pub dma: DmaQueue,
+    /// The invocation being marshalled and its argument cursor.
+    pub args: ArgState,
     /// The active `neuron_memcpy` backend.
     pub(crate) memcpy_method: MemcpyMethod,
     cpu_id: Option<u32>,
@@ -51,6 +54,7 @@ impl<H: Hal> CoreState<H> {
             dataram: DataRamHeap::new(),
             libc: LibcHeap::new(),
             dma: DmaQueue::new(),
+            args: ArgState::new(),
             memcpy_method: MemcpyMethod::Dma,
             cpu_id: None,
             bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),

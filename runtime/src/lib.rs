@@ -11,6 +11,7 @@ pub mod dma;
 pub mod error;
 pub mod heap;
 pub mod stack;
+pub mod marshal;
 pub mod memcpy;
 pub mod translate;
 

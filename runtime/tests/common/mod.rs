@@ -84,6 +84,9 @@ impl Hal for Lens {
             _ => self.inner.read_window_register(reg),
         }
     }
+    fn invocation_block(&self) -> u64 {
+        self.inner.invocation_block()
+    }
     fn stack_pointer(&self) -> usize {
         self.inner.stack_pointer()
     }

@@ -1,0 +1,365 @@
+//! The argument reader and the return path: `customop_setup`,
+//! `customop_next_*`, `get_dst_tensor`, `customop_return_tensor`,
+//! `customop_cleanup`.
+//!
+//! Readers consume arguments in declared order. A reader that fails
+//! (wrong kind, a gate, a read fault) does not advance the cursor.
+//! Value arguments (scalar, int, float, long long, double) are one-element
+//! tensors; their element is read through a translate and converted to
+//! the reader's type as C converts (`as` in Rust: integers truncate,
+//! floats to integers saturate, NaN → 0).
+
+use super::descriptor::{TensorDesc, DESC_BYTES};
+use super::dtype::Dtype;
+use super::invocation::{desc_offset, ArgKind, InvocationHeader, HEADER_BYTES, MAX_ARGS, MAX_BLOCK_BYTES};
+use super::tensor::TensorView;
+use crate::core_state::CoreState;
+use crate::error::{Error, Result};
+use crate::memcpy::MemcpyMethod;
+use core::ptr::addr_of_mut;
+use neuron_hal::Hal;
+
+/// Where `setup` finds the invocation block.
+#[derive(Clone, Copy, Debug)]
+pub enum BlockSource<'a> {
+    /// The block's bytes, already in core memory.
+    Bytes(&'a [u8]),
+    /// The block's SoC address (read with the active memcpy method).
+    Soc(u64),
+    /// The block the loader's mailbox names ([`Hal::invocation_block`]),
+    /// read as [`BlockSource::Soc`]; an empty mailbox (0) → `NoInvocation`.
+    Mailbox,
+}
+
+/// The invocation bound by `setup`, the argument cursor and the output
+/// flags. A fixed buffer: no allocation.
+#[derive(Clone, Debug)]
+pub struct ArgState {
+    block: [u8; MAX_BLOCK_BYTES],
+    header: Option<InvocationHeader>,
+    cursor: u8,
+    has_return: bool,
+    claimed: bool,
+    returned: bool,
+}
+
+impl Default for ArgState {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl ArgState {
+    /// Nothing bound.
+    pub const fn new() -> Self {
+        Self { block: [0; MAX_BLOCK_BYTES], header: None, cursor: 0, has_return: false, claimed: false, returned: false }
+    }
+
+    /// Whether an invocation is bound.
+    pub fn is_bound(&self) -> bool {
+        self.header.is_some()
+    }
+
+    /// Arguments of the bound invocation (0 if none).
+    pub fn argc(&self) -> usize {
+        self.header.map_or(0, |h| h.argc as usize)
+    }
+
+    /// Index of the next argument a reader takes.
+    pub fn cursor(&self) -> usize {
+        self.cursor as usize
+    }
+
+    /// Whether `get_dst_tensor` claimed the output.
+    pub fn dst_claimed(&self) -> bool {
+        self.claimed
+    }
+
+    /// Whether a return copied the output.
+    pub fn returned(&self) -> bool {
+        self.returned
+    }
+
+    fn desc_bytes(&self, i: usize) -> &[u8; DESC_BYTES] {
+        let at = desc_offset(i);
+        // Cannot fail: i <= MAX_ARGS, so the slice is inside the buffer.
+        self.block[at..at + DESC_BYTES].try_into().unwrap_or(&[0; DESC_BYTES])
+    }
+}
+
+/// A scalar argument's value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum ScalarValue {
+    /// From an integer dtype.
+    Int(i64),
+    /// From a floating-point dtype.
+    Float(f64),
+}
+
+impl ScalarValue {
+    /// As `i64` (C conversion).
+    pub fn to_i64(self) -> i64 {
+        match self {
+            Self::Int(v) => v,
+            Self::Float(f) => f as i64,
+        }
+    }
+
+    /// As `f64` (C conversion).
+    pub fn to_f64(self) -> f64 {
+        match self {
+            Self::Int(v) => v as f64,
+            Self::Float(f) => f,
+        }
+    }
+}
+
+/// A scalar argument: its dtype and value.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Scalar {
+    /// The descriptor's dtype.
+    pub dtype: Dtype,
+    /// The element read.
+    pub value: ScalarValue,
+}
+
+/// IEEE half → f32 (exact).
+fn f16_to_f32(h: u16) -> f32 {
+    let neg = h & 0x8000 != 0;
+    let exp = ((h >> 10) & 0x1f) as u32;
+    let man = (h & 0x3ff) as u32;
+    let sign = (neg as u32) << 31;
+    let bits = match exp {
+        0 => {
+            // Zero or subnormal: man · 2^-24, exact in f32.
+            let v = man as f32 * (1.0 / 16_777_216.0);
+            return if neg { -v } else { v };
+        }
+        31 => sign | 0x7f80_0000 | (man << 13),
+        _ => sign | ((exp + 112) << 23) | (man << 13),
+    };
+    f32::from_bits(bits)
+}
+
+/// Decodes one little-endian element of `dtype` (one of the eight).
+fn decode(dtype: Dtype, b: [u8; 8]) -> ScalarValue {
+    match dtype {
+        Dtype::Uint8 => ScalarValue::Int(b[0] as i64),
+        Dtype::Int8 => ScalarValue::Int(b[0] as i8 as i64),
+        Dtype::Int16 => ScalarValue::Int(i16::from_le_bytes([b[0], b[1]]) as i64),
+        Dtype::Int32 => ScalarValue::Int(i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64),
+        Dtype::Int64 => ScalarValue::Int(i64::from_le_bytes(b)),
+        Dtype::Fp16 => ScalarValue::Float(f16_to_f32(u16::from_le_bytes([b[0], b[1]])) as f64),
+        Dtype::Bfloat16 => ScalarValue::Float(f32::from_bits((u16::from_le_bytes([b[0], b[1]]) as u32) << 16) as f64),
+        Dtype::Fp32 => ScalarValue::Float(f32::from_le_bytes([b[0], b[1], b[2], b[3]]) as f64),
+        // Validation admits only the eight above.
+        _ => ScalarValue::Int(0),
+    }
+}
+
+impl<H: Hal> CoreState<H> {
+    fn ctx_ptr(&mut self) -> *mut crate::translate::TranslationCtx {
+        addr_of_mut!(self.translator.ctx)
+    }
+
+    /// `customop_setup(has_return)`: drains and re-arms the DMA queue,
+    /// clears the output flags and binds the invocation block. On error
+    /// nothing is bound.
+    pub fn setup(&mut self, has_return: bool, block: BlockSource<'_>) -> Result<()> {
+        self.args.header = None;
+        self.args.cursor = 0;
+        self.args.claimed = false;
+        self.args.returned = false;
+        self.args.has_return = has_return;
+        if self.dma.is_armed() {
+            self.dma_drain()?;
+        }
+        self.init_dma_queue()?;
+        let block = match block {
+            BlockSource::Mailbox => match self.hal.invocation_block() {
+                0 => return Err(Error::NoInvocation),
+                addr => BlockSource::Soc(addr),
+            },
+            other => other,
+        };
+        let header = match block {
+            BlockSource::Bytes(b) => {
+                let h: &[u8; HEADER_BYTES] = b.get(..HEADER_BYTES).and_then(|h| h.try_into().ok()).ok_or(Error::BadBlockSize)?;
+                let header = InvocationHeader::parse(h)?;
+                let n = header.block_bytes();
+                let body = b.get(..n).ok_or(Error::BadBlockSize)?;
+                self.args.block[..n].copy_from_slice(body);
+                header
+            }
+            BlockSource::Soc(addr) => {
+                let mut h = [0u8; HEADER_BYTES];
+                self.read_soc(&mut h, addr)?;
+                let header = InvocationHeader::parse(&h)?;
+                self.args.block[..HEADER_BYTES].copy_from_slice(&h);
+                // Descriptor by descriptor through a small stack buffer, so
+                // no pointer into `self` is held across the copy.
+                for i in 0..=header.argc as usize {
+                    let mut d = [0u8; DESC_BYTES];
+                    let at = desc_offset(i);
+                    self.read_soc(&mut d, addr.checked_add(at as u64).ok_or(Error::BadBlockSize)?)?;
+                    self.args.block[at..at + DESC_BYTES].copy_from_slice(&d);
+                }
+                header
+            }
+            BlockSource::Mailbox => return Err(Error::NoInvocation),
+        };
+        self.args.header = Some(header);
+        Ok(())
+    }
+
+    /// The next argument's descriptor, validated, if its kind is one of
+    /// `kinds`. Does not advance the cursor.
+    fn peek_arg(&self, kinds: &[ArgKind]) -> Result<TensorDesc> {
+        let h = self.args.header.ok_or(Error::NoInvocation)?;
+        let i = self.args.cursor as usize;
+        if i >= h.argc as usize || i >= MAX_ARGS {
+            return Err(Error::NoMoreArgs);
+        }
+        match h.kinds[i] {
+            Some(k) if kinds.contains(&k) => {}
+            _ => return Err(Error::WrongArgKind),
+        }
+        TensorDesc::parse(self.args.desc_bytes(i), self.hal.platform())
+    }
+
+    /// `customop_next_tensor`.
+    pub fn next_tensor(&mut self) -> Result<TensorView> {
+        let d = self.peek_arg(&[ArgKind::Tensor])?;
+        self.args.cursor += 1;
+        let ctx = self.ctx_ptr();
+        Ok(TensorView::from_desc(&d, ctx))
+    }
+
+    /// Reads the one element of a value argument of kind `kind`.
+    fn next_value(&mut self, kind: ArgKind) -> Result<Scalar> {
+        let d = self.peek_arg(&[kind])?;
+        if d.numel != 1 {
+            return Err(Error::ScalarNotOneElement);
+        }
+        let mut b = [0u8; 8];
+        let n = d.dtype.elem_size() as usize;
+        // SAFETY: `b` is a local buffer of 8 >= n bytes, Rust memory (no
+        // window shows it, no heap block).
+        unsafe { self.memcpy_from_soc_with(MemcpyMethod::CMemcpy, b.as_mut_ptr(), d.addr, n as u32)? };
+        self.args.cursor += 1;
+        Ok(Scalar { dtype: d.dtype, value: decode(d.dtype, b) })
+    }
+
+    /// `customop_next_scalar`: a one-element tensor of any marshallable
+    /// dtype, read through a translate.
+    pub fn next_scalar(&mut self) -> Result<Scalar> {
+        self.next_value(ArgKind::Scalar)
+    }
+
+    /// `customop_next_int`.
+    pub fn next_int(&mut self) -> Result<i32> {
+        self.next_value(ArgKind::Int).map(|s| s.value.to_i64() as i32)
+    }
+
+    /// `customop_next_float`.
+    pub fn next_float(&mut self) -> Result<f32> {
+        self.next_value(ArgKind::Float).map(|s| s.value.to_f64() as f32)
+    }
+
+    /// `customop_next_long_long`.
+    pub fn next_long_long(&mut self) -> Result<i64> {
+        self.next_value(ArgKind::LongLong).map(|s| s.value.to_i64())
+    }
+
+    /// `int64_t` arguments: the same kind and reader as `long long`.
+    pub fn next_int64(&mut self) -> Result<i64> {
+        self.next_long_long()
+    }
+
+    /// `customop_next_double`.
+    pub fn next_double(&mut self) -> Result<f64> {
+        self.next_value(ArgKind::Double).map(|s| s.value.to_f64())
+    }
+
+    /// The validated output descriptor.
+    fn output_desc(&self) -> Result<TensorDesc> {
+        let h = self.args.header.ok_or(Error::NoInvocation)?;
+        TensorDesc::parse(self.args.desc_bytes(h.argc as usize), self.hal.platform())
+    }
+
+    /// `get_dst_tensor`: the output storage, for the kernel to write in
+    /// place; a later `return_tensor` copies nothing.
+    pub fn get_dst_tensor(&mut self) -> Result<TensorView> {
+        let d = self.output_desc()?;
+        self.args.claimed = true;
+        let ctx = self.ctx_ptr();
+        Ok(TensorView::from_desc(&d, ctx))
+    }
+
+    /// `customop_return_tensor(t)`. If the output was claimed with
+    /// `get_dst_tensor`, nothing is checked or copied. Otherwise the gates
+    /// (output descriptor valid; `t.dtype` equal to its dtype →
+    /// `DtypeMismatch`; `t` storage non-null → `NullStorage`; `t` at least
+    /// as many bytes as the output → `BufferTooSmall`) run before any byte
+    /// moves, then the output's byte size is copied from `t` through a
+    /// data-RAM bounce buffer (SoC → data RAM → SoC).
+    pub fn return_tensor(&mut self, t: &TensorView) -> Result<()> {
+        if !self.args.is_bound() {
+            return Err(Error::NoInvocation);
+        }
+        if self.args.claimed {
+            return Ok(());
+        }
+        let out = self.output_desc()?;
+        if t.dtype != out.dtype.code() {
+            return Err(Error::DtypeMismatch);
+        }
+        if t.storage.addr == 0 {
+            return Err(Error::NullStorage);
+        }
+        if t.nbytes < 0 || (t.nbytes as u64) < out.nbytes {
+            return Err(Error::BufferTooSmall);
+        }
+        self.memcpy_soc_to_soc(out.addr, t.storage.addr, out.nbytes)?;
+        self.args.returned = true;
+        Ok(())
+    }
+
+    /// The hook where the `printf` output ring is flushed at cleanup (the
+    /// original's `fsync(1)`/`fsync(2)`). The ring is not part of this
+    /// crate yet; until it is, there is nothing buffered to flush.
+    pub fn flush_printf_ring(&mut self) {}
+
+    /// `customop_cleanup`: drains both DMA directions, flushes the output
+    /// streams, fences (`memw`), then unbinds the invocation. Every step
+    /// runs even if an earlier one failed; the first error is returned:
+    /// a DMA fault, else `OutputNotWritten` if the invocation has a return
+    /// and the kernel neither claimed nor returned its output.
+    pub fn cleanup(&mut self) -> Result<()> {
+        let drained = self.dma_drain();
+        self.flush_printf_ring();
+        self.hal.memw();
+        let written = if self.args.is_bound() && self.args.has_return && !self.args.claimed && !self.args.returned {
+            Err(Error::OutputNotWritten)
+        } else {
+            Ok(())
+        };
+        self.args.header = None;
+        drained.and(written)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn half_conversion() {
+        assert_eq!(f16_to_f32(0x3c00), 1.0);
+        assert_eq!(f16_to_f32(0xc000), -2.0);
+        assert_eq!(f16_to_f32(0x7bff), 65504.0);
+        assert_eq!(f16_to_f32(0x0001), 5.960_464_5e-8);
+        assert!(f16_to_f32(0x7e00).is_nan());
+        assert_eq!(f16_to_f32(0xfc00), f32::NEG_INFINITY);
+    }
+}

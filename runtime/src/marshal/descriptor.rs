@@ -1,0 +1,261 @@
+//! The 48-byte tensor descriptor (SPEC §6 "Our layout") and its gates.
+//!
+//! [`RawTensorDesc`] is the wire layout, read from little-endian bytes;
+//! [`TensorDesc::parse`] runs every gate and yields the validated form.
+//! Gates run in this order, so a descriptor with several faults reports
+//! the first:
+//!
+//! 1. reserved bytes 5..8 or 40..48 non-zero → `ReservedNotZero`
+//! 2. location or shape-width code unknown, shape type > 1 → `BadDescriptorCode`
+//! 3. shape type 1 (out-of-line) → `OutOfLineShape`
+//! 4. dtype not one of the eight → `DtypeNotMarshallable`
+//! 5. `num_dim` 0 or above 8 (narrow) / 4 (wide) → `BadRank`
+//! 6. a shape entry past `num_dim` non-zero → `ReservedNotZero`
+//!    (those bytes are reserved); a shape entry below `num_dim` that is 0,
+//!    or `numel · elem_size` above `i64::MAX` → `BadShape`
+//! 7. storage field 0 → `NullStorage` (checked on the raw field, so an
+//!    SBUF tensor at offset 0 is refused too)
+//! 8. `buffer_bytes` 0 or below `numel · elem_size` → `BufferTooSmall`
+//! 9. SBUF: offset + bytes past the SBUF size → `AddressUnmapped`
+
+use super::dtype::Dtype;
+use super::tensor::MAX_DIMS;
+use crate::error::{Error, Result};
+use core::mem::{offset_of, size_of};
+use neuron_hal::Platform;
+use static_assertions::const_assert_eq;
+
+/// Bytes of one descriptor.
+pub const DESC_BYTES: usize = 48;
+/// Dimensions a narrow (u16) shape holds.
+pub const NARROW_MAX_DIMS: u8 = 8;
+/// Dimensions a wide (u32) shape holds.
+pub const WIDE_MAX_DIMS: u8 = 4;
+
+/// The wire layout, field for field (little endian on the wire).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct RawTensorDesc {
+    /// 0 = HBM, 1 = SBUF.
+    pub location: u8,
+    /// 0 = inline, 1 = out-of-line (rejected).
+    pub shape_type: u8,
+    /// ISA dtype code.
+    pub dtype: u8,
+    /// Number of dimensions.
+    pub num_dim: u8,
+    /// 0 = narrow (8 × u16), 1 = wide (4 × u32).
+    pub shape_width: u8,
+    /// Must be 0.
+    pub reserved0: [u8; 3],
+    /// HBM SoC address, or offset in SBUF.
+    pub storage: u64,
+    /// The inline shape, outermost dimension first.
+    pub shape: [u8; 16],
+    /// Bytes of storage behind `storage`.
+    pub buffer_bytes: u64,
+    /// Must be 0.
+    pub reserved1: u64,
+}
+
+const_assert_eq!(size_of::<RawTensorDesc>(), DESC_BYTES);
+const_assert_eq!(offset_of!(RawTensorDesc, location), 0);
+const_assert_eq!(offset_of!(RawTensorDesc, shape_type), 1);
+const_assert_eq!(offset_of!(RawTensorDesc, dtype), 2);
+const_assert_eq!(offset_of!(RawTensorDesc, num_dim), 3);
+const_assert_eq!(offset_of!(RawTensorDesc, shape_width), 4);
+const_assert_eq!(offset_of!(RawTensorDesc, reserved0), 5);
+const_assert_eq!(offset_of!(RawTensorDesc, storage), 8);
+const_assert_eq!(offset_of!(RawTensorDesc, shape), 16);
+const_assert_eq!(offset_of!(RawTensorDesc, buffer_bytes), 32);
+const_assert_eq!(offset_of!(RawTensorDesc, reserved1), 40);
+
+fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
+    let mut w = [0u8; 8];
+    w.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(w)
+}
+
+impl RawTensorDesc {
+    /// Reads the wire bytes.
+    pub fn from_bytes(b: &[u8; DESC_BYTES]) -> Self {
+        let mut reserved0 = [0u8; 3];
+        reserved0.copy_from_slice(&b[5..8]);
+        let mut shape = [0u8; 16];
+        shape.copy_from_slice(&b[16..32]);
+        Self {
+            location: b[0],
+            shape_type: b[1],
+            dtype: b[2],
+            num_dim: b[3],
+            shape_width: b[4],
+            reserved0,
+            storage: le_u64(b, 8),
+            shape,
+            buffer_bytes: le_u64(b, 32),
+            reserved1: le_u64(b, 40),
+        }
+    }
+
+    /// The wire bytes.
+    pub fn to_bytes(&self) -> [u8; DESC_BYTES] {
+        let mut b = [0u8; DESC_BYTES];
+        b[0] = self.location;
+        b[1] = self.shape_type;
+        b[2] = self.dtype;
+        b[3] = self.num_dim;
+        b[4] = self.shape_width;
+        b[5..8].copy_from_slice(&self.reserved0);
+        b[8..16].copy_from_slice(&self.storage.to_le_bytes());
+        b[16..32].copy_from_slice(&self.shape);
+        b[32..40].copy_from_slice(&self.buffer_bytes.to_le_bytes());
+        b[40..48].copy_from_slice(&self.reserved1.to_le_bytes());
+        b
+    }
+
+    /// Shape entry `i` (0..8 narrow, 0..4 wide) as stored.
+    pub fn shape_entry(&self, i: usize) -> u64 {
+        if self.shape_width == ShapeWidth::Wide as u8 {
+            let mut w = [0u8; 4];
+            w.copy_from_slice(&self.shape[4 * i..4 * i + 4]);
+            u32::from_le_bytes(w) as u64
+        } else {
+            u16::from_le_bytes([self.shape[2 * i], self.shape[2 * i + 1]]) as u64
+        }
+    }
+
+    /// A well-formed contiguous descriptor (a host-side helper for
+    /// building invocations): narrow if every dimension fits 16 bits and
+    /// there are at most 8, else wide (at most 4 dimensions of 32 bits);
+    /// `buffer_bytes` is exactly what the shape needs. `None` if the shape
+    /// fits neither width or the dtype code is outside the table.
+    pub fn contiguous(location: Location, dtype: u8, storage: u64, shape: &[u64]) -> Option<Self> {
+        let elem = Dtype::from_code(dtype)?.elem_size().max(1) as u64;
+        let narrow = shape.len() <= NARROW_MAX_DIMS as usize && shape.iter().all(|&s| s <= u16::MAX as u64);
+        let wide = shape.len() <= WIDE_MAX_DIMS as usize && shape.iter().all(|&s| s <= u32::MAX as u64);
+        let mut d = Self { location: location as u8, dtype, num_dim: shape.len() as u8, storage, ..Self::default() };
+        if narrow {
+            for (i, &s) in shape.iter().enumerate() {
+                d.shape[2 * i..2 * i + 2].copy_from_slice(&(s as u16).to_le_bytes());
+            }
+        } else if wide {
+            d.shape_width = ShapeWidth::Wide as u8;
+            for (i, &s) in shape.iter().enumerate() {
+                d.shape[4 * i..4 * i + 4].copy_from_slice(&(s as u32).to_le_bytes());
+            }
+        } else {
+            return None;
+        }
+        let numel = shape.iter().try_fold(1u64, |a, &s| a.checked_mul(s))?;
+        d.buffer_bytes = numel.checked_mul(elem)?;
+        Some(d)
+    }
+}
+
+/// Where the storage lives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum Location {
+    /// `storage` is an HBM SoC address.
+    Hbm = 0,
+    /// `storage` is an offset in the SBUF region.
+    Sbuf = 1,
+}
+
+/// How the inline shape's 16 bytes are read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum ShapeWidth {
+    /// 8 × u16.
+    Narrow = 0,
+    /// 4 × u32.
+    Wide = 1,
+}
+
+/// A descriptor that passed every gate.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TensorDesc {
+    /// Where the storage lives.
+    pub location: Location,
+    /// The element type (one of the eight).
+    pub dtype: Dtype,
+    /// Dimensions in use (1..=8).
+    pub num_dim: u8,
+    /// Sizes, outermost first; 0 past `num_dim`.
+    pub sizes: [u64; MAX_DIMS],
+    /// Elements.
+    pub numel: u64,
+    /// Bytes the elements take (`numel · elem_size`).
+    pub nbytes: u64,
+    /// Bytes of storage the descriptor declares.
+    pub buffer_bytes: u64,
+    /// Effective SoC address (`sbuf_soc_base + offset` for SBUF).
+    pub addr: u64,
+}
+
+impl TensorDesc {
+    /// Parses and validates wire bytes.
+    pub fn parse(bytes: &[u8; DESC_BYTES], platform: &Platform) -> Result<Self> {
+        Self::validate(&RawTensorDesc::from_bytes(bytes), platform)
+    }
+
+    /// Runs every gate (see the module documentation for the order).
+    pub fn validate(raw: &RawTensorDesc, platform: &Platform) -> Result<Self> {
+        if raw.reserved0 != [0; 3] || raw.reserved1 != 0 {
+            return Err(Error::ReservedNotZero);
+        }
+        let location = match raw.location {
+            0 => Location::Hbm,
+            1 => Location::Sbuf,
+            _ => return Err(Error::BadDescriptorCode),
+        };
+        let max_dims = match raw.shape_width {
+            0 => NARROW_MAX_DIMS,
+            1 => WIDE_MAX_DIMS,
+            _ => return Err(Error::BadDescriptorCode),
+        };
+        match raw.shape_type {
+            0 => {}
+            1 => return Err(Error::OutOfLineShape),
+            _ => return Err(Error::BadDescriptorCode),
+        }
+        let dtype = Dtype::marshallable(raw.dtype).ok_or(Error::DtypeNotMarshallable)?;
+        if raw.num_dim == 0 || raw.num_dim > max_dims {
+            return Err(Error::BadRank);
+        }
+        let mut sizes = [0u64; MAX_DIMS];
+        let mut numel = 1u64;
+        for (i, size) in sizes.iter_mut().enumerate().take(max_dims as usize) {
+            let s = raw.shape_entry(i);
+            if i >= raw.num_dim as usize {
+                if s != 0 {
+                    return Err(Error::ReservedNotZero);
+                }
+                continue;
+            }
+            if s == 0 {
+                return Err(Error::BadShape);
+            }
+            numel = numel.checked_mul(s).ok_or(Error::BadShape)?;
+            *size = s;
+        }
+        let nbytes = numel.checked_mul(dtype.elem_size() as u64).filter(|&b| b <= i64::MAX as u64).ok_or(Error::BadShape)?;
+        if raw.storage == 0 {
+            return Err(Error::NullStorage);
+        }
+        if raw.buffer_bytes == 0 || raw.buffer_bytes < nbytes {
+            return Err(Error::BufferTooSmall);
+        }
+        let addr = match location {
+            Location::Hbm => raw.storage,
+            Location::Sbuf => {
+                let end = raw.storage.checked_add(nbytes).ok_or(Error::AddressUnmapped)?;
+                if end > platform.sbuf_size {
+                    return Err(Error::AddressUnmapped);
+                }
+                platform.sbuf_soc_base + raw.storage
+            }
+        };
+        Ok(Self { location, dtype, num_dim: raw.num_dim, sizes, numel, nbytes, buffer_bytes: raw.buffer_bytes, addr })
+    }
+}
