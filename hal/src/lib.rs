@@ -1,7 +1,7 @@
 //! Hardware abstraction for one Q7 core.
 //!
 //! The runtime is written once against [`Hal`]; the device implements it
-//! with volatile MMIO (`xtensa` module, arriving with the Xtensa target),
+//! with volatile MMIO (the `xtensa` module, `MmioHal`),
 //! the host with the in-memory mock SoC (`neuron-hal-mock`). Every address
 //! the runtime uses comes from a [`Platform`] table, so the Q7 and the
 //! emulator differ only in data.
@@ -11,7 +11,9 @@
 pub mod dma;
 pub mod platform;
 mod traits;
+#[cfg(target_arch = "xtensa")]
+pub mod xtensa;
 
 pub use dma::{DmaDescriptor, DmaDirection, DescriptorFlags};
-pub use platform::{Platform, WindowSpec, Q7};
+pub use platform::{Platform, WindowSpec, Q7, QEMU};
 pub use traits::Hal;

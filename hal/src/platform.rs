@@ -171,6 +171,97 @@ pub const Q7: Platform = Platform {
     invocation_mailbox_nx: 0x0010_1100,
 };
 
+/// The emulated core (`qemu-system-xtensa -cpu de212`, machines `sim` and
+/// `virt`), *defined here*: QEMU has none of the Q7's windows, SDMA block
+/// or HBM, so this table places what a runtime test needs in the
+/// emulator's 128 MiB of RAM at 0x6000_0000 (NX address = physical
+/// address; every core sees the same RAM):
+///
+/// | NX range | what |
+/// |---|---|
+/// | 0x6000_0000..0x6080_0000 | the image (vectors, code, data, board stacks) |
+/// | 0x6080_0000..0x6090_0000 | the core-private slice as the core sees it (see [`qemu`]) |
+/// | 0x6080_0000 + c·1 MiB | where core `c`'s private slice really is |
+/// | 0x6100_0000..0x6500_0000 | hbm_scratch (the pinned 64 MiB window), SoC 0x40_0000_0000 |
+///
+/// The private slice holds the data RAM (256 KiB at its start, the DMA
+/// staging window first) and, at [`qemu::REGS_OFFSET`], a RAM block
+/// standing in for the core's registers, at the Q7's offsets from the APB
+/// base: `MEM_WINDOW0_LO` at +0x200, the window registers at +0x218,
+/// +0x228, +0x230, the DMA banks at +0x1000, the invocation mailbox at
+/// +0x1100, ISL at +0x2000.
+///
+/// Only hbm_scratch is backed by memory. The dynamic windows keep the
+/// Q7's NX bases, which QEMU leaves unmapped, and so does SBUF: a miss
+/// programs the (RAM) window register exactly as on the Q7, but a
+/// dereference through a dynamic window or the SBUF window faults, loudly,
+/// instead of showing the wrong bytes. HBM and SBUF SoC bases are the
+/// Q7's.
+pub const QEMU: Platform = Platform {
+    dynamic_windows: Q7.dynamic_windows_at(qemu::APB_BASE),
+    sbuf_window_nx: Q7.sbuf_window_nx,
+    sbuf_soc_base: Q7.sbuf_soc_base,
+    sbuf_size: Q7.sbuf_size,
+    scratch_window_nx: qemu::SCRATCH_NX,
+    scratch_soc_base: Q7.scratch_soc_base,
+    hbm_soc_base: Q7.hbm_soc_base,
+    hbm_size: Q7.hbm_size,
+    dataram_nx: qemu::PRIVATE_NX,
+    dma_window_nx: qemu::PRIVATE_NX,
+    aperture_soc_base: Q7.aperture_soc_base,
+    dma_regs_nx: qemu::APB_BASE + (Q7.dma_regs_nx - Q7.apb_base),
+    mem_window0_nx: qemu::APB_BASE + (Q7.mem_window0_nx - Q7.apb_base),
+    apb_base: qemu::APB_BASE,
+    invocation_mailbox_nx: qemu::APB_BASE + (Q7.invocation_mailbox_nx - Q7.apb_base),
+};
+
+/// The QEMU platform's placement constants (defined here; see [`QEMU`]).
+pub mod qemu {
+    /// QEMU's system RAM (machines `sim` and `virt`).
+    pub const RAM_NX: u32 = 0x6000_0000;
+    /// Bytes of QEMU's system RAM.
+    pub const RAM_SIZE: u32 = 128 << 20;
+    /// Bytes at the start of RAM for the image itself.
+    pub const IMAGE_SIZE: u32 = 8 << 20;
+    /// NX base of the core-private slice (data RAM, then the register
+    /// block) as every core addresses it.
+    pub const PRIVATE_NX: u32 = RAM_NX + IMAGE_SIZE;
+    /// Bytes of one core's private slice.
+    pub const PRIVATE_SIZE: u32 = 1 << 20;
+    /// Offset of the register block in the private slice (after the
+    /// 256 KiB data RAM).
+    pub const REGS_OFFSET: u32 = super::DATARAM_SIZE;
+    /// The register block's base: plays `SUNDA_APB_BASE`, which
+    /// `MEM_WINDOW0_LO` reads back.
+    pub const APB_BASE: u32 = PRIVATE_NX + REGS_OFFSET;
+    /// Offset of the emulated ISL word from [`APB_BASE`] (the de212 has no
+    /// stack-limit register).
+    pub const ISL_OFFSET: u32 = 0x2000;
+    /// Offset, inside each DMA bank, of the emulated engine's private
+    /// count of descriptors announced (not part of the Q7 register table).
+    pub const DMA_SUBMITTED: u32 = 0x10;
+    /// Where core `cpu`'s private slice really lies.
+    pub const fn private_base(cpu: u32) -> u32 {
+        PRIVATE_NX + cpu * PRIVATE_SIZE
+    }
+    /// NX base of the pinned hbm_scratch window (backed by RAM).
+    pub const SCRATCH_NX: u32 = PRIVATE_NX + super::CORE_COUNT * PRIVATE_SIZE;
+}
+
+impl Platform {
+    /// These dynamic windows with their registers moved to the same
+    /// offsets from `apb_base` (used to derive the QEMU table).
+    const fn dynamic_windows_at(&self, apb_base: u32) -> [WindowSpec; DYNAMIC_WINDOWS] {
+        let mut w = self.dynamic_windows;
+        let mut i = 0;
+        while i < DYNAMIC_WINDOWS {
+            w[i].register = apb_base + (w[i].register - self.apb_base);
+            i += 1;
+        }
+        w
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -211,5 +302,30 @@ mod tests {
     fn dma_window_is_inside_dataram() {
         let (lo, hi) = Q7.dataram_range();
         assert!(Q7.dma_window_nx >= lo && Q7.dma_window_nx + DMA_WINDOW_SIZE <= hi);
+    }
+    #[test]
+    fn qemu_table_fits_the_emulator_ram() {
+        use super::qemu::*;
+        let p = QEMU;
+        let ram = RAM_NX as u64..RAM_NX as u64 + RAM_SIZE as u64;
+        // Every core's private slice and the scratch window are in RAM.
+        assert!(ram.contains(&(private_base(CORE_COUNT - 1) as u64 + PRIVATE_SIZE as u64 - 1)));
+        assert!(ram.contains(&(p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE - 1)));
+        assert!(private_base(CORE_COUNT - 1) + PRIVATE_SIZE <= p.scratch_window_nx);
+        // Data RAM, then registers, inside the slice.
+        assert!(p.dataram_nx + DATARAM_SIZE <= APB_BASE);
+        assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE);
+        assert!(p.dma_regs_nx + 2 * dma_regs::BANK_STRIDE <= p.invocation_mailbox_nx);
+        assert!(p.invocation_mailbox_nx + 8 <= APB_BASE + ISL_OFFSET);
+        for w in p.dynamic_windows {
+            assert!(w.register > p.mem_window0_nx && w.register < p.dma_regs_nx);
+            assert!(!ram.contains(&(w.nx_base as u64)), "dynamic windows are unmapped on QEMU");
+        }
+        assert_eq!(p.dynamic_windows[0].register - p.apb_base, Q7.dynamic_windows[0].register - Q7.apb_base);
+        assert!(scratch_areas_fit(&p));
+    }
+
+    fn scratch_areas_fit(p: &Platform) -> bool {
+        p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE - p.scratch_soc_base <= PINNED_WINDOW_SIZE
     }
 }

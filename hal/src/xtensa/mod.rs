@@ -1,0 +1,229 @@
+//! The device HAL: volatile MMIO and special registers of one Xtensa core
+//! (`target_arch = "xtensa"` only).
+//!
+//! [`MmioHal`] is the same code on the Q7 and on QEMU; what differs is the
+//! [`Platform`] table and, on QEMU, the [`Soc::Qemu`] model of what the
+//! emulated core lacks (see [`crate::platform::QEMU`]): core-private RAM
+//! slices, a RAM register block, ISL in RAM and an SDMA engine run in
+//! software when the completion counter is polled ([`emulated`]).
+//!
+//! MMIO is only ever touched through raw pointers with
+//! `read_volatile`/`write_volatile`; no Rust reference to a register or to
+//! memory the engine writes is formed.
+
+mod emulated;
+
+use crate::dma::DmaDirection;
+use crate::platform::{dma_regs, qemu, Platform, Q7, QEMU};
+use crate::Hal;
+
+/// Which SoC the core sits in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Soc {
+    /// The real Q7: registers are hardware, ISL is a special register.
+    Q7,
+    /// `qemu-system-xtensa -cpu de212`: registers, ISL and the DMA engine
+    /// are emulated in RAM; `cpu` selects the core's private RAM slice.
+    Qemu {
+        /// The core (its PRID) this HAL stands for.
+        cpu: u32,
+    },
+}
+
+/// Special register number of the Q7's stack-limit register ISL.
+/// *Assumed*: the references name ISL but not its number. One constant, so
+/// that better data changes one line.
+pub const Q7_ISL_SR: u32 = 0xA3;
+
+/// The HAL of one Xtensa core: the platform table and the SoC model.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MmioHal {
+    platform: Platform,
+    soc: Soc,
+}
+
+impl MmioHal {
+    /// The Q7 (SPEC §2 addresses).
+    pub const fn q7() -> Self {
+        Self { platform: Q7, soc: Soc::Q7 }
+    }
+
+    /// Core `cpu` of the emulated cluster (the [`QEMU`] table).
+    pub const fn qemu(cpu: u32) -> Self {
+        Self { platform: QEMU, soc: Soc::Qemu { cpu } }
+    }
+
+    /// The SoC model.
+    pub const fn soc(&self) -> Soc {
+        self.soc
+    }
+
+    /// Puts the emulated registers in their reset state (QEMU starts with
+    /// zeroed RAM, the Q7's `MEM_WINDOW0_LO` reads `SUNDA_APB_BASE`): a
+    /// no-op on the Q7. The device binding runs it once per core before
+    /// the first entry point.
+    pub fn power_on(&self) {
+        if let Soc::Qemu { .. } = self.soc {
+            emulated::reset(self);
+        }
+    }
+
+    /// QEMU only (the test image plays the loader): posts the SoC address
+    /// of the next invocation block in this core's mailbox register.
+    pub fn post_invocation(&self, block: u64) {
+        let m = self.platform.invocation_mailbox_nx;
+        self.write_reg(m, block as u32);
+        self.write_reg(m + 4, (block >> 32) as u32);
+    }
+
+    fn reg(&self, nx: u32) -> *mut u32 {
+        self.nx_ptr(nx).cast::<u32>()
+    }
+
+    fn write_reg(&self, nx: u32, v: u32) {
+        // SAFETY: every `nx` passed here comes from the platform table (a
+        // register of this core, 4-byte aligned): device MMIO on the Q7,
+        // this core's RAM register block on QEMU. Volatile, no reference.
+        unsafe { self.reg(nx).write_volatile(v) }
+    }
+
+    fn read_reg(&self, nx: u32) -> u32 {
+        // SAFETY: as in `write_reg`.
+        unsafe { self.reg(nx).read_volatile() }
+    }
+
+    fn bank(&self, dir: DmaDirection) -> u32 {
+        self.platform.dma_regs_nx + dir.index() as u32 * dma_regs::BANK_STRIDE
+    }
+}
+
+impl Hal for MmioHal {
+    #[inline]
+    fn platform(&self) -> &Platform {
+        &self.platform
+    }
+
+    #[inline]
+    fn prid(&self) -> u32 {
+        let prid: u32;
+        // SAFETY: reading PRID (SR 235) has no side effects; the target
+        // has the `prid` feature.
+        unsafe { core::arch::asm!("rsr {0}, prid", out(reg) prid, options(nomem, nostack, preserves_flags)) };
+        prid
+    }
+
+    #[inline]
+    fn nx_ptr(&self, nx: u32) -> *mut u8 {
+        match self.soc {
+            Soc::Q7 => nx as usize as *mut u8,
+            Soc::Qemu { cpu } => {
+                // The private slice is per core on the Q7 (same NX
+                // address, different memory); QEMU has one RAM for all
+                // cores, so core c's slice lives c MiB further on.
+                if nx.wrapping_sub(qemu::PRIVATE_NX) < qemu::PRIVATE_SIZE {
+                    (nx - qemu::PRIVATE_NX + qemu::private_base(cpu)) as usize as *mut u8
+                } else {
+                    nx as usize as *mut u8
+                }
+            }
+        }
+    }
+
+    fn write_window_register(&self, reg: u32, region_base: u64) {
+        // MEM_WINDOWn_LO, then _HI at +4 (assumed register pair).
+        self.write_reg(reg, region_base as u32);
+        self.write_reg(reg + 4, (region_base >> 32) as u32);
+    }
+
+    #[inline]
+    fn memw(&self) {
+        // SAFETY: `memw` only orders memory accesses.
+        unsafe { core::arch::asm!("memw", options(nostack, preserves_flags)) };
+    }
+
+    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+        let bank = self.bank(dir);
+        self.write_reg(bank + dma_regs::INCREMENT, count);
+        if let Soc::Qemu { .. } = self.soc {
+            emulated::doorbell(self, bank, count);
+        }
+    }
+
+    fn dma_completed(&self, dir: DmaDirection) -> u32 {
+        let bank = self.bank(dir);
+        if let Soc::Qemu { cpu } = self.soc {
+            emulated::step(self, cpu, bank);
+        }
+        self.read_reg(bank + dma_regs::COMPLETED)
+    }
+
+    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
+        let bank = self.bank(dir);
+        self.write_reg(bank + dma_regs::RING_BASE, ring_nx);
+        self.write_reg(bank + dma_regs::RING_LEN, len);
+        if let Soc::Qemu { .. } = self.soc {
+            emulated::arm(self, bank);
+        }
+    }
+
+    fn read_window_register(&self, reg: u32) -> u64 {
+        self.read_reg(reg) as u64 | (self.read_reg(reg + 4) as u64) << 32
+    }
+
+    fn invocation_block(&self) -> u64 {
+        let m = self.platform.invocation_mailbox_nx;
+        self.read_reg(m) as u64 | (self.read_reg(m + 4) as u64) << 32
+    }
+
+    #[inline]
+    fn stack_pointer(&self) -> usize {
+        let sp: usize;
+        // SAFETY: copies a1; no memory access.
+        unsafe { core::arch::asm!("mov {0}, a1", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    }
+
+    fn stack_limit(&self) -> usize {
+        match self.soc {
+            Soc::Q7 => {
+                let v: usize;
+                // SAFETY: reads the stack-limit special register (no side
+                // effects).
+                // LLVM's assembler only knows named special registers, so
+                // `rsr a8, ISL` is encoded by hand (RSR: op1 = 3, op2 = 0,
+                // sr in bits 8..16, t = 8).
+                unsafe {
+                    core::arch::asm!(
+                        ".byte 0x80, {lo}, 0x03",
+                        lo = const Q7_ISL_SR & 0xFF,
+                        out("a8") v,
+                        options(nomem, nostack, preserves_flags),
+                    )
+                };
+                v
+            }
+            Soc::Qemu { .. } => self.read_reg(self.platform.apb_base + qemu::ISL_OFFSET) as usize,
+        }
+    }
+
+    fn set_stack_limit(&self, isl: usize) {
+        match self.soc {
+            Soc::Q7 => {
+                // SAFETY: writes the stack-limit register; the caller (the
+                // stack switch) keeps SP above it. `rsync` makes it take
+                // effect before the next instruction.
+                // `wsr a8, ISL` encoded by hand (WSR: op1 = 3, op2 = 1).
+                unsafe {
+                    core::arch::asm!(
+                        ".byte 0x80, {lo}, 0x13",
+                        "rsync",
+                        lo = const Q7_ISL_SR & 0xFF,
+                        in("a8") isl,
+                        options(nostack, preserves_flags),
+                    )
+                };
+            }
+            Soc::Qemu { .. } => self.write_reg(self.platform.apb_base + qemu::ISL_OFFSET, isl as u32),
+        }
+    }
+}
