@@ -60,6 +60,78 @@ typedef uint8_t Dtype;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+// One window of the context (32 bytes, C layout).
+typedef struct neuron_map_record {
+  // SoC base of the region the window shows (`addr & mask`).
+  uint64_t ptr;
+  // Where the window starts for the core (an NX address on the device;
+  // the mock's host address for it on the host).
+  uint64_t window;
+  // Bits of an address that select the region.
+  uint64_t mask;
+  // NX address of the window's register (0 for pinned windows).
+  uint64_t reg_location;
+} neuron_map_record;
+
+// The per-core translation context (168 bytes, C layout).
+typedef struct neuron_translation_ctx {
+  // Dynamic windows 0..3, then SBUF, then hbm_scratch.
+  struct neuron_map_record records[RECORDS];
+  // Round-robin cursor over the dynamic records (`% 3`).
+  uint8_t next_alloc;
+} neuron_translation_ctx;
+
+// A tensor's storage as the kernel holds it: a 64-bit SoC address and the
+// context that translates it (16 bytes, C layout). Arithmetic on it is
+// 64-bit arithmetic and touches neither memory nor windows.
+typedef struct Q7PtrType {
+  // SoC (HBM or SBUF) address.
+  uint64_t addr;
+  // The core's translation context.
+  struct neuron_translation_ctx *ctx;
+} Q7PtrType;
+
+// A marshalled tensor (168 bytes, C layout; crosses the C ABI).
+//
+// Sizes and strides are `int64_t` as in `at::IntArrayRef`; strides are in
+// elements, row-major contiguous; entries past `num_dim` are 0.
+typedef struct neuron_tensor {
+  // The storage: effective SoC address and the core's context.
+  struct Q7PtrType storage;
+  // Sizes, outermost first.
+  int64_t sizes[MAX_DIMS];
+  // Strides in elements.
+  int64_t strides[MAX_DIMS];
+  // Elements.
+  int64_t numel;
+  // Bytes the elements take.
+  int64_t nbytes;
+  // ISA dtype code (one of the eight that marshal).
+  uint8_t dtype;
+  // Dimensions in use.
+  uint8_t num_dim;
+  // Bytes per element.
+  uint8_t elem_size;
+  // 0 = HBM, 1 = SBUF (informational: `storage` is already the
+  // effective SoC address).
+  uint8_t location;
+  // 0.
+  uint32_t reserved;
+} neuron_tensor;
+
+// A scalar argument as C sees it (`at::Scalar` holds an integer or a
+// double; both forms are filled).
+typedef struct NeuronScalar {
+  // The value as an integer (C conversion from a float).
+  int64_t i;
+  // The value as a double.
+  double f;
+  // ISA dtype code of the argument.
+  uint8_t dtype;
+  // 1 if the dtype is floating point.
+  uint8_t is_float;
+} NeuronScalar;
+
 // An op's launcher, `<fn>_stack_switch`.
 typedef int32_t (*OpFn)(void);
 
@@ -105,6 +177,54 @@ int32_t get_cpu_id(void);
 
 // `get_cpu_count`: always 8.
 int32_t get_cpu_count(void);
+
+// `customop_setup(has_return)`: arms the DMA queue, clears the
+// "destination claimed" flag and binds the invocation block the loader
+// put in the mailbox. Failures go to `customop_status`.
+void customop_setup(bool has_return);
+
+// The invocation's status: 0 while every step succeeded, else the code
+// of the first failure since `customop_setup`.
+int32_t customop_status(void);
+
+// `customop_next_tensor()`: the next argument as a tensor (zero tensor
+// on failure).
+struct neuron_tensor customop_next_tensor(void);
+
+// `customop_next_scalar()`: a one-element tensor argument's value.
+struct NeuronScalar customop_next_scalar(void);
+
+// `customop_next_int()`.
+int32_t customop_next_int(void);
+
+// `customop_next_float()`.
+float customop_next_float(void);
+
+// `customop_next_long_long()`.
+int64_t customop_next_long_long(void);
+
+// `customop_next_int64()` (`int64_t` arguments).
+int64_t customop_next_int64(void);
+
+// `customop_next_double()`.
+double customop_next_double(void);
+
+// `get_dst_tensor()`: the output's storage, for the kernel to write in
+// place; a later `customop_return_tensor` then copies nothing.
+struct neuron_tensor get_dst_tensor(void);
+
+// `customop_return_tensor(t)`: unless the output was claimed, checks the
+// dtype gate and copies `t` into the output storage through data RAM.
+// 0, or -1 with nothing written.
+//
+// # Safety
+// `t` must be null (refused) or point to a readable `neuron_tensor`.
+int32_t customop_return_tensor(const struct neuron_tensor *t);
+
+// `customop_cleanup()`: drains both DMA directions, flushes the printf
+// ring and fences. Returns 0, or -1 (e.g. the kernel neither claimed nor
+// returned its output).
+int32_t customop_cleanup(void);
 
 // The code of the last error on the calling core (0 if none yet).
 int32_t neuron_last_error(void);
@@ -196,6 +316,35 @@ int32_t neuron_entry(const struct neuron_entry_block *block);
 // `wrapper` must be a valid function; it runs with the calling core
 // bound, as a generated `<fn>_wrapper`.
 int32_t switch_stack_or_call_wrapper(void (*wrapper)(void), uint32_t stack_size);
+
+// HBM/SBUF → local: copies `n` bytes from SoC address `src` to `dst`
+// with the active method. 0 or -1.
+//
+// # Safety
+// `dst` must be valid for `n` bytes of writes.
+int32_t neuron_memcpy_from_soc(void *dst, uint64_t src, uint32_t n);
+
+// Local → HBM/SBUF. 0 or -1.
+//
+// # Safety
+// `src` must be valid for `n` bytes of reads.
+int32_t neuron_memcpy_to_soc(uint64_t dst, const void *src, uint32_t n);
+
+// HBM → HBM, bounced through data RAM (the core cannot stream HBM to HBM).
+int32_t neuron_memcpy_soc_to_soc(uint64_t dst, uint64_t src, uint64_t n);
+
+// `neuron_set_memcpy_method(m)`: 0 = C, 1 = vector, 2 = DMA (default).
+// Any other value is refused (-1) and the active method stays.
+int32_t neuron_set_memcpy_method(uint32_t m);
+
+// The active memcpy method.
+uint32_t neuron_get_memcpy_method(void);
+
+// `init_dma_queue()`: arms both rings (also done by `customop_setup`).
+int32_t init_dma_queue(void);
+
+// Waits for every outstanding DMA transfer in both directions.
+int32_t neuron_dma_drain(void);
 
 // `neuron_translate_ctx`: the calling core's translation context, the
 // value every `Q7PtrType.ctx` holds. Null if no core is bound.

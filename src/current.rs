@@ -16,6 +16,8 @@ pub struct Bound<H: neuron_hal::Hal> {
     pub state: CoreState<H>,
     /// The last error a C entry point reported on this core (0: none).
     pub last_error: i32,
+    /// First marshalling failure since `customop_setup` (0: none).
+    pub invocation_status: i32,
     /// Set while an entry point holds the state, to refuse re-entry.
     busy: bool,
 }
@@ -23,7 +25,7 @@ pub struct Bound<H: neuron_hal::Hal> {
 impl<H: neuron_hal::Hal> Bound<H> {
     /// Wraps fresh state.
     pub const fn new(state: CoreState<H>) -> Self {
-        Self { state, last_error: 0, busy: false }
+        Self { state, last_error: 0, invocation_status: 0, busy: false }
     }
 }
 

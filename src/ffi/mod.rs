@@ -6,10 +6,12 @@
 //! turns a code into a sentence.
 
 pub mod cpu;
+pub mod customop;
 pub mod error;
 pub mod heap;
 pub mod init;
 pub mod launch;
+pub mod memcpy;
 pub mod translate;
 pub mod version;
 
