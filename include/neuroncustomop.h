@@ -60,6 +60,11 @@ typedef uint8_t Dtype;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
+#if !defined(NEURON_DEVICE)
+// An opaque simulator handle.
+typedef struct NeuronSim NeuronSim;
+#endif
+
 // One window of the context (32 bytes, C layout).
 typedef struct neuron_map_record {
   // SoC base of the region the window shows (`addr & mask`).
@@ -361,6 +366,95 @@ const char *neuron_customop_version(void);
 
 // The ucode-lib ABI version, "1.21.1.0".
 const char *neuron_ucode_lib_version(void);
+
+#if !defined(NEURON_DEVICE)
+// A new simulator: a mock SoC with eight reset cores. Null on failure.
+struct NeuronSim *neuron_sim_new(void);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Frees a simulator.
+//
+// # Safety
+// `s` must be null or a handle from `neuron_sim_new`, not used again.
+void neuron_sim_free(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Registers the ops of the linked kernel (`get_func_cnt/name/ptr`) as the
+// loader would. Returns the op count, or -code.
+//
+// # Safety
+// `s` must be a live handle; the kernel's op table must be linked.
+int32_t neuron_sim_register(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Places a tensor argument (`data`: `nbytes` bytes, row-major) in HBM.
+//
+// # Safety
+// `s` live; `shape` readable for `ndim`; `data` readable for `nbytes`.
+int32_t neuron_sim_arg_tensor(struct NeuronSim *s,
+                              uint8_t dtype,
+                              const uint64_t *shape_,
+                              uint32_t ndim,
+                              const void *data,
+                              size_t nbytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Places a one-element value argument of kind `kind` (2 scalar, 3 int,
+// 4 float, 5 long long, 6 double) with dtype `dtype`; `elem` is its bytes.
+//
+// # Safety
+// `s` live; `elem` readable for the dtype's element size.
+int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype, const void *elem);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Appends a raw 48-byte descriptor as argument of kind `kind` (for
+// testing the gates).
+//
+// # Safety
+// `s` live; `desc` readable for 48 bytes.
+int32_t neuron_sim_arg_raw(struct NeuronSim *s, uint8_t kind, const uint8_t *desc);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Sets the output tensor (zeroed, in HBM).
+//
+// # Safety
+// `s` live; `shape` readable for `ndim`.
+int32_t neuron_sim_set_output(struct NeuronSim *s,
+                              uint8_t dtype,
+                              const uint64_t *shape_,
+                              uint32_t ndim);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Runs op `name` on cores `0..cores` (1..=8) in parallel. 0 if every core
+// finished with status 0, else the first failing core's code.
+//
+// # Safety
+// `s` live; `name` a C string.
+int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code.
+//
+// # Safety
+// `s` live; `dst` writable for `n` bytes.
+int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Clears the pending arguments and output.
+//
+// # Safety
+// `s` live.
+void neuron_sim_clear_args(struct NeuronSim *s);
+#endif
 
 #ifdef __cplusplus
 }  // extern "C"

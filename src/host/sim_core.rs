@@ -1,4 +1,4 @@
-//! Host side: running simulated cores on host threads.
+//! One simulated core bound to host threads while it runs.
 
 use crate::current::{bind, Bound, CoreHal};
 use neuron_hal_mock::MockCore;
@@ -32,6 +32,16 @@ impl SimCore {
     /// The mock hardware of this core.
     pub fn hal(&self) -> &MockCore {
         &self.bound.state.hal
+    }
+
+    /// First marshalling failure of the last invocation (0: none).
+    pub fn invocation_status(&self) -> i32 {
+        self.bound.invocation_status
+    }
+
+    /// The last error a C entry point recorded on this core.
+    pub fn last_error(&self) -> i32 {
+        self.bound.last_error
     }
 }
 

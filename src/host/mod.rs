@@ -1,0 +1,10 @@
+//! Host side: simulated cores on host threads, and the simulator that
+//! places tensors in mock HBM, launches ops on 1 or 8 cores and reads the
+//! result back.
+
+mod sim_core;
+pub mod sim_ffi;
+pub mod simulator;
+
+pub use sim_core::{with_bound_hal, SimCore};
+pub use simulator::{Arg, CoreReport, RunReport, Simulator};
