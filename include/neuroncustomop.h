@@ -176,6 +176,14 @@ typedef struct neuron_abort_report {
 extern "C" {
 #endif // __cplusplus
 
+#if defined(NEURON_DEVICE)
+// `switchBack` for code that calls it at the end of a wrapper (the
+// original's generated wrapper does): here the switch back happens when
+// the wrapper returns into the trampoline, so this is a plain, harmless
+// function.
+void switchBack(void);
+#endif
+
 // `get_cpu_id`: this core's PRID, read once and cached; in
 // `[0, get_cpu_count())`. -1 if no core is bound (host only).
 int32_t get_cpu_id(void);

@@ -52,16 +52,21 @@ mod imp {
     #[unsafe(no_mangle)]
     static mut NEURON_ABORT_REPORT: AbortReport = AbortReport { code: 0, cpu: -1, line: 0 };
 
-    unsafe extern "C" {
-        /// Provided by the firmware (or the test board).
-        fn abort() -> !;
-    }
 
     pub fn abort(r: AbortReport, _e: Error, _what: &str, _file: &str) -> ! {
-        // SAFETY: single-threaded core; written once on the way down.
+        // In the body, so the header generator does not export it.
+        unsafe extern "C" {
+            /// Provided by the firmware (or the test board).
+            #[link_name = "abort"]
+            fn firmware_abort() -> !;
+        }
+        #[cfg(feature = "qemu")]
+        crate::device::semihosting::report_abort(r.cpu, r.code, _e.message(), _what, _file, r.line);
+        // SAFETY: single-threaded core (under QEMU the cores share this
+        // static: the last report wins); written once on the way down.
         unsafe {
             core::ptr::addr_of_mut!(NEURON_ABORT_REPORT).write_volatile(r);
-            abort()
+            firmware_abort()
         }
     }
 }

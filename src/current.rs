@@ -10,6 +10,11 @@ use neuron_runtime::{CoreState, Error};
 #[cfg(not(target_arch = "xtensa"))]
 pub type CoreHal = neuron_hal_mock::MockCore;
 
+/// The hardware behind the C entry points: MMIO, for the Q7 or (feature
+/// `qemu`) for the emulated core.
+#[cfg(target_arch = "xtensa")]
+pub type CoreHal = neuron_hal::xtensa::MmioHal;
+
 /// A core's runtime state plus what the C surface adds to it.
 pub struct Bound<H: neuron_hal::Hal> {
     /// The runtime state.
@@ -63,6 +68,93 @@ mod host_binding {
         UNBOUND_ERROR.with(Cell::get)
     }
 }
+
+/// The device binding: one static state per image (each Q7 core runs its
+/// own image, linked at its own address, on private memory).
+///
+/// Under QEMU (feature `qemu`) every emulated core runs the *same* image
+/// in one shared RAM, so the image holds one state per core and a core
+/// picks its own by PRID: the stand-in for "one image per core".
+#[cfg(target_arch = "xtensa")]
+mod device_binding {
+    use super::*;
+    use core::cell::UnsafeCell;
+    use neuron_hal::xtensa::MmioHal;
+
+    /// A core's state in a static.
+    pub struct Slot(UnsafeCell<Bound<CoreHal>>);
+
+    // SAFETY: a slot is only ever used by the one core it belongs to (on
+    // the Q7 the image is private to its core; under QEMU a core uses the
+    // slot of its own PRID), and a core is one thread of control;
+    // `with_core`'s busy flag refuses re-entry.
+    unsafe impl Sync for Slot {}
+
+    impl Slot {
+        const fn new(hal: MmioHal) -> Self {
+            Self(UnsafeCell::new(Bound::new(CoreState::new(hal))))
+        }
+    }
+
+    #[cfg(not(feature = "qemu"))]
+    static CORE: Slot = Slot::new(MmioHal::q7());
+
+    #[cfg(not(feature = "qemu"))]
+    pub fn current() -> *mut Bound<CoreHal> {
+        CORE.0.get()
+    }
+
+    #[cfg(feature = "qemu")]
+    static CORES: [Slot; neuron_hal::platform::CORE_COUNT as usize] = [
+        Slot::new(MmioHal::qemu(0)),
+        Slot::new(MmioHal::qemu(1)),
+        Slot::new(MmioHal::qemu(2)),
+        Slot::new(MmioHal::qemu(3)),
+        Slot::new(MmioHal::qemu(4)),
+        Slot::new(MmioHal::qemu(5)),
+        Slot::new(MmioHal::qemu(6)),
+        Slot::new(MmioHal::qemu(7)),
+    ];
+
+    #[cfg(feature = "qemu")]
+    static POWERED: [core::sync::atomic::AtomicBool; neuron_hal::platform::CORE_COUNT as usize] =
+        [const { core::sync::atomic::AtomicBool::new(false) }; neuron_hal::platform::CORE_COUNT as usize];
+
+    /// The calling core's slot (by PRID); null for a PRID of 8 or more.
+    /// The first use puts the core's emulated registers in their reset
+    /// state.
+    #[cfg(feature = "qemu")]
+    pub fn current() -> *mut Bound<CoreHal> {
+        use core::sync::atomic::Ordering;
+        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0)) as usize;
+        let Some(slot) = CORES.get(cpu) else {
+            return core::ptr::null_mut();
+        };
+        let p = slot.0.get();
+        if !POWERED[cpu].load(Ordering::Relaxed) {
+            // SAFETY: the slot is this core's (see `Sync` above); only
+            // the HAL, a plain value, is read.
+            unsafe { (*p).state.hal.power_on() };
+            POWERED[cpu].store(true, Ordering::Relaxed);
+        }
+        p
+    }
+
+    /// Errors with no core bound cannot happen on the device except for a
+    /// PRID out of range (QEMU); they are kept here.
+    static UNBOUND_ERROR: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
+
+    pub fn set_unbound_error(code: i32) {
+        UNBOUND_ERROR.store(code, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    pub fn unbound_error() -> i32 {
+        UNBOUND_ERROR.load(core::sync::atomic::Ordering::Relaxed)
+    }
+}
+
+#[cfg(target_arch = "xtensa")]
+use device_binding::{current, set_unbound_error, unbound_error};
 
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use host_binding::bind;

@@ -5,12 +5,15 @@
 //! mock SoC of `neuron-hal-mock` on the host, where each simulated core is
 //! bound to the host thread that runs it ([`host::SimCore`]).
 #![no_std]
+#![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
 
 #[cfg(not(target_arch = "xtensa"))]
 extern crate std;
 
 mod abort;
 mod current;
+#[cfg(target_arch = "xtensa")]
+pub mod device;
 mod switch;
 pub mod ffi;
 #[cfg(not(target_arch = "xtensa"))]

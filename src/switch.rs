@@ -45,3 +45,19 @@ pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
         });
     }
 }
+
+/// Smallest HBM stack worth switching to on the device.
+#[cfg(target_arch = "xtensa")]
+pub use crate::device::switch::MIN_HBM_STACK;
+
+/// Runs `wrapper` with SP at the top of `stack` and ISL at its bottom
+/// (assembly: `src/device/switch.rs`), then restores SP, PS and ISL.
+///
+/// # Safety
+/// `stack` must be live memory the core owns for the duration; `wrapper`
+/// must be sound to call.
+#[cfg(target_arch = "xtensa")]
+pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
+    // SAFETY: forwarded from the caller.
+    unsafe { crate::device::switch::run_on(stack, wrapper) }
+}
