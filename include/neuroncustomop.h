@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdbool.h>
+#define NEURON_TRANSLATE_RECORDS 5
+#define NEURON_MAX_DIMS 8
 
 // An ISA dtype code (`NEURON_ISA_TPB_DTYPE`). Names are ours.
 enum Dtype
@@ -81,7 +83,7 @@ typedef struct neuron_map_record {
 // The per-core translation context (168 bytes, C layout).
 typedef struct neuron_translation_ctx {
   // Dynamic windows 0..3, then SBUF, then hbm_scratch.
-  struct neuron_map_record records[RECORDS];
+  struct neuron_map_record records[NEURON_TRANSLATE_RECORDS];
   // Round-robin cursor over the dynamic records (`% 3`).
   uint8_t next_alloc;
 } neuron_translation_ctx;
@@ -104,9 +106,9 @@ typedef struct neuron_tensor {
   // The storage: effective SoC address and the core's context.
   struct Q7PtrType storage;
   // Sizes, outermost first.
-  int64_t sizes[MAX_DIMS];
+  int64_t sizes[NEURON_MAX_DIMS];
   // Strides in elements.
-  int64_t strides[MAX_DIMS];
+  int64_t strides[NEURON_MAX_DIMS];
   // Elements.
   int64_t numel;
   // Bytes the elements take.
