@@ -40,6 +40,11 @@ pub struct Layout {
 pub const QEMU_ROM: u32 = 0x5000_0000;
 pub const QEMU_RAM: u32 = 0x6000_0000;
 pub const QEMU_RAM_SIZE: u32 = 128 << 20;
+/// The part of RAM an image may use: the QEMU platform table
+/// (`neuron_hal::platform::QEMU`) puts the cores' private slices and
+/// hbm_scratch after it.
+pub const QEMU_IMAGE_SIZE: u32 = neuron_hal::platform::qemu::IMAGE_SIZE;
+const _: () = assert!(QEMU_RAM == neuron_hal::platform::qemu::RAM_NX && QEMU_RAM_SIZE == neuron_hal::platform::qemu::RAM_SIZE);
 
 /// Q7 (SPEC §2): vectors in IRAM at 0 (0x1000, same on all cores); the
 /// per-core code window in the hbm_scratch pinned window.
@@ -111,7 +116,7 @@ pub fn layouts() -> Vec<Layout> {
         sram: Region {
             name: "sram0_0_seg",
             origin: QEMU_RAM + VECTORS_SIZE,
-            length: QEMU_RAM_SIZE - VECTORS_SIZE,
+            length: QEMU_IMAGE_SIZE - VECTORS_SIZE,
         },
         entry: Some("_ResetVector"),
     }];
