@@ -4,10 +4,12 @@
 //! the host each simulated core owns one. Nothing here is shared between
 //! cores.
 
+use crate::access::AccessState;
 use crate::dma::DmaQueue;
 use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
 use crate::marshal::ArgState;
 use crate::memcpy::MemcpyMethod;
+use crate::printf::PrintfRing;
 use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
 use neuron_hal::Hal;
@@ -34,6 +36,10 @@ pub struct CoreState<H: Hal> {
     pub args: ArgState,
     /// The active `neuron_memcpy` backend.
     pub(crate) memcpy_method: MemcpyMethod,
+    /// Accessors: coherency table, stream and TCM pools.
+    pub access: AccessState,
+    /// The device printf ring.
+    pub printf: PrintfRing,
     cpu_id: Option<u32>,
     bootstrap: BootstrapArena,
 }
@@ -56,6 +62,8 @@ impl<H: Hal> CoreState<H> {
             dma: DmaQueue::new(),
             args: ArgState::new(),
             memcpy_method: MemcpyMethod::Dma,
+            access: AccessState::new(),
+            printf: PrintfRing::new(),
             cpu_id: None,
             bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),
         }

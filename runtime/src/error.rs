@@ -125,6 +125,36 @@ errors! {
     NoCore = 71, "no core is bound to the calling thread (host simulator)";
     /// The runtime is already inside a call on this core (re-entered).
     Reentered = 72, "runtime entered again from inside one of its own calls";
+    // -- kernel-facing access (SPEC 8) --
+    /// Under the COHERENT policy, an accessor whose kind may not coexist
+    /// with the tensor's live accessors.
+    CoherencyConflict = 80, "accessor refused: it may not coexist with the tensor's live accessors (COHERENT policy)";
+    /// The per-core table of tracked tensors is full.
+    CoherencyTableFull = 81, "too many tensors with live accessors or a non-default coherence policy";
+    /// A coherence policy outside 0..=2, or an unknown accessor kind.
+    BadCoherencyPolicy = 82, "coherence policy must be 0 (COHERENT), 1 (INCOHERENT_VERBOSE) or 2 (INCOHERENT_QUIET)";
+    /// An index outside its dimension, or a range outside the tensor.
+    IndexOutOfBounds = 83, "index or range outside the tensor";
+    /// The accessor's rank differs from the tensor's.
+    RankMismatch = 84, "accessor rank differs from the tensor's number of dimensions";
+    /// The accessor's element type differs from the tensor's dtype.
+    ElementTypeMismatch = 85, "accessor element type differs from the tensor's dtype";
+    /// The stream is closed (or was never opened).
+    StreamClosed = 86, "stream accessor is closed";
+    /// A stream read or write past the tensor's last element.
+    StreamEnd = 87, "stream accessor is past the tensor's last element";
+    /// A tensor operation does not accept the tensor's dtype.
+    DtypeNotSupported = 88, "the operation does not accept this dtype";
+    /// Operands of a tensor operation differ in shape (no broadcasting).
+    ShapeMismatch = 89, "operand shapes differ (no broadcasting)";
+    /// A pool resized while in use, or a size it cannot take.
+    BadPoolConfig = 90, "pool size invalid, or the pool is in use";
+    /// A printf ring size that is not a power of two up to 128 KiB.
+    BadRingSize = 91, "printf ring size must be a power of two from 64 bytes to 128 KiB";
+    /// A tensor's storage is not aligned for its element type.
+    Misaligned = 92, "tensor storage is not aligned to its element size";
+    /// An accessor released that was not registered.
+    AccessorNotRegistered = 93, "accessor released that was not registered";
 }
 
 impl Error {

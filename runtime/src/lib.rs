@@ -6,6 +6,7 @@
 #[cfg(test)]
 extern crate std;
 
+pub mod access;
 pub mod core_state;
 pub mod dma;
 pub mod error;
@@ -13,6 +14,7 @@ pub mod heap;
 pub mod stack;
 pub mod marshal;
 pub mod memcpy;
+pub mod printf;
 pub mod translate;
 
 pub use core_state::CoreState;

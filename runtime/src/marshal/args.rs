@@ -325,10 +325,11 @@ impl<H: Hal> CoreState<H> {
         Ok(())
     }
 
-    /// The hook where the `printf` output ring is flushed at cleanup (the
-    /// original's `fsync(1)`/`fsync(2)`). The ring is not part of this
-    /// crate yet; until it is, there is nothing buffered to flush.
-    pub fn flush_printf_ring(&mut self) {}
+    /// Flushes the `printf` output ring at cleanup (the original's
+    /// `fsync(1)`/`fsync(2)`): what was printed becomes visible to the host.
+    pub fn flush_printf_ring(&mut self) {
+        self.printf.flush();
+    }
 
     /// `customop_cleanup`: drains both DMA directions, flushes the output
     /// streams, fences (`memw`), then unbinds the invocation. Every step

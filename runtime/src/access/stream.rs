@@ -1,0 +1,201 @@
+//! Read and write stream accessors (SPEC §8, §10): sequential access to a
+//! tensor through a 4 KiB data-RAM buffer refilled or flushed with
+//! `neuron_memcpy`. When the pool has no free buffer the stream runs per
+//! element through a translate (the slow path, still correct). Writes
+//! reach memory when the buffer fills and at `close`.
+//!
+//! The stream's state is a C struct the caller owns (the C++ and Rust
+//! accessor objects hold it by value); the core keeps only the pool.
+
+use super::coherency::AccessorKind;
+use crate::core_state::CoreState;
+use crate::error::{Error, Result};
+use crate::marshal::tensor::TensorView;
+use crate::memcpy::MemcpyMethod;
+use core::mem::{offset_of, size_of};
+use neuron_hal::Hal;
+use static_assertions::const_assert_eq;
+
+/// Stream direction (C values).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(u8)]
+pub enum StreamMode {
+    /// `read_stream_accessor`.
+    Read = 0,
+    /// `write_stream_accessor`.
+    Write = 1,
+}
+
+/// No buffer: the stream runs per element.
+pub const UNBUFFERED: i32 = -1;
+
+/// A stream accessor's state (48 bytes, C layout; crosses the ABI).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+#[repr(C)]
+pub struct StreamState {
+    /// SoC address of the tensor's first element.
+    pub addr: u64,
+    /// Elements in the tensor.
+    pub numel: u64,
+    /// Next element to read or write.
+    pub pos: u64,
+    /// Element index of the buffer's first element.
+    pub buf_start: u64,
+    /// Elements in the buffer (read: valid; write: pending).
+    pub buf_len: u32,
+    /// Elements the buffer holds.
+    pub cap: u32,
+    /// Pool slot, or [`UNBUFFERED`].
+    pub slot: i32,
+    /// Bytes per element.
+    pub elem_size: u8,
+    /// [`StreamMode`].
+    pub mode: u8,
+    /// 1 while open.
+    pub open: u8,
+    /// 0.
+    pub reserved: u8,
+}
+
+const_assert_eq!(size_of::<StreamState>(), 48);
+const_assert_eq!(offset_of!(StreamState, buf_len), 32);
+const_assert_eq!(offset_of!(StreamState, slot), 40);
+const_assert_eq!(offset_of!(StreamState, elem_size), 44);
+const_assert_eq!(offset_of!(StreamState, open), 46);
+
+impl StreamState {
+    fn kind(&self) -> AccessorKind {
+        if self.mode == StreamMode::Write as u8 {
+            AccessorKind::BufferedWriter
+        } else {
+            AccessorKind::BufferedReader
+        }
+    }
+
+    /// Whether the stream runs through a pool buffer.
+    pub fn is_buffered(&self) -> bool {
+        self.slot != UNBUFFERED
+    }
+}
+
+impl<H: Hal> CoreState<H> {
+    /// Opens a stream over `t` (whose elements are `elem_size` bytes of
+    /// dtype `dtype`): registers with the coherency enforcer, takes a pool
+    /// buffer if one is free.
+    pub fn stream_open(&mut self, t: &TensorView, dtype: u8, elem_size: u8, mode: StreamMode) -> Result<StreamState> {
+        if t.storage.addr == 0 {
+            return Err(Error::NullStorage);
+        }
+        if t.dtype != dtype || t.elem_size != elem_size || elem_size == 0 {
+            return Err(Error::ElementTypeMismatch);
+        }
+        let mut s = StreamState { addr: t.storage.addr, numel: t.numel.max(0) as u64, slot: UNBUFFERED, elem_size, mode: mode as u8, open: 1, ..Default::default() };
+        self.accessor_register(s.addr, s.kind())?;
+        if let Some(slot) = self.access.streams.acquire() {
+            if self.stream_buffer(slot).is_some() {
+                s.slot = slot as i32;
+                s.cap = self.access.streams.buffer_bytes() / elem_size as u32;
+            } else {
+                let _ = self.access.streams.release(slot);
+            }
+        }
+        Ok(s)
+    }
+
+    fn stream_check(&self, s: &StreamState, mode: StreamMode, elem: usize) -> Result<()> {
+        if s.open != 1 || s.mode != mode as u8 {
+            return Err(Error::StreamClosed);
+        }
+        if elem != s.elem_size as usize {
+            return Err(Error::ElementTypeMismatch);
+        }
+        if s.pos >= s.numel {
+            return Err(Error::StreamEnd);
+        }
+        Ok(())
+    }
+
+    fn stream_elem_addr(s: &StreamState, i: u64) -> u64 {
+        s.addr.wrapping_add(i.wrapping_mul(s.elem_size as u64))
+    }
+
+    /// `read()`: the next element's bytes into `out` (`elem_size` long).
+    pub fn stream_read(&mut self, s: &mut StreamState, out: &mut [u8]) -> Result<()> {
+        self.stream_check(s, StreamMode::Read, out.len())?;
+        let es = s.elem_size as u64;
+        let Some(buf) = (if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None }) else {
+            // Per element, through a translate.
+            let n = es as u32;
+            // SAFETY: `out` is a Rust slice of `n` bytes, not a window view.
+            unsafe { self.memcpy_from_soc_with(MemcpyMethod::CMemcpy, out.as_mut_ptr(), Self::stream_elem_addr(s, s.pos), n)? };
+            s.pos += 1;
+            return Ok(());
+        };
+        if s.pos >= s.buf_start + s.buf_len as u64 {
+            let k = (s.numel - s.pos).min(s.cap as u64) as u32;
+            // SAFETY: `buf` is this stream's pool buffer of `cap · es`
+            // bytes in data RAM, held by no one else while the slot is taken.
+            unsafe { self.memcpy_from_soc(buf, Self::stream_elem_addr(s, s.pos), k * es as u32)? };
+            s.buf_start = s.pos;
+            s.buf_len = k;
+        }
+        let at = ((s.pos - s.buf_start) * es) as usize;
+        // SAFETY: `at + es` is within the `buf_len · es` valid bytes of the
+        // buffer; `out` is a distinct Rust slice of `es` bytes.
+        unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), es as usize) };
+        s.pos += 1;
+        Ok(())
+    }
+
+    fn stream_flush(&mut self, s: &mut StreamState) -> Result<()> {
+        if s.buf_len == 0 {
+            return Ok(());
+        }
+        let buf = self.stream_buffer(s.slot as u32).ok_or(Error::StreamClosed)?;
+        let bytes = s.buf_len * s.elem_size as u32;
+        // SAFETY: the buffer's first `bytes` are the pending elements.
+        let r = unsafe { self.memcpy_to_soc(Self::stream_elem_addr(s, s.buf_start), buf, bytes) };
+        s.buf_start += s.buf_len as u64;
+        s.buf_len = 0;
+        r
+    }
+
+    /// `write(v)`: `v`'s bytes (`elem_size` long) as the next element.
+    pub fn stream_write(&mut self, s: &mut StreamState, v: &[u8]) -> Result<()> {
+        self.stream_check(s, StreamMode::Write, v.len())?;
+        let es = s.elem_size as u64;
+        let Some(buf) = (if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None }) else {
+            // SAFETY: `v` is a Rust slice of `es` bytes, not a window view.
+            unsafe { self.memcpy_to_soc_with(MemcpyMethod::CMemcpy, Self::stream_elem_addr(s, s.pos), v.as_ptr(), es as u32)? };
+            s.pos += 1;
+            return Ok(());
+        };
+        if s.buf_len == 0 {
+            s.buf_start = s.pos;
+        }
+        let at = (s.buf_len as u64 * es) as usize;
+        // SAFETY: buf_len < cap here, so `at + es` is inside the buffer.
+        unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), buf.add(at), es as usize) };
+        s.buf_len += 1;
+        s.pos += 1;
+        if s.buf_len == s.cap || s.pos == s.numel {
+            self.stream_flush(s)?;
+        }
+        Ok(())
+    }
+
+    /// `close()`: flushes pending writes, gives the buffer back and
+    /// deregisters. Closing a closed stream does nothing. Every step runs;
+    /// the first error is returned.
+    pub fn stream_close(&mut self, s: &mut StreamState) -> Result<()> {
+        if s.open != 1 {
+            return Ok(());
+        }
+        let flushed = if s.mode == StreamMode::Write as u8 && s.is_buffered() { self.stream_flush(s) } else { Ok(()) };
+        let released = if s.is_buffered() { self.access.streams.release(s.slot as u32) } else { Ok(()) };
+        let deregistered = self.accessor_release(s.addr, s.kind());
+        s.open = 0;
+        s.slot = UNBUFFERED;
+        flushed.and(released).and(deregistered)
+    }
+}

@@ -1,0 +1,123 @@
+//! Bookkeeping of the stream buffer pool: a data-RAM block cut into equal
+//! buffers (by default 16 KiB as four 4 KiB buffers, SPEC §10). A stream
+//! takes a free buffer when it opens; when none is free it runs
+//! unbuffered (per element). Pure logic: the memory is carved by the core
+//! state, this only hands out slots.
+
+use crate::error::{Error, Result};
+
+/// Default pool size (reference: a 16 KiB TCM pool).
+pub const DEFAULT_STREAM_POOL_BYTES: u32 = 16 << 10;
+/// Default buffer size (reference: 4 KiB per stream).
+pub const DEFAULT_STREAM_BUFFER_BYTES: u32 = 4 << 10;
+/// Most buffers a pool may have (the width of the in-use mask).
+pub const MAX_STREAM_BUFFERS: u32 = 16;
+
+/// Which buffers of the pool are taken.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamPool {
+    pool_bytes: u32,
+    buffer_bytes: u32,
+    in_use: u16,
+}
+
+impl Default for StreamPool {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl StreamPool {
+    /// The default geometry, nothing taken.
+    pub const fn new() -> Self {
+        Self { pool_bytes: DEFAULT_STREAM_POOL_BYTES, buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES, in_use: 0 }
+    }
+
+    /// Bytes of the whole pool.
+    pub fn pool_bytes(&self) -> u32 {
+        self.pool_bytes
+    }
+
+    /// Bytes per buffer.
+    pub fn buffer_bytes(&self) -> u32 {
+        self.buffer_bytes
+    }
+
+    /// Buffers in the pool.
+    pub fn buffers(&self) -> u32 {
+        self.pool_bytes / self.buffer_bytes
+    }
+
+    /// Buffers taken.
+    pub fn taken(&self) -> u32 {
+        self.in_use.count_ones()
+    }
+
+    /// Changes the geometry. Refused while a buffer is taken, or when the
+    /// buffer is not a multiple of 64 bytes, does not divide the pool, or
+    /// the pool would have 0 or more than 16 buffers. `pool_bytes == 0`
+    /// turns buffering off (every stream runs per element).
+    pub fn configure(&mut self, pool_bytes: u32, buffer_bytes: u32) -> Result<()> {
+        if self.in_use != 0 {
+            return Err(Error::BadPoolConfig);
+        }
+        if buffer_bytes == 0 || buffer_bytes % 64 != 0 || pool_bytes % buffer_bytes != 0 || pool_bytes / buffer_bytes > MAX_STREAM_BUFFERS {
+            return Err(Error::BadPoolConfig);
+        }
+        self.pool_bytes = pool_bytes;
+        self.buffer_bytes = buffer_bytes;
+        Ok(())
+    }
+
+    /// Takes a free buffer: its slot, or `None` when all are taken.
+    pub fn acquire(&mut self) -> Option<u32> {
+        let slot = (0..self.buffers()).find(|s| self.in_use & (1 << s) == 0)?;
+        self.in_use |= 1 << slot;
+        Some(slot)
+    }
+
+    /// Gives a buffer back.
+    pub fn release(&mut self, slot: u32) -> Result<()> {
+        if slot >= self.buffers() || self.in_use & (1 << slot) == 0 {
+            return Err(Error::AccessorNotRegistered);
+        }
+        self.in_use &= !(1 << slot);
+        Ok(())
+    }
+
+    /// Byte offset of `slot`'s buffer in the pool.
+    pub fn offset(&self, slot: u32) -> usize {
+        slot as usize * self.buffer_bytes as usize
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn four_buffers_then_none() {
+        let mut p = StreamPool::new();
+        assert_eq!(p.buffers(), 4);
+        let s: [u32; 4] = core::array::from_fn(|_| p.acquire().unwrap());
+        assert_eq!(s, [0, 1, 2, 3]);
+        assert_eq!(p.acquire(), None, "a 5th stream falls back");
+        assert_eq!(p.configure(8192, 4096), Err(Error::BadPoolConfig), "in use");
+        p.release(2).unwrap();
+        assert_eq!(p.release(2), Err(Error::AccessorNotRegistered));
+        assert_eq!(p.acquire(), Some(2));
+        assert_eq!(p.offset(3), 12288);
+    }
+
+    #[test]
+    fn geometry_is_checked() {
+        let mut p = StreamPool::new();
+        assert_eq!(p.configure(16384, 100), Err(Error::BadPoolConfig));
+        assert_eq!(p.configure(16384, 0), Err(Error::BadPoolConfig));
+        assert_eq!(p.configure(64 * 17, 64), Err(Error::BadPoolConfig));
+        p.configure(0, 4096).unwrap();
+        assert_eq!(p.acquire(), None, "no buffers: per element");
+        p.configure(8192, 1024).unwrap();
+        assert_eq!(p.buffers(), 8);
+    }
+}
