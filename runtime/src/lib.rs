@@ -14,6 +14,7 @@ pub mod heap;
 pub mod stack;
 pub mod marshal;
 pub mod memcpy;
+pub mod ops;
 pub mod printf;
 pub mod translate;
 

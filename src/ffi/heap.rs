@@ -54,15 +54,17 @@ pub extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
     status(with_core(|b| b.state.dataram.free(p.cast())))
 }
 
-/// `tcm_malloc(n)`: data RAM for the kernel's own staging; null on failure.
+/// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
+/// pool (16 KiB unless `neuron_set_tcm_pool_size` says otherwise); null on
+/// failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
-    with_core(|b| b.state.dataram.allocate(n, 0)).map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
+    with_core(|b| b.state.tcm_malloc(n)).map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
 }
 
 /// `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign
 /// or double free is refused and recorded as the last error.
 #[unsafe(no_mangle)]
 pub extern "C" fn tcm_free(p: *mut c_void) {
-    let _ = with_core(|b| b.state.dataram.free(p.cast()));
+    let _ = with_core(|b| b.state.tcm_free(p.cast()));
 }

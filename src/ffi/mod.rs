@@ -5,6 +5,7 @@
 //! the caller reads with [`neuron_last_error`]; [`neuron_error_message`]
 //! turns a code into a sentence.
 
+pub mod access;
 pub mod cpu;
 pub mod customop;
 pub mod error;
@@ -12,6 +13,9 @@ pub mod heap;
 pub mod init;
 pub mod launch;
 pub mod memcpy;
+pub mod ops;
+pub mod printf;
+pub mod stream;
 pub mod translate;
 pub mod version;
 
