@@ -11,6 +11,10 @@ pub struct Section {
     pub size: u32,
     /// SHF_ALLOC
     pub alloc: bool,
+    /// File offset of the contents (meaningless for NOBITS).
+    pub offset: u32,
+    /// SHT_NOBITS: no contents in the file.
+    pub nobits: bool,
 }
 
 #[derive(Debug)]
@@ -85,6 +89,8 @@ impl Elf {
                 addr,
                 size,
                 alloc: flags & 2 != 0,
+                offset: off as u32,
+                nobits: ty == 8,
             });
         }
         Ok(Elf {
@@ -93,6 +99,16 @@ impl Elf {
             sections,
             symbols,
         })
+    }
+
+    /// The bytes of section `name` in `file` (the bytes this was parsed
+    /// from); empty for NOBITS.
+    pub fn section_bytes<'f>(&self, file: &'f [u8], name: &str) -> Option<&'f [u8]> {
+        let s = self.section(name)?;
+        if s.nobits {
+            return Some(&[]);
+        }
+        file.get(s.offset as usize..s.offset as usize + s.size as usize)
     }
 
     pub fn section(&self, name: &str) -> Option<&Section> {

@@ -186,9 +186,17 @@ pub fn script(l: &Layout) -> String {
     for (off, sec) in VECTOR_SLOTS {
         let _ = writeln!(w, "    . = 0x{off:03x};\n    KEEP(*({sec}))");
     }
+    // The fatal-exception tail: the reporter on QEMU; on the FLL layouts a
+    // position-independent halt, so the vector page is the same bytes in
+    // every core's image (the reporter's literals are per-image addresses).
+    let (tail, fatal, drop_tail) = if l.reset.is_some() {
+        ("KEEP(*(.vectors.tail .vectors.tail.*))", "_q7_board_fatal_report", ".vectors.fll_tail")
+    } else {
+        ("KEEP(*(.vectors.fll_tail))", "_q7_board_fatal_halt", ".vectors.tail .vectors.tail.*")
+    };
     let _ = writeln!(
         w,
-        "    . = 0x{VECTORS_END:03x};\n    *(.vectors.tail .vectors.tail.*)\n  }} > {}\n",
+        "    . = 0x{VECTORS_END:03x};\n    {tail}\n  }} > {}\n  _q7_board_fatal = {fatal};\n",
         l.iram.name
     );
     let sram = l.sram.name;
@@ -241,7 +249,7 @@ pub fn script(l: &Layout) -> String {
     }
     let _ = writeln!(
         w,
-        "\n  /DISCARD/ : {{ *(.eh_frame .eh_frame_hdr .note.GNU-stack .gnu_debuglink) }}\n}}"
+        "\n  /DISCARD/ : {{ *(.eh_frame .eh_frame_hdr .note.GNU-stack .gnu_debuglink {drop_tail}) }}\n}}"
     );
     s
 }

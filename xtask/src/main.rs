@@ -6,6 +6,7 @@
 
 mod elf;
 mod layout;
+mod target;
 
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
@@ -14,16 +15,33 @@ use std::time::{Duration, Instant};
 
 /// The only toolchain known to build correct Xtensa code (TOOLCHAIN.md).
 const TOOLCHAIN: &str = "nightly-2026-10-15";
-const LD: &str = "xtensa-lx106-elf-ld";
+pub(crate) const LD: &str = "xtensa-lx106-elf-ld";
 const QEMU: &str = "qemu-system-xtensa";
 const QEMU_CPU: &str = "de212";
 const SELFTEST_MANIFEST: &str = "board/qemu/selftest/Cargo.toml";
 const SELFTEST_LIB: &str = "libq7_qemu_selftest.a";
 
-type Result<T = ()> = std::result::Result<T, String>;
+pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 
 const HELP: &str = "\
 cargo xtask <command>
+
+  run-example
+      THE MAIN JOB: build libneuroncustomop.a for Xtensa, link the example
+      op (kernels/axpy) into the nine per-core FLL images and check them,
+      then run the op on an emulated 8-core cluster (QEMU virt -smp 8):
+      each core prints its part of the result, core 0 checks the whole
+      output against the reference.
+  test
+      THE TEST COMMAND: host `cargo test --workspace`, the Xtensa build of
+      neuron-hal, neuron-runtime and neuroncustomop, the archive check,
+      qemu-test, the FLL check and the on-target suite on QEMU. Prints a
+      summary; exits non-zero on any failure.
+  build-lib
+      Build libneuroncustomop.a for Xtensa (release), check it (ELF32
+      Xtensa, windowed code, SPEC symbols) and print its path.
+  fll-check
+      Build the kernel images, link the nine FLL images and check them.
 
   build-xtensa [CARGO-BUILD-ARGS...]
       cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
@@ -59,6 +77,23 @@ fn main() -> ExitCode {
         Some("link") => cmd_link(&args[1..]).map(|_| 0),
         Some("qemu-run") => cmd_qemu_run(&args[1..]),
         Some("qemu-test") => qemu_test().map(|_| 0),
+        Some("build-lib") => target::build_lib().map(|p| {
+            println!("{}", p.display());
+            0
+        }),
+        Some("run-example") => target::run_example(),
+        Some("fll-check") => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
+            for l in &p {
+                println!("FLL: {l}");
+            }
+            if p.is_empty() {
+                println!("FLL: 9 images, every section in its window, no overlap, vector pages identical");
+                Ok(0)
+            } else {
+                Err(format!("{} FLL problem(s)", p.len()))
+            }
+        }),
+        Some("test") => target::test().map(|_| 0),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
             Ok(0)
@@ -76,7 +111,7 @@ fn main() -> ExitCode {
 
 // ---------------------------------------------------------------- paths
 
-fn root() -> PathBuf {
+pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
         .parent()
         .expect("xtask is in the workspace root")
@@ -84,7 +119,7 @@ fn root() -> PathBuf {
 }
 
 /// `$CARGO_TARGET_DIR` (or `<root>/target`) + `/xtensa`.
-fn xtensa_dir() -> PathBuf {
+pub(crate) fn xtensa_dir() -> PathBuf {
     let base = match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => {
             let d = PathBuf::from(d);
@@ -99,13 +134,13 @@ fn xtensa_dir() -> PathBuf {
     base.join("xtensa")
 }
 
-fn artifact_dir(release: bool) -> PathBuf {
+pub(crate) fn artifact_dir(release: bool) -> PathBuf {
     xtensa_dir()
         .join("xtensa-target")
         .join(if release { "release" } else { "debug" })
 }
 
-fn llvm_bin(tool: &str) -> Result<PathBuf> {
+pub(crate) fn llvm_bin(tool: &str) -> Result<PathBuf> {
     let out = Command::new("rustup")
         .args(["run", TOOLCHAIN, "rustc", "--print", "sysroot"])
         .output()
@@ -121,7 +156,7 @@ fn llvm_bin(tool: &str) -> Result<PathBuf> {
         .join(tool))
 }
 
-fn run(cmd: &mut Command) -> Result {
+pub(crate) fn run(cmd: &mut Command) -> Result {
     eprintln!("xtask: running {cmd:?}");
     let st = cmd
         .status()
@@ -135,7 +170,7 @@ fn run(cmd: &mut Command) -> Result {
 
 // ---------------------------------------------------------------- build
 
-fn build_xtensa(args: &[String]) -> Result {
+pub(crate) fn build_xtensa(args: &[String]) -> Result {
     let root = root();
     let default = [
         "--release".to_string(),
@@ -449,7 +484,7 @@ struct Check {
     why: String,
 }
 
-fn qemu_test() -> Result {
+pub(crate) fn qemu_test() -> Result {
     build_xtensa(&[])?;
     let lib = artifact_dir(true).join(SELFTEST_LIB);
     let images = xtensa_dir().join("images");
@@ -680,7 +715,7 @@ fn qemu_test() -> Result {
 
 /// Disassemble with the nightly's llvm-objdump and look for the windowed
 /// ABI's `entry`, `callx8`/`call8` and `retw`.
-fn windowed_code_check(elf: &Path) -> Result {
+pub(crate) fn windowed_code_check(elf: &Path) -> Result {
     let objdump = llvm_bin("llvm-objdump")?;
     let out = Command::new(&objdump)
         .args(["--mattr=+windowed,+density", "-d"])

@@ -14,7 +14,15 @@
 //! | `.vectors.kernel_exception`     | 0x300 | fatal: report, exit 102 |
 //! | `.vectors.user_exception`       | 0x340 | fatal: report, exit 102 |
 //! | `.vectors.double_exception`     | 0x3C0 | fatal: report DEPC, exit 102 |
-//! | `.vectors.tail.*`               | 0x400.. | the common fatal handler |
+//! | `.vectors.tail.*`               | 0x400.. | the common fatal handler (QEMU layout) |
+//! | `.vectors.fll_tail`             | 0x400.. | halt (FLL layouts) |
+//!
+//! The vectors jump to `_q7_board_fatal`, which the linker script defines:
+//! `_q7_board_fatal_report` in the QEMU layout, `_q7_board_fatal_halt` in
+//! the FLL layouts. The reporter's literal pool holds per-image addresses
+//! (its stacks, the Rust reporter), so the FLL layouts, whose vector page
+//! must be byte-identical on all cores, use the position-independent halt
+//! instead.
 //!
 //! The fatal path never returns, so it may clobber everything: it makes the
 //! current window the only live one (WINDOWSTART = 1 << WINDOWBASE),
@@ -145,10 +153,10 @@ _DoubleExceptionVector:
     .long   0x00040020
 .Lfatal_rust:
     .long   q7_board_exception
-    .global _q7_board_fatal
-    .type _q7_board_fatal, @function
+    .global _q7_board_fatal_report
+    .type _q7_board_fatal_report, @function
     .balign 4
-_q7_board_fatal:
+_q7_board_fatal_report:
     rsr     a2, windowbase
     ssl     a2
     movi    a3, 1
@@ -179,7 +187,16 @@ _q7_board_fatal:
     callx4  a12
 3:
     j       3b
-    .size _q7_board_fatal, . - _q7_board_fatal
+    .size _q7_board_fatal_report, . - _q7_board_fatal_report
+
+    .section .vectors.fll_tail, "ax"
+    .global _q7_board_fatal_halt
+    .type _q7_board_fatal_halt, @function
+    .balign 4
+_q7_board_fatal_halt:
+    waiti   15
+    j       _q7_board_fatal_halt
+    .size _q7_board_fatal_halt, . - _q7_board_fatal_halt
     "#,
     max_cpus = const MAX_CPUS,
     exc_stack_shift = const EXC_STACK_SHIFT,

@@ -1,0 +1,287 @@
+//! The device side of `cargo xtask`: the shipped staticlib (`build-lib`),
+//! the per-core FLL images and their check, the QEMU image with the
+//! example op and the on-target suite (`run-example`), and the one test
+//! command (`test`).
+
+use crate::{artifact_dir, build_xtensa, layout, link, qemu_run, root, windowed_code_check, xtensa_dir, Result, LD};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+const KERNELS_MANIFEST: &str = "kernels/Cargo.toml";
+const LIB: &str = "libneuroncustomop.a";
+const QEMU_IMAGE_LIB: &str = "libqemu_image.a";
+const FLL_IMAGE_LIB: &str = "libfll_image.a";
+/// The entry of an FLL image: the loader calls it first, and through the
+/// op table it reaches every launcher, wrapper and library function the
+/// op needs (`--gc-sections` drops the rest).
+const FLL_ENTRY: &str = "register_funcs";
+
+/// C symbols of SPEC that the shipped archive must define.
+pub const SPEC_SYMBOLS: &[&str] = &[
+    "neuron_translate",
+    "neuron_hbm_allocate",
+    "neuron_dataram_allocate",
+    "tcm_malloc",
+    "tcm_free",
+    "register_funcs",
+    "switch_stack_or_call_wrapper",
+    "switchBack",
+    "get_cpu_id",
+    "get_cpu_count",
+    "customop_setup",
+    "customop_next_tensor",
+    "customop_return_tensor",
+    "customop_cleanup",
+    "malloc",
+    "free",
+];
+
+/// `cargo xtask build-lib`: builds and checks `libneuroncustomop.a`.
+pub fn build_lib() -> Result<PathBuf> {
+    build_xtensa(&["--release".into(), "-p".into(), "neuroncustomop".into()])?;
+    let lib = artifact_dir(true).join(LIB);
+    check_lib(&lib)?;
+    Ok(lib)
+}
+
+/// The archive holds ELF32 Xtensa objects with windowed code and defines
+/// every C symbol of SPEC.
+pub fn check_lib(lib: &Path) -> Result {
+    let readelf = Command::new(LD.replace("-ld", "-readelf"))
+        .args(["-h"])
+        .arg(lib)
+        .output()
+        .map_err(|e| format!("readelf: {e}"))?;
+    let text = String::from_utf8_lossy(&readelf.stdout);
+    let objects = text.matches("Class:").count();
+    let xt = text.lines().filter(|l| l.contains("Machine:") && l.contains("Xtensa")).count();
+    let elf32 = text.lines().filter(|l| l.contains("Class:") && l.contains("ELF32")).count();
+    if objects == 0 || xt != objects || elf32 != objects {
+        return Err(format!("{}: {objects} objects, {elf32} ELF32, {xt} Xtensa", lib.display()));
+    }
+    windowed_code_check(lib)?;
+    let nm = Command::new(LD.replace("-ld", "-nm"))
+        .args(["-g", "--defined-only"])
+        .arg(lib)
+        .output()
+        .map_err(|e| format!("nm: {e}"))?;
+    let syms = String::from_utf8_lossy(&nm.stdout);
+    let defined: std::collections::HashSet<&str> = syms
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.split_whitespace();
+            match (w.next(), w.next(), w.next()) {
+                (Some(_), Some("T"), Some(n)) => Some(n),
+                _ => None,
+            }
+        })
+        .collect();
+    let missing: Vec<&&str> = SPEC_SYMBOLS.iter().filter(|s| !defined.contains(**s)).collect();
+    if !missing.is_empty() {
+        return Err(format!("{}: missing C symbols {missing:?}", lib.display()));
+    }
+    println!("xtask: {}: {objects} ELF32 Xtensa objects, windowed code, {} SPEC symbols defined", lib.display(), SPEC_SYMBOLS.len());
+    Ok(())
+}
+
+/// Builds the two kernel images' staticlibs (separately: the QEMU one
+/// turns on the library's `qemu` feature, the FLL one must not).
+pub fn build_images() -> Result {
+    let manifest = root().join(KERNELS_MANIFEST).display().to_string();
+    for p in ["qemu-image", "fll-image"] {
+        build_xtensa(&["--release".into(), "--manifest-path".into(), manifest.clone(), "-p".into(), p.into()])?;
+    }
+    Ok(())
+}
+
+fn images_dir() -> PathBuf {
+    xtensa_dir().join("images")
+}
+
+/// Links the example op into the nine FLL images (`fll-cpu0..7`,
+/// `fll-single`) and checks them: every section inside its window, no
+/// overlap between the cores' images, the vector pages byte-identical.
+/// Returns one line per finding; empty means all good.
+pub fn fll_images() -> Result<Vec<String>> {
+    let lib = artifact_dir(true).join(FLL_IMAGE_LIB);
+    let mut names: Vec<String> = (0..layout::Q7_CPUS).map(|c| format!("fll-cpu{c}")).collect();
+    names.push("fll-single".into());
+    let mut problems = Vec::new();
+    let mut spans: Vec<(String, u64, u64)> = Vec::new();
+    let mut vectors: Option<(String, Vec<u8>)> = None;
+    for name in &names {
+        let l = layout::layout(name).ok_or("layout")?;
+        let out = images_dir().join(format!("axpy-{name}.elf"));
+        let img = link(name, &out, Some(FLL_ENTRY), &["axpy_stack_switch".into(), "axpy_single_stack_switch".into()], std::slice::from_ref(&lib))?;
+        let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
+        let (lo, hi) = (l.sram.origin as u64, l.sram.origin as u64 + l.sram.length as u64);
+        for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
+            let (a, e) = (s.addr as u64, s.addr as u64 + s.size as u64);
+            if s.name == ".vectors" {
+                if a != l.iram.origin as u64 || e > (l.iram.origin + l.iram.length) as u64 {
+                    problems.push(format!("{name}: .vectors at 0x{a:08x}..0x{e:08x}, not in iram0_0_seg"));
+                }
+                continue;
+            }
+            if a < lo || e > hi {
+                problems.push(format!("{name}: {} at 0x{a:08x}..0x{e:08x} outside [0x{lo:08x}, 0x{hi:08x})", s.name));
+            }
+            if name != "fll-single" {
+                spans.push((format!("{name} {}", s.name), a, e));
+            }
+        }
+        for sym in ["axpy_stack_switch", "customop_setup", "switch_stack_or_call_wrapper", "neuron_stack_switch_call"] {
+            if !img.symbols.get(sym).is_some_and(|&v| (v as u64) >= lo && (v as u64) < hi) {
+                problems.push(format!("{name}: {sym} missing or outside the code window"));
+            }
+        }
+        let v = img.section_bytes(&bytes, ".vectors").ok_or(format!("{name}: no .vectors"))?.to_vec();
+        match &vectors {
+            None => vectors = Some((name.clone(), v)),
+            Some((first, fv)) if *fv != v => problems.push(format!("{name}: vector page differs from {first}'s")),
+            Some(_) => {}
+        }
+        println!("xtask: {name}: {} (code window 0x{lo:08x}..0x{hi:08x})", out.display());
+    }
+    for (i, a) in spans.iter().enumerate() {
+        for b in &spans[i + 1..] {
+            if a.1 < b.2 && b.1 < a.2 && a.0.split(' ').next() != b.0.split(' ').next() {
+                problems.push(format!("{} overlaps {}", a.0, b.0));
+            }
+        }
+    }
+    if vectors.as_ref().is_some_and(|(_, v)| v.is_empty()) {
+        problems.push("empty vector page".into());
+    }
+    Ok(problems)
+}
+
+/// Links the QEMU image (all cores run it; one runtime state per PRID).
+pub fn qemu_image() -> Result<PathBuf> {
+    let out = images_dir().join("qemu-image.elf");
+    link("qemu", &out, None, &[], &[artifact_dir(true).join(QEMU_IMAGE_LIB)])?;
+    Ok(out)
+}
+
+/// `cargo xtask run-example`.
+pub fn run_example() -> Result<u8> {
+    let lib = build_lib()?;
+    println!("xtask: shipped library: {}", lib.display());
+    build_images()?;
+    let problems = fll_images()?;
+    for p in &problems {
+        println!("xtask: FLL check: {p}");
+    }
+    if !problems.is_empty() {
+        return Err(format!("{} FLL image problem(s)", problems.len()));
+    }
+    println!("xtask: FLL images: 9 linked, every section in its window, no overlap, vector pages identical");
+    let elf = qemu_image()?;
+    println!("xtask: running the example op on the emulated 8-core cluster (qemu-system-xtensa -M virt -smp 8 -cpu de212)");
+    let o = qemu_run(&elf, "virt", 8, Duration::from_secs(60), &["run=example".into()])?;
+    let matched = o.stdout.contains("example: output matches the reference");
+    match o.status {
+        Some(0) if matched => {
+            println!("xtask: run-example: PASS (8 cores, output matches the reference)");
+            Ok(0)
+        }
+        s => {
+            println!("xtask: run-example: FAIL (exit status {s:?}, timed out {}, match line {})", o.timed_out, matched);
+            Ok(1)
+        }
+    }
+}
+
+struct Step {
+    name: String,
+    ok: bool,
+    secs: f32,
+    why: String,
+}
+
+/// `cargo xtask test`: everything, with a summary; Err if anything failed.
+pub fn test() -> Result {
+    let t0 = Instant::now();
+    let mut steps: Vec<Step> = Vec::new();
+    let mut step = |name: &str, f: &mut dyn FnMut() -> Result| {
+        eprintln!("\nxtask: ==== {name}");
+        let t = Instant::now();
+        let r = f();
+        let secs = t.elapsed().as_secs_f32();
+        eprintln!("xtask: ==== {name}: {} ({secs:.1} s)", if r.is_ok() { "PASS" } else { "FAIL" });
+        steps.push(Step { name: name.into(), ok: r.is_ok(), secs, why: r.err().unwrap_or_default() });
+    };
+
+    step("host: cargo test --workspace", &mut || {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        crate::run(Command::new(cargo).current_dir(root()).args(["test", "--workspace"]))
+    });
+    step("xtensa: build neuron-hal, neuron-runtime, neuroncustomop", &mut || {
+        build_xtensa(&["--release".into(), "-p".into(), "neuron-hal".into(), "-p".into(), "neuron-runtime".into(), "-p".into(), "neuroncustomop".into()])
+    });
+    step("xtensa: libneuroncustomop.a is ELF32 Xtensa, windowed, has the SPEC symbols", &mut || build_lib().map(|_| ()));
+    step("qemu-test: board self-test, fault tests, FLL layouts", &mut || crate::qemu_test());
+    step("xtensa: build the kernel images (qemu-image, fll-image)", &mut build_images);
+    step("FLL: example op linked 8x + 1x; windows, no overlap, identical vector pages", &mut || {
+        let p = fll_images()?;
+        if p.is_empty() {
+            Ok(())
+        } else {
+            Err(p.join("; "))
+        }
+    });
+    let elf = qemu_image();
+    type Run<'a> = (&'a str, &'a str, u32, &'a [&'a str], &'a [&'a str]);
+    let runs: &[Run] = &[
+        ("on-target suite, sim, 1 core", "sim", 1, &["run=suite"], &["suite: core 0: 0 failed"]),
+        ("on-target suite, virt, 8 cores (each core runs it)", "virt", 8, &["run=suite"], &["suite: core 7: 0 failed", "suite: core 0: 0 failed"]),
+        ("custom-op flow, 1 core (axpy_single)", "sim", 1, &["run=example", "n=1001"], &["example: output matches the reference: 1001 elements"]),
+        ("custom-op flow, 8 cores (axpy, slice by PRID)", "virt", 8, &["run=example"], &["example: output matches the reference: 4099 elements of a*2.5+b on 8 core(s)"]),
+    ];
+    for (name, machine, smp, args, want) in runs {
+        step(name, &mut || {
+            let elf = elf.as_ref().map_err(|e| e.clone())?;
+            let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
+            let o = qemu_run(elf, machine, *smp, Duration::from_secs(60), &args)?;
+            let mut why = Vec::new();
+            if o.status != Some(0) {
+                why.push(format!("exit status {:?}{}", o.status, if o.timed_out { " (timeout)" } else { "" }));
+            }
+            for w in *want {
+                if !o.stdout.contains(w) {
+                    why.push(format!("no {w:?} in the output"));
+                }
+            }
+            if o.stdout.contains("FAIL") {
+                why.push("a test reported FAIL".into());
+            }
+            if why.is_empty() {
+                Ok(())
+            } else {
+                Err(why.join("; "))
+            }
+        });
+    }
+    step("on-target: a failing test fails the run (exit status checked)", &mut || {
+        let elf = elf.as_ref().map_err(|e| e.clone())?;
+        let o = qemu_run(elf, "sim", 1, Duration::from_secs(20), &["run=no-such-test".into()])?;
+        if o.status == Some(1) {
+            Ok(())
+        } else {
+            Err(format!("exit status {:?}, want 1", o.status))
+        }
+    });
+
+    let failed = steps.iter().filter(|s| !s.ok).count();
+    eprintln!("\nxtask: test summary ({:.0} s total)", t0.elapsed().as_secs_f32());
+    for s in &steps {
+        eprintln!("  [{}] {:<80} {:>6.1} s{}", if s.ok { "PASS" } else { "FAIL" }, s.name, s.secs, if s.ok { String::new() } else { format!("\n         {}", s.why) });
+    }
+    eprintln!("xtask: {} step(s), {failed} failed", steps.len());
+    if failed == 0 {
+        Ok(())
+    } else {
+        Err(format!("{failed} test step(s) failed"))
+    }
+}
