@@ -15,6 +15,50 @@
 #define NEURON_TRANSLATE_RECORDS 5
 #define NEURON_MAX_DIMS 8
 
+// A tensor's coherence policy (C values).
+enum CoherencePolicy
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // Forbidden combinations are refused (the default).
+  COHERENCE_POLICY_COHERENT = 0,
+  // Forbidden combinations are admitted with a warning.
+  COHERENCE_POLICY_INCOHERENT_VERBOSE = 1,
+  // Forbidden combinations are admitted silently.
+  COHERENCE_POLICY_INCOHERENT_QUIET = 2,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum CoherencePolicy CoherencePolicy;
+#else
+typedef uint8_t CoherencePolicy;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// What kind of accessor registers (C values).
+enum AccessorKind
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint8_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // A read stream accessor (buffered).
+  ACCESSOR_KIND_BUFFERED_READER = 0,
+  // A write stream accessor (buffered).
+  ACCESSOR_KIND_BUFFERED_WRITER = 1,
+  // A per-element accessor (`accessor<T, N>`, const or not).
+  ACCESSOR_KIND_UNBUFFERED = 2,
+  // The TCM accessor: not tracked.
+  ACCESSOR_KIND_TCM = 3,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum AccessorKind AccessorKind;
+#else
+typedef uint8_t AccessorKind;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
 // An ISA dtype code (`NEURON_ISA_TPB_DTYPE`). Names are ours.
 enum Dtype
 #if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
@@ -59,6 +103,70 @@ enum Dtype
 typedef enum Dtype Dtype;
 #else
 typedef uint8_t Dtype;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Elementwise one-operand functions (C values).
+enum UnaryOp
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // |x|.
+  UNARY_OP_ABS = 0,
+  // Round up.
+  UNARY_OP_CEIL = 1,
+  // Round down.
+  UNARY_OP_FLOOR = 2,
+  // Sine.
+  UNARY_OP_SIN = 3,
+  // Cosine.
+  UNARY_OP_COS = 4,
+  // Tangent.
+  UNARY_OP_TAN = 5,
+  // Natural logarithm.
+  UNARY_OP_LOG = 6,
+  // Base-2 logarithm.
+  UNARY_OP_LOG2 = 7,
+  // Base-10 logarithm.
+  UNARY_OP_LOG10 = 8,
+  // e^x.
+  UNARY_OP_EXP = 9,
+  // Bitwise complement (integers).
+  UNARY_OP_BITWISE_NOT = 10,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum UnaryOp UnaryOp;
+#else
+typedef uint32_t UnaryOp;
+#endif // __STDC_VERSION__ >= 202311L
+#endif // __cplusplus
+
+// Elementwise two-operand functions (C values).
+enum BinaryOp
+#if defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+  : uint32_t
+#endif // defined(__cplusplus) || __STDC_VERSION__ >= 202311L
+ {
+  // a + alpha·b.
+  BINARY_OP_ADD = 0,
+  // a − alpha·b.
+  BINARY_OP_SUB = 1,
+  // a·b.
+  BINARY_OP_MUL = 2,
+  // a / b (floating point).
+  BINARY_OP_DIV = 3,
+  // a & b (integers).
+  BINARY_OP_BITWISE_AND = 4,
+  // a | b (integers).
+  BINARY_OP_BITWISE_OR = 5,
+};
+#ifndef __cplusplus
+#if __STDC_VERSION__ >= 202311L
+typedef enum BinaryOp BinaryOp;
+#else
+typedef uint32_t BinaryOp;
 #endif // __STDC_VERSION__ >= 202311L
 #endif // __cplusplus
 
@@ -164,6 +272,35 @@ typedef struct neuron_entry_block {
   uint32_t reserved[2];
 } neuron_entry_block;
 
+// A stream accessor's state (48 bytes, C layout; crosses the ABI).
+typedef struct StreamState {
+  // SoC address of the tensor's first element.
+  uint64_t addr;
+  // Elements in the tensor.
+  uint64_t numel;
+  // Next element to read or write.
+  uint64_t pos;
+  // Element index of the buffer's first element.
+  uint64_t buf_start;
+  // Elements in the buffer (read: valid; write: pending).
+  uint32_t buf_len;
+  // Elements the buffer holds.
+  uint32_t cap;
+  // Pool slot, or [`UNBUFFERED`].
+  int32_t slot;
+  // Bytes per element.
+  uint8_t elem_size;
+  // [`StreamMode`].
+  uint8_t mode;
+  // 1 while open.
+  uint8_t open;
+  // 0.
+  uint8_t reserved;
+} StreamState;
+
+// The stream state as C sees it.
+typedef struct StreamState NeuronStream;
+
 // What an abort says.
 typedef struct neuron_abort_report {
   // Error code of the reason.
@@ -185,6 +322,84 @@ extern "C" {
 // function.
 void switchBack(void);
 #endif
+
+// Checks that `t` can be viewed as `rank`-dimensional elements of dtype
+// `dtype` and `elem_size` bytes (rank, dtype, alignment). 0 or -1.
+//
+// # Safety
+// `t` null (refused) or a readable `neuron_tensor`.
+int32_t neuron_accessor_check(const struct neuron_tensor *t,
+                              uint32_t rank,
+                              uint8_t dtype,
+                              uint32_t elem_size);
+
+// Registers an accessor of `kind` (0 read stream, 1 write stream,
+// 2 per-element, 3 TCM) on `t` with the coherency enforcer. -1 when the
+// tensor's policy is COHERENT and the combination is forbidden.
+//
+// # Safety
+// `t` null (refused) or a readable `neuron_tensor`.
+int32_t neuron_accessor_register(const struct neuron_tensor *t, uint32_t kind);
+
+// Deregisters an accessor registered with [`neuron_accessor_register`].
+//
+// # Safety
+// `t` null (refused) or a readable `neuron_tensor`.
+int32_t neuron_accessor_release(const struct neuron_tensor *t, uint32_t kind);
+
+// `get_accessor_coherence_policy`: 0 COHERENT, 1 INCOHERENT_VERBOSE,
+// 2 INCOHERENT_QUIET; -1 on error.
+//
+// # Safety
+// `t` null (refused) or a readable `neuron_tensor`.
+int32_t neuron_get_accessor_coherence_policy(const struct neuron_tensor *t);
+
+// `set_accessor_coherence_policy`. 0 or -1.
+//
+// # Safety
+// `t` null (refused) or a readable `neuron_tensor`.
+int32_t neuron_set_accessor_coherence_policy(const struct neuron_tensor *t, uint32_t policy);
+
+// One step of accessor indexing: the SoC address of slice `i` of a
+// dimension (`size` entries, `stride` elements apart) starting at `addr`.
+// Pure arithmetic; 0 (and `IndexOutOfBounds` recorded) when `i` is out of
+// range, which the leaf's translate then refuses.
+uint64_t neuron_index_peel(uint64_t addr,
+                           int64_t size,
+                           int64_t stride,
+                           int64_t i,
+                           uint32_t elem_size);
+
+// `tensor_to_tcm<T>(tcm, flat_offset, n)`: elements `flat_offset..+n` of
+// `t` (which must have dtype `dtype`) into `tcm`. 0 or -1.
+//
+// # Safety
+// `t` null (refused) or readable; `tcm` valid for `n` elements of writes.
+int32_t neuron_tensor_to_tcm(const struct neuron_tensor *t,
+                             uint8_t dtype,
+                             void *tcm,
+                             uint64_t flat_offset,
+                             uint64_t n);
+
+// `tcm_to_tensor<T>(tcm, flat_offset, n)`: `n` elements from `tcm` into
+// elements `flat_offset..` of `t`. 0 or -1.
+//
+// # Safety
+// `t` null (refused) or readable; `tcm` valid for `n` elements of reads.
+int32_t neuron_tcm_to_tensor(const struct neuron_tensor *t,
+                             uint8_t dtype,
+                             const void *tcm,
+                             uint64_t flat_offset,
+                             uint64_t n);
+
+// Sets the size of the `tcm_malloc` pool (default 16 KiB; a multiple of
+// 64). Refused while a block is live. 0 or -1.
+int32_t neuron_set_tcm_pool_size(uint32_t bytes);
+
+// Sets the stream buffer pool (default 16 KiB of 4 KiB buffers; at most
+// 16 buffers; `pool_bytes` 0 makes every stream per-element). Refused
+// while a stream holds a buffer. 0 or -1.
+int32_t neuron_configure_stream_pool(uint32_t pool_bytes, uint32_t buffer_bytes);
 
 // `get_cpu_id`: this core's PRID, read once and cached; in
 // `[0, get_cpu_count())`. -1 if no core is bound (host only).
@@ -272,7 +487,9 @@ int32_t neuron_dataram_allocate(uint32_t size, void **out, uint32_t align);
 // `neuron_dataram_deallocate(p)`: 0, or -1 for a double or foreign free.
 int32_t neuron_dataram_deallocate(void *p);
 
-// `tcm_malloc(n)`: data RAM for the kernel's own staging; null on failure.
+// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
+// pool (16 KiB unless `neuron_set_tcm_pool_size` says otherwise); null on
+// failure.
 void *tcm_malloc(size_t n);
 
 // `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign
@@ -360,6 +577,113 @@ int32_t init_dma_queue(void);
 
 // Waits for every outstanding DMA transfer in both directions.
 int32_t neuron_dma_drain(void);
+
+// `dst = op(src)`: `op` 0 abs, 1 ceil, 2 floor, 3 sin, 4 cos, 5 tan,
+// 6 log, 7 log2, 8 log10, 9 exp, 10 bitwise_not.
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_unary(uint32_t op,
+                        const struct neuron_tensor *src,
+                        const struct neuron_tensor *dst);
+
+// `dst = a op b`: `op` 0 add (a + alpha·b), 1 sub (a − alpha·b), 2 mul,
+// 3 div, 4 bitwise_and, 5 bitwise_or.
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_binary(uint32_t op,
+                         const struct neuron_tensor *a,
+                         const struct neuron_tensor *b,
+                         struct NeuronScalar alpha,
+                         const struct neuron_tensor *dst);
+
+// `dst = src ^ exponent` (floating point).
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_pow(const struct neuron_tensor *src,
+                      double exponent,
+                      const struct neuron_tensor *dst);
+
+// `dst = min(max(src, lo), hi)`.
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_clamp(const struct neuron_tensor *src,
+                        struct NeuronScalar lo,
+                        struct NeuronScalar hi,
+                        const struct neuron_tensor *dst);
+
+// `fill_(dst, v)`.
+//
+// # Safety
+// `dst` null (refused) or readable.
+int32_t neuron_op_fill(const struct neuron_tensor *dst, struct NeuronScalar v);
+
+// Makes a 2-D `dst` the identity (`eye`).
+//
+// # Safety
+// `dst` null (refused) or readable.
+int32_t neuron_op_eye(const struct neuron_tensor *dst);
+
+// `empty(shape, dtype)`: a contiguous tensor in this core's HBM heap,
+// into `*out`. Free it with [`neuron_tensor_free`]. 0 or -1.
+//
+// # Safety
+// `sizes` readable for `ndim` values; `out` null (refused) or writable.
+int32_t neuron_tensor_empty(uint8_t dtype,
+                            const int64_t *sizes,
+                            uint32_t ndim,
+                            struct neuron_tensor *out);
+
+// Frees a tensor made by [`neuron_tensor_empty`]. 0 or -1.
+//
+// # Safety
+// `t` null (refused) or readable.
+int32_t neuron_tensor_free(const struct neuron_tensor *t);
+
+// Appends `n` bytes of `text` as one entry of the printf ring (the C++
+// header's `neuron_printf` formats with `vsnprintf` and calls this).
+//
+// # Safety
+// `text` valid for `n` bytes of reads (null with `n == 0` is fine).
+void neuron_print(const char *text, size_t n);
+
+// Sets the printf ring's size: a power of two from 64 bytes to 128 KiB
+// (the ring is emptied). 0 or -1.
+int32_t neuron_set_printf_ring_size(uint32_t bytes);
+
+// Opens a stream over `t` into `*s`: `mode` 0 read, 1 write; elements of
+// dtype `dtype`, `elem_size` bytes. On failure `*s` is left closed.
+//
+// # Safety
+// `s` null (refused) or writable; `t` null (refused) or readable.
+int32_t neuron_stream_open(NeuronStream *s,
+                           const struct neuron_tensor *t,
+                           uint32_t mode,
+                           uint8_t dtype,
+                           uint32_t elem_size);
+
+// `read()`: the next element into `out` (`elem_size` bytes). 0 or -1
+// (past the end: `StreamEnd`).
+//
+// # Safety
+// `s` an open state; `out` valid for `elem_size` bytes of writes.
+int32_t neuron_stream_read(NeuronStream *s, void *out, uint32_t elem_size);
+
+// `write(v)`: `v` (`elem_size` bytes) as the next element. 0 or -1.
+//
+// # Safety
+// `s` an open state; `v` valid for `elem_size` bytes of reads.
+int32_t neuron_stream_write(NeuronStream *s, const void *v, uint32_t elem_size);
+
+// `close()`: flushes pending writes, frees the buffer, deregisters.
+// Closing a closed stream does nothing. 0 or -1.
+//
+// # Safety
+// `s` null (refused) or a state from [`neuron_stream_open`].
+int32_t neuron_stream_close(NeuronStream *s);
 
 // `neuron_translate_ctx`: the calling core's translation context, the
 // value every `Q7PtrType.ctx` holds. Null if no core is bound.
@@ -456,6 +780,15 @@ int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
 // # Safety
 // `s` live; `dst` writable for `n` bytes.
 int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Fills the output tensor's storage with `byte` (a sentinel, to check
+// later that a rejected run wrote nothing). 0 or code.
+//
+// # Safety
+// `s` live.
+int32_t neuron_sim_fill_output(struct NeuronSim *s, uint8_t byte);
 #endif
 
 #if !defined(NEURON_DEVICE)

@@ -168,6 +168,17 @@ pub unsafe extern "C" fn neuron_sim_read_output(s: *mut NeuronSim, dst: *mut c_v
     })())
 }
 
+/// Fills the output tensor's storage with `byte` (a sentinel, to check
+/// later that a rejected run wrote nothing). 0 or code.
+///
+/// # Safety
+/// `s` live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_fill_output(s: *mut NeuronSim, byte: u8) -> i32 {
+    // SAFETY: forwarded from the caller.
+    code(unsafe { sim(s) }.and_then(|s| s.fill_output(byte)))
+}
+
 /// Clears the pending arguments and output.
 ///
 /// # Safety

@@ -194,6 +194,14 @@ impl Simulator {
         self.soc.read(addr, buf).map_err(|_| Error::AddressUnmapped)
     }
 
+    /// Fills the output tensor's storage (`buffer_bytes` of it) with
+    /// `byte`: a sentinel, to show later that a run wrote nothing.
+    pub fn fill_output(&self, byte: u8) -> Result<(), Error> {
+        let d = self.output.ok_or(Error::NoInvocation)?;
+        let v = std::vec![byte; d.buffer_bytes as usize];
+        self.soc.write(d.storage, &v).map_err(|_| Error::AddressUnmapped)
+    }
+
     /// Reads the output tensor's bytes.
     pub fn read_output(&self) -> Result<Vec<u8>, Error> {
         let d = self.output.ok_or(Error::NoInvocation)?;
@@ -206,8 +214,12 @@ impl Simulator {
     /// the same invocation block (each core takes its slice by
     /// `get_cpu_id()`).
     pub fn run(&mut self, name: &str, cores: u32) -> Result<RunReport, Error> {
-        let f = self.ops.iter().find(|(n, _)| n == name).map(|(_, f)| *f).ok_or(Error::NoInvocation)?;
-        let cores = cores.clamp(1, CORE_COUNT) as usize;
+        let block = self.block()?;
+        self.run_block(name, cores, &block)
+    }
+
+    /// The invocation block the pending arguments and output make.
+    pub fn block(&self) -> Result<Vec<u8>, Error> {
         let mut b = InvocationBuilder::new();
         for a in &self.args {
             b.arg(a.kind, a.desc)?;
@@ -215,9 +227,17 @@ impl Simulator {
         if let Some(o) = self.output {
             b.output(o);
         }
-        let block = b.build().to_vec();
+        Ok(b.build().to_vec())
+    }
+
+    /// Runs op `name` as [`run`](Self::run) does, but serving `block` as
+    /// the invocation block, byte for byte (tests of the header gates:
+    /// a block the builder would refuse to make).
+    pub fn run_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
+        let f = self.ops.iter().find(|(n, _)| n == name).map(|(_, f)| *f).ok_or(Error::NoInvocation)?;
+        let cores = cores.clamp(1, CORE_COUNT) as usize;
         let at = self.alloc(block.len() as u64);
-        self.soc.write(at, &block).map_err(|_| Error::AddressUnmapped)?;
+        self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
         let mut reports = std::vec![CoreReport::default(); cores];
         std::thread::scope(|s| {
             for (core, rep) in self.cores[..cores].iter_mut().zip(reports.iter_mut()) {
