@@ -16,6 +16,7 @@ mod current;
 pub mod device;
 mod switch;
 pub mod ffi;
+pub mod kernel;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;
 

@@ -19,6 +19,7 @@ pub mod printf;
 pub mod translate;
 
 pub use core_state::CoreState;
+pub use half;
 pub use error::{Error, Result};
 pub use memcpy::MemcpyMethod;
 pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};

@@ -109,8 +109,8 @@ macro_rules! dispatch_dtype {
             $crate::marshal::dtype::Dtype::Int16 => { type $T = i16; $body }
             $crate::marshal::dtype::Dtype::Int32 => { type $T = i32; $body }
             $crate::marshal::dtype::Dtype::Int64 => { type $T = i64; $body }
-            $crate::marshal::dtype::Dtype::Fp16 => { type $T = half::f16; $body }
-            $crate::marshal::dtype::Dtype::Bfloat16 => { type $T = half::bf16; $body }
+            $crate::marshal::dtype::Dtype::Fp16 => { type $T = $crate::half::f16; $body }
+            $crate::marshal::dtype::Dtype::Bfloat16 => { type $T = $crate::half::bf16; $body }
             $crate::marshal::dtype::Dtype::Fp32 => { type $T = f32; $body }
             _ => $other,
         }

@@ -157,6 +157,30 @@ impl BinaryOp {
     }
 }
 
+impl From<i64> for ScalarValue {
+    fn from(v: i64) -> Self {
+        ScalarValue::Int(v)
+    }
+}
+
+impl From<i32> for ScalarValue {
+    fn from(v: i32) -> Self {
+        ScalarValue::Int(v as i64)
+    }
+}
+
+impl From<f64> for ScalarValue {
+    fn from(v: f64) -> Self {
+        ScalarValue::Float(v)
+    }
+}
+
+impl From<f32> for ScalarValue {
+    fn from(v: f32) -> Self {
+        ScalarValue::Float(v as f64)
+    }
+}
+
 /// A scalar as an element of `T` (floats through f32, integers wrapping).
 fn scalar<T: Elem>(v: ScalarValue) -> T {
     if T::FLOAT {

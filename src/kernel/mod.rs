@@ -1,0 +1,72 @@
+//! The Rust kernel API: what a Rust custom op is written against.
+//!
+//! - [`Tensor`]: a tensor argument (a copy of the `neuron_tensor` view),
+//!   with the vendor's accessors: [`Tensor::accessor`] (per element, the
+//!   one translate at the leaf), [`Tensor::const_accessor`] (read-only),
+//!   [`Tensor::read_stream_accessor`] / [`Tensor::write_stream_accessor`],
+//!   [`Tensor::tcm_accessor`], and the coherence policy.
+//! - [`ops`]: the documented tensor operations.
+//! - [`custom_ops!`](crate::custom_ops): the wrappers, launchers and the
+//!   `get_func_*` table for a list of ops.
+//! - [`kprint!`](crate::kprint): the device printf ring.
+//!
+//! Everything goes through the C exports of this crate, so a Rust kernel
+//! behaves exactly as a C++ one. Failures are [`Error`]s, never panics.
+
+mod accessor;
+mod arg;
+mod element;
+#[doc(hidden)]
+pub mod macros;
+pub mod ops;
+mod print;
+mod stream;
+mod tcm;
+mod tensor;
+
+pub use accessor::{Accessor, ConstAccessor, ElemRef, SubAccessor};
+pub use arg::{KernelArg, KernelOutput};
+pub use element::Element;
+pub use neuron_runtime::access::CoherencePolicy;
+pub use neuron_runtime::half::{bf16, f16};
+pub use neuron_runtime::marshal::args::ScalarValue as Value;
+pub use neuron_runtime::marshal::dtype::Dtype;
+pub use neuron_runtime::{Error, Result};
+pub use print::print_fmt;
+pub use stream::{ReadStream, WriteStream};
+pub use tcm::{TcmAccessor, TcmBuf};
+pub use tensor::{OwnedTensor, Tensor};
+
+/// Maps a C status (0 / -1) to a result, reading the recorded error.
+pub(crate) fn check(rc: i32) -> Result<()> {
+    if rc == 0 {
+        Ok(())
+    } else {
+        Err(last_error())
+    }
+}
+
+/// The calling core's last recorded error.
+pub(crate) fn last_error() -> Error {
+    Error::from_code(crate::ffi::error::neuron_last_error()).unwrap_or(Error::Panic)
+}
+
+/// `get_cpu_id()`: this core's index, in `0..cpu_count()`.
+pub fn cpu_id() -> u32 {
+    crate::ffi::cpu::get_cpu_id().max(0) as u32
+}
+
+/// `get_cpu_count()`.
+pub fn cpu_count() -> u32 {
+    crate::ffi::cpu::get_cpu_count().max(1) as u32
+}
+
+/// `get_dst_tensor()`: the output storage, written in place (the
+/// multicore form); returning it afterwards copies nothing.
+pub fn dst_tensor() -> Result<Tensor> {
+    let v = crate::ffi::customop::get_dst_tensor();
+    if v.storage.addr == 0 {
+        return Err(last_error());
+    }
+    Ok(Tensor::from_view(v))
+}

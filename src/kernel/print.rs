@@ -1,0 +1,21 @@
+//! `kprint!`: formatted text into the device printf ring.
+
+use neuron_runtime::printf::LineBuf;
+
+/// Formats `args` (up to 256 bytes, truncated) as one ring entry.
+pub fn print_fmt(args: core::fmt::Arguments<'_>) {
+    let mut line = LineBuf::<256>::new();
+    let _ = core::fmt::Write::write_fmt(&mut line, args);
+    let b = line.as_bytes();
+    // SAFETY: `b` is a live slice of b.len() bytes.
+    unsafe { crate::ffi::printf::neuron_print(b.as_ptr().cast(), b.len()) };
+}
+
+/// Prints one entry to the device printf ring (visible after the
+/// invocation's cleanup; the simulator's report shows it).
+#[macro_export]
+macro_rules! kprint {
+    ($($t:tt)*) => {
+        $crate::kernel::print_fmt(::core::format_args!($($t)*))
+    };
+}

@@ -1,0 +1,93 @@
+//! Read and write stream accessors: sequential access through a 4 KiB
+//! data-RAM buffer (per element when the pool has none free).
+
+use super::{check, Element, Result};
+use crate::ffi::stream::{neuron_stream_close, neuron_stream_open, neuron_stream_read, neuron_stream_write, NeuronStream};
+use core::marker::PhantomData;
+use core::mem::size_of;
+use neuron_runtime::marshal::tensor::TensorView;
+
+fn open<T: Element>(view: &TensorView, mode: u32) -> Result<NeuronStream> {
+    let mut s = NeuronStream::default();
+    // SAFETY: both pointers are live locals.
+    check(unsafe { neuron_stream_open(&mut s, view, mode, T::DTYPE.code(), size_of::<T>() as u32) })?;
+    Ok(s)
+}
+
+/// `read_stream_accessor<T>()`.
+#[derive(Debug)]
+pub struct ReadStream<T> {
+    s: NeuronStream,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> ReadStream<T> {
+    pub(crate) fn open(view: &TensorView) -> Result<Self> {
+        Ok(Self { s: open::<T>(view, 0)?, _t: PhantomData })
+    }
+
+    /// Whether the stream takes a pool buffer (else it runs per element).
+    pub fn is_buffered(&self) -> bool {
+        self.s.is_buffered()
+    }
+
+    /// `read()`: the next element (`StreamEnd` past the last).
+    pub fn read(&mut self) -> Result<T> {
+        let mut v = core::mem::MaybeUninit::<T>::uninit();
+        // SAFETY: `v` has room for one T; the state is ours.
+        check(unsafe { neuron_stream_read(&mut self.s, v.as_mut_ptr().cast(), size_of::<T>() as u32) })?;
+        // SAFETY: the read filled all size_of::<T>() bytes, and every bit
+        // pattern is a valid element type value.
+        Ok(unsafe { v.assume_init() })
+    }
+
+    /// `close()`: gives the buffer back.
+    pub fn close(&mut self) -> Result<()> {
+        // SAFETY: the state is ours.
+        check(unsafe { neuron_stream_close(&mut self.s) })
+    }
+}
+
+impl<T> Drop for ReadStream<T> {
+    fn drop(&mut self) {
+        // SAFETY: the state is ours; closing twice does nothing.
+        let _ = unsafe { neuron_stream_close(&mut self.s) };
+    }
+}
+
+/// `write_stream_accessor<T>()`: writes reach memory at `close()` or drop.
+#[derive(Debug)]
+pub struct WriteStream<T> {
+    s: NeuronStream,
+    _t: PhantomData<T>,
+}
+
+impl<T: Element> WriteStream<T> {
+    pub(crate) fn open(view: &TensorView) -> Result<Self> {
+        Ok(Self { s: open::<T>(view, 1)?, _t: PhantomData })
+    }
+
+    /// Whether the stream takes a pool buffer (else it runs per element).
+    pub fn is_buffered(&self) -> bool {
+        self.s.is_buffered()
+    }
+
+    /// `write(v)`: `v` as the next element (`StreamEnd` past the last).
+    pub fn write(&mut self, v: T) -> Result<()> {
+        // SAFETY: `v` is one live T; the state is ours.
+        check(unsafe { neuron_stream_write(&mut self.s, (&v as *const T).cast(), size_of::<T>() as u32) })
+    }
+
+    /// `close()`: flushes and gives the buffer back.
+    pub fn close(&mut self) -> Result<()> {
+        // SAFETY: the state is ours.
+        check(unsafe { neuron_stream_close(&mut self.s) })
+    }
+}
+
+impl<T> Drop for WriteStream<T> {
+    fn drop(&mut self) {
+        // SAFETY: the state is ours; closing twice does nothing.
+        let _ = unsafe { neuron_stream_close(&mut self.s) };
+    }
+}

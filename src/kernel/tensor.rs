@@ -1,0 +1,151 @@
+//! `Tensor`: a tensor argument or result as the kernel holds it.
+
+use super::accessor::{Accessor, ConstAccessor};
+use super::stream::{ReadStream, WriteStream};
+use super::tcm::TcmAccessor;
+use super::{check, CoherencePolicy, Dtype, Element, Error, Result};
+use crate::ffi::access::{neuron_get_accessor_coherence_policy, neuron_set_accessor_coherence_policy};
+use neuron_runtime::marshal::tensor::TensorView;
+
+/// A tensor: sizes, strides, dtype and its storage as a `Q7PtrType`. A
+/// plain copy of the view (as C passes tensors by value); the storage is
+/// not owned (see [`OwnedTensor`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(transparent)]
+pub struct Tensor {
+    view: TensorView,
+}
+
+impl Tensor {
+    /// Wraps a `neuron_tensor`.
+    pub const fn from_view(view: TensorView) -> Self {
+        Self { view }
+    }
+
+    /// The C view.
+    pub fn view(&self) -> &TensorView {
+        &self.view
+    }
+
+    /// Sizes, outermost first.
+    pub fn sizes(&self) -> &[i64] {
+        self.view.shape()
+    }
+
+    /// Strides in elements.
+    pub fn strides(&self) -> &[i64] {
+        &self.view.strides[..self.sizes().len()]
+    }
+
+    /// Number of dimensions.
+    pub fn dim(&self) -> usize {
+        self.sizes().len()
+    }
+
+    /// Elements.
+    pub fn numel(&self) -> u64 {
+        self.view.numel.max(0) as u64
+    }
+
+    /// Bytes of the elements.
+    pub fn nbytes(&self) -> u64 {
+        self.view.nbytes.max(0) as u64
+    }
+
+    /// The dtype (`None` for a code outside the table).
+    pub fn dtype(&self) -> Option<Dtype> {
+        Dtype::marshallable(self.view.dtype)
+    }
+
+    /// SoC address of the first element.
+    pub fn storage_addr(&self) -> u64 {
+        self.view.storage.addr
+    }
+
+    /// `accessor<T, N>()`: per-element access; each element read or write
+    /// is one translate. Registers with the coherency enforcer.
+    pub fn accessor<T: Element, const N: usize>(&self) -> Result<Accessor<T, N>> {
+        Accessor::new(self.view)
+    }
+
+    /// The const `accessor<T, N>()`: read-only per-element access.
+    pub fn const_accessor<T: Element, const N: usize>(&self) -> Result<ConstAccessor<T, N>> {
+        ConstAccessor::new(self.view)
+    }
+
+    /// `read_stream_accessor<T>()`: sequential reads through a data-RAM
+    /// buffer.
+    pub fn read_stream_accessor<T: Element>(&self) -> Result<ReadStream<T>> {
+        ReadStream::open(&self.view)
+    }
+
+    /// `write_stream_accessor<T>()`: sequential writes through a data-RAM
+    /// buffer; they reach memory at `close()` or drop.
+    pub fn write_stream_accessor<T: Element>(&self) -> Result<WriteStream<T>> {
+        WriteStream::open(&self.view)
+    }
+
+    /// `tcm_accessor()`: bulk copies to and from `tcm_malloc` memory.
+    pub fn tcm_accessor(&self) -> TcmAccessor {
+        TcmAccessor::new(self.view)
+    }
+
+    /// `get_accessor_coherence_policy()`.
+    pub fn coherence_policy(&self) -> Result<CoherencePolicy> {
+        // SAFETY: the view is a live local.
+        let p = unsafe { neuron_get_accessor_coherence_policy(&self.view) };
+        CoherencePolicy::from_u32(u32::try_from(p).map_err(|_| super::last_error())?)
+    }
+
+    /// `set_accessor_coherence_policy(p)`.
+    pub fn set_coherence_policy(&self, p: CoherencePolicy) -> Result<()> {
+        // SAFETY: the view is a live local.
+        check(unsafe { neuron_set_accessor_coherence_policy(&self.view, p as u32) })
+    }
+
+    /// Checks that this tensor holds `T`s.
+    pub(crate) fn expect<T: Element>(&self) -> Result<()> {
+        if self.view.dtype == T::DTYPE.code() {
+            Ok(())
+        } else {
+            Err(Error::ElementTypeMismatch)
+        }
+    }
+}
+
+impl From<TensorView> for Tensor {
+    fn from(v: TensorView) -> Self {
+        Self::from_view(v)
+    }
+}
+
+/// A tensor whose storage the kernel allocated (the factories and the
+/// non-`_out` operations); freed on drop.
+#[derive(Debug)]
+pub struct OwnedTensor(Tensor);
+
+impl OwnedTensor {
+    /// Takes ownership of a view made by `neuron_tensor_empty`.
+    pub(crate) fn from_empty(view: TensorView) -> Self {
+        Self(Tensor::from_view(view))
+    }
+
+    /// The tensor (a non-owning copy).
+    pub fn tensor(&self) -> Tensor {
+        self.0
+    }
+}
+
+impl core::ops::Deref for OwnedTensor {
+    type Target = Tensor;
+    fn deref(&self) -> &Tensor {
+        &self.0
+    }
+}
+
+impl Drop for OwnedTensor {
+    fn drop(&mut self) {
+        // SAFETY: the view is a live local.
+        let _ = unsafe { crate::ffi::ops::neuron_tensor_free(&self.0.view) };
+    }
+}
