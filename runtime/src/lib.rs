@@ -12,6 +12,7 @@ pub mod dma;
 pub mod error;
 pub mod heap;
 pub mod stack;
+pub mod thrash;
 pub mod marshal;
 pub mod memcpy;
 pub mod ops;

@@ -169,6 +169,8 @@ pub struct Translator {
     pub ctx: TranslationCtx,
     /// Counters (updated only with the `stats` feature).
     pub stats: TranslateStats,
+    /// Re-miss tracking (updated only with the `stats` feature).
+    pub thrash: crate::thrash::ThrashStats,
     ready: bool,
 }
 
@@ -181,7 +183,7 @@ impl Default for Translator {
 impl Translator {
     /// An uninitialised translator: every translate is refused.
     pub const fn new() -> Self {
-        Self { ctx: TranslationCtx::empty(), stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, ready: false }
+        Self { ctx: TranslationCtx::empty(), stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, thrash: crate::thrash::ThrashStats::new(), ready: false }
     }
 
     /// `_init_translate_ctx`: sets up the records once; later calls keep
@@ -228,10 +230,16 @@ impl Translator {
             }
             return Err(Error::AddressUnmapped);
         }
+        #[cfg(feature = "stats")]
+        let evicted = {
+            let r = &self.ctx.records[(self.ctx.next_alloc % DYNAMIC_WINDOWS as u8) as usize];
+            (r.ptr != EMPTY_TAG).then_some(r.ptr)
+        };
         let _victim = self.ctx.install(hal, addr);
         #[cfg(feature = "stats")]
         {
             self.stats.misses[_victim] += 1;
+            self.thrash.on_miss(self.ctx.records[_victim].ptr, evicted);
         }
         let r = &self.ctx.records[_victim];
         Ok((r.window + (addr & !r.mask)) as usize as *mut u8)

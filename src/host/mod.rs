@@ -2,6 +2,7 @@
 //! places tensors in mock HBM, launches ops on 1 or 8 cores and reads the
 //! result back.
 
+pub mod diagnostics;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;

@@ -57,6 +57,16 @@ pub struct CoreReport {
     pub hbm: HeapStats,
     /// Data-RAM heap use.
     pub dataram: HeapStats,
+    /// libc heap use.
+    pub libc: HeapStats,
+    /// Deepest stack use of the run, in bytes (painted stack).
+    pub stack_high_water: u64,
+    /// What the kernel printed (flushed at cleanup), one entry a line.
+    pub printf: String,
+    /// printf bytes overwritten before the host read them.
+    pub printf_lost: u64,
+    /// Set when the kernel thrashed the dynamic windows; names the regions.
+    pub thrash_warning: Option<String>,
 }
 
 /// The reports of one run, one per core used.
@@ -241,13 +251,19 @@ impl Simulator {
         let mut reports = std::vec![CoreReport::default(); cores];
         std::thread::scope(|s| {
             for (core, rep) in self.cores[..cores].iter_mut().zip(reports.iter_mut()) {
-                s.spawn(move || {
+                let run = move || {
                     core.hal().set_invocation_block(at);
+                    core.state().translator.thrash = neuron_runtime::thrash::ThrashStats::new();
+                    let paint = super::diagnostics::paint_stack();
                     // SAFETY: f is a launcher the kernel registered.
                     let returned = core.enter(|| unsafe { f() });
                     core.hal().set_invocation_block(0);
                     *rep = report(core, returned);
-                });
+                    rep.stack_high_water = paint.high_water();
+                };
+                // A thread that cannot start leaves its report empty (returned
+                // 0, status 0, cpu 0): visible as a report of the wrong core.
+                let _ = std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run);
             }
         });
         Ok(RunReport { cores: reports })
@@ -275,5 +291,18 @@ fn report(core: &mut SimCore, returned: i32) -> CoreReport {
         dma_out,
         hbm: st.hbm.stats(),
         dataram: st.dataram.stats(),
+        libc: st.libc.stats(),
+        stack_high_water: 0,
+        printf: String::new(),
+        printf_lost: 0,
+        thrash_warning: super::diagnostics::thrash_warning(cpu, &st.translator.thrash),
+    }
+    .with_printf(st)
+}
+
+impl CoreReport {
+    fn with_printf(mut self, st: &mut neuron_runtime::CoreState<neuron_hal_mock::MockCore>) -> Self {
+        (self.printf, self.printf_lost) = super::diagnostics::drain_printf(&mut st.printf);
+        self
     }
 }

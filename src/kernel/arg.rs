@@ -53,8 +53,9 @@ impl KernelArg for f64 {
 }
 
 /// What an op may return: a tensor (returned with
-/// `customop_return_tensor`), or a `Result` of one (an error returns
-/// nothing, so cleanup reports the output as not written).
+/// `customop_return_tensor`), or a `Result` of one (an error is printed
+/// to the printf ring and returns nothing, so cleanup reports the output
+/// as not written).
 pub trait KernelOutput {
     /// Hands the result to the runtime.
     fn hand_back(self);
@@ -76,8 +77,9 @@ impl KernelOutput for OwnedTensor {
 
 impl<T: KernelOutput> KernelOutput for Result<T> {
     fn hand_back(self) {
-        if let Ok(t) = self {
-            t.hand_back();
+        match self {
+            Ok(t) => t.hand_back(),
+            Err(e) => crate::kprint!("custom op failed: {e}"),
         }
     }
 }

@@ -27,6 +27,8 @@ macro_rules! custom_ops {
             #[allow(non_snake_case, dead_code)]
             #[doc(hidden)]
             pub mod $name {
+                #[allow(unused_imports)]
+                use super::*;
                 /// `<fn>_wrapper`.
                 pub unsafe extern "C" fn wrapper() {
                     $crate::ffi::customop::customop_setup(true);

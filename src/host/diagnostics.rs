@@ -1,0 +1,82 @@
+//! Per-run diagnostics the simulator adds to each core's report: the
+//! stack high-water mark (by painting the run thread's stack), the printf
+//! ring's flushed output, and the thrash warning.
+
+use neuron_runtime::thrash::ThrashStats;
+use std::string::String;
+use std::vec::Vec;
+
+/// Bytes of the run thread's stack painted below the launcher's frame.
+pub const STACK_PAINT_BYTES: usize = 1 << 20;
+/// Stack size of a run thread (room for the paint and the kernel).
+pub const RUN_THREAD_STACK: usize = 8 << 20;
+/// Bytes just below the painter's frame left unpainted (its own frame).
+const PAINT_GAP: usize = 4096;
+const PAINT: u8 = 0xA5;
+
+/// A painted span of the current thread's stack.
+#[derive(Clone, Copy, Debug)]
+pub struct StackPaint {
+    top: usize,
+    low: usize,
+}
+
+/// Paints [`STACK_PAINT_BYTES`] of the calling thread's stack below the
+/// caller's frame. Must be called on a thread with at least
+/// [`RUN_THREAD_STACK`] of stack.
+#[inline(never)]
+pub fn paint_stack() -> StackPaint {
+    let marker = 0u8;
+    let top = core::ptr::addr_of!(marker) as usize - PAINT_GAP;
+    let low = top - STACK_PAINT_BYTES;
+    for a in low..top {
+        // SAFETY: [low, top) lies in this thread's stack mapping (the
+        // thread has RUN_THREAD_STACK > STACK_PAINT_BYTES + PAINT_GAP of
+        // stack and we are near its top), below every live frame; no Rust
+        // object lives there, and frames later pushed there initialise
+        // their memory before use.
+        unsafe { (a as *mut u8).write_volatile(PAINT) };
+    }
+    StackPaint { top, low }
+}
+
+impl StackPaint {
+    /// Bytes below the painted top that something overwrote: the deepest
+    /// stack use since the paint (plus the gap).
+    pub fn high_water(&self) -> u64 {
+        for a in self.low..self.top {
+            // SAFETY: as in `paint_stack`; reads of plain stack bytes.
+            if unsafe { (a as *const u8).read_volatile() } != PAINT {
+                return (self.top - a + PAINT_GAP) as u64;
+            }
+        }
+        PAINT_GAP as u64
+    }
+}
+
+/// The flushed printf entries of a core, one line each, and bytes lost.
+pub fn drain_printf(ring: &mut neuron_runtime::printf::PrintfRing) -> (String, u64) {
+    let mut out = String::new();
+    let d = ring.drain(|e| {
+        out.push_str(&String::from_utf8_lossy(e));
+        if !e.ends_with(b"\n") {
+            out.push('\n');
+        }
+    });
+    (out, d.lost)
+}
+
+/// The thrash warning for a core, if it thrashed: names the regions.
+pub fn thrash_warning(cpu: u32, t: &ThrashStats) -> Option<String> {
+    if !t.is_thrashing() {
+        return None;
+    }
+    let regions: Vec<String> = t.regions().map(|(r, n)| std::format!("0x{r:x} ({n})")).collect();
+    Some(std::format!(
+        "warning: core {cpu} thrashes the 3 dynamic translation windows: {} misses re-installed a region evicted shortly before; \
+         the working set has more than 3 distinct 16 MiB regions. Regions (SoC base, re-misses): {}. \
+         Stage through TCM (tcm_accessor / neuron_memcpy) or touch at most 3 regions at a time.",
+        t.remisses,
+        regions.join(", ")
+    ))
+}
