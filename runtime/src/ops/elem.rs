@@ -29,6 +29,8 @@ pub trait Elem: Copy + PartialOrd {
     fn to_i64(self) -> i64;
     /// From i64, wrapping to the type's width (floats convert).
     fn from_i64(v: i64) -> Self;
+    /// From i64, saturating at the type's range (floats convert).
+    fn from_i64_saturating(v: i64) -> Self;
 }
 
 macro_rules! int_elem {
@@ -55,6 +57,9 @@ macro_rules! int_elem {
             }
             fn from_i64(v: i64) -> Self {
                 v as $t
+            }
+            fn from_i64_saturating(v: i64) -> Self {
+                v.clamp(<$t>::MIN as i64, <$t>::MAX as i64) as $t
             }
         }
     };
@@ -88,6 +93,9 @@ macro_rules! float_elem {
                 $to(self) as i64
             }
             fn from_i64(v: i64) -> Self {
+                $from(v as f32)
+            }
+            fn from_i64_saturating(v: i64) -> Self {
                 $from(v as f32)
             }
         }

@@ -226,7 +226,10 @@ impl<H: Hal> CoreState<H> {
     pub fn op_clamp(&mut self, src: &TensorView, min: ScalarValue, max: ScalarValue, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[src])?;
         dispatch_dtype!(d, T => {
-            let (lo, hi) = (scalar::<T>(min), scalar::<T>(max));
+            // Integer bounds saturate at the type's range (clamping a u8
+            // to [-20, 30] keeps 0..=30), float bounds convert.
+            let bound = |v: ScalarValue| if T::FLOAT { scalar::<T>(v) } else { T::from_i64_saturating(v.to_i64()) };
+            let (lo, hi) = (bound(min), bound(max));
             self.elementwise::<T>(dst, Some(src), None, |_, x, _| {
                 let v = if x < lo { lo } else { x };
                 if v > hi { hi } else { v }
