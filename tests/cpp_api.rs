@@ -1,0 +1,16 @@
+//! The C++ API (`include/neuroncustomop.hpp`): the relu examples of
+//! `examples/cpp/` compiled with `g++ -std=c++17 -Wall -Werror` against
+//! the host staticlib and run on the simulator, and a kernel exercising
+//! the rest of the header (streams, coherency, ops, FP16/BF16 types).
+
+#[path = "cpp/staticlib.rs"]
+mod staticlib;
+
+#[test]
+fn relu_examples_per_element_and_tcm_on_8_cores() {
+    let exe = staticlib::build("example_relu", &["../../examples/cpp/relu.cpp", "../../examples/cpp/relu_driver.cpp"]);
+    let out = staticlib::run_ok(&exe, &[]);
+    assert!(out.contains("ok: relu on 1 core(s), numel 1000"), "{out}");
+    assert!(out.contains("ok: relu_tcm on 8 core(s), numel 5000"), "{out}");
+    assert!(out.contains("ok: relu_tcm on 8 core(s), numel 12003"), "{out}");
+}
