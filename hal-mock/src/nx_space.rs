@@ -97,7 +97,7 @@ impl NxSpace {
 
     fn check(&self, nx: u32, len: u64) -> io::Result<()> {
         let page = 4096u64;
-        if nx as u64 % page != 0 || len % page != 0 || nx as u64 + len > NX_SPACE_SIZE as u64 {
+        if !(nx as u64).is_multiple_of(page) || !len.is_multiple_of(page) || nx as u64 + len > NX_SPACE_SIZE as u64 {
             return Err(io::Error::other("NX mapping not page aligned or past 4 GiB"));
         }
         Ok(())

@@ -199,7 +199,7 @@ impl LibcHeap {
             return Err(Error::ForeignPointer);
         };
         let a = if which == 0 { &self.boot } else { &self.main };
-        if addr % HEAP_ALIGN != 0 || addr - a.base < HEADER {
+        if !addr.is_multiple_of(HEAP_ALIGN) || addr - a.base < HEADER {
             return Err(Error::ForeignPointer);
         }
         // SAFETY: the header slot lies inside the arena (checked), which is
@@ -213,6 +213,10 @@ impl LibcHeap {
     }
 
     /// `free`. Null is a no-op.
+    // The pointer is only dereferenced after `header_of` has checked that
+    // its header lies inside an arena this heap owns; foreign pointers are
+    // refused without being touched.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn free(&mut self, p: *mut u8) -> Result<()> {
         if p.is_null() {
             return Ok(());
@@ -236,6 +240,10 @@ impl LibcHeap {
     }
 
     /// `realloc`: null `p` allocates; size 0 frees and returns `Ok(None)`.
+    // The pointer is only dereferenced after `header_of` has checked that
+    // its header lies inside an arena this heap owns; foreign pointers are
+    // refused without being touched.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn realloc(&mut self, p: *mut u8, size: usize) -> Result<Option<NonNull<u8>>> {
         if p.is_null() {
             return self.malloc(size).map(Some);
@@ -256,6 +264,10 @@ impl LibcHeap {
     }
 
     /// The user size of the live block at `p`.
+    // The pointer is only dereferenced after `header_of` has checked that
+    // its header lies inside an arena this heap owns; foreign pointers are
+    // refused without being touched.
+    #[allow(clippy::not_unsafe_ptr_arg_deref)]
     pub fn usable_size(&self, p: *mut u8) -> Option<usize> {
         self.header_of(p).ok().map(|(_, h)| h.size)
     }
