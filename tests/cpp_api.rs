@@ -14,3 +14,12 @@ fn relu_examples_per_element_and_tcm_on_8_cores() {
     assert!(out.contains("ok: relu_tcm on 8 core(s), numel 5000"), "{out}");
     assert!(out.contains("ok: relu_tcm on 8 core(s), numel 12003"), "{out}");
 }
+
+#[test]
+fn streams_coherency_half_ops_and_2d_accessors_from_cpp() {
+    let exe = staticlib::build("cpp_api_kernel", &["../cpp_api/api_kernel.cpp", "../cpp_api/driver.cpp"]);
+    let out = staticlib::run_ok(&exe, &[]);
+    for line in ["ok: streams", "ok: coherency", "ok: half_ops", "ok: grid"] {
+        assert!(out.contains(line), "{out}");
+    }
+}
