@@ -52,7 +52,7 @@ pub fn check_view(t: &TensorView, rank: usize, dtype: u8, elem_size: u64) -> Res
     if rank != t.num_dim as usize || rank > MAX_DIMS {
         return Err(Error::RankMismatch);
     }
-    if elem_size == 0 || t.storage.addr % elem_size != 0 {
+    if elem_size == 0 || !t.storage.addr.is_multiple_of(elem_size) {
         return Err(Error::Misaligned);
     }
     Ok(())

@@ -124,7 +124,7 @@ impl<H: Hal> CoreState<H> {
     /// Resizes the TCM pool (refused while a block is live). The pool is
     /// carved again at the next `tcm_malloc`.
     pub fn set_tcm_pool_size(&mut self, bytes: u32) -> Result<()> {
-        if bytes == 0 || bytes % 64 != 0 || self.access.tcm.stats().in_use != 0 {
+        if bytes == 0 || !bytes.is_multiple_of(64) || self.access.tcm.stats().in_use != 0 {
             return Err(Error::BadPoolConfig);
         }
         if let Some(p) = self.access.tcm_mem.take() {

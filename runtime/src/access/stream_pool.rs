@@ -61,7 +61,7 @@ impl StreamPool {
         if self.in_use != 0 {
             return Err(Error::BadPoolConfig);
         }
-        if buffer_bytes == 0 || buffer_bytes % 64 != 0 || pool_bytes % buffer_bytes != 0 || pool_bytes / buffer_bytes > MAX_STREAM_BUFFERS {
+        if buffer_bytes == 0 || !buffer_bytes.is_multiple_of(64) || !pool_bytes.is_multiple_of(buffer_bytes) || pool_bytes / buffer_bytes > MAX_STREAM_BUFFERS {
             return Err(Error::BadPoolConfig);
         }
         self.pool_bytes = pool_bytes;
