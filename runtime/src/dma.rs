@@ -311,26 +311,15 @@ impl<H: Hal> CoreState<H> {
         if let Some(soc) = self.dma.local_soc(dst, n as u64) {
             return self.dma.transfer(&self.hal, DmaDirection::M2S, soc, src, n as u64);
         }
-        let Some((buf, cap)) = self.take_bounce(n as u64) else {
-            return Err(Error::DmaUnreachable);
-        };
-        let r = (|| {
-            let bsoc = self.dma.local_soc(buf.as_ptr(), cap as u64).ok_or(Error::DmaUnreachable)?;
-            let mut off = 0usize;
-            while off < n as usize {
-                let c = (n as usize - off).min(cap);
-                self.dma.transfer(&self.hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
-                // SAFETY: the bounce block holds `cap >= c` bytes the
-                // engine just wrote; `dst + off .. + c` is inside the
-                // caller's buffer; the two do not overlap (the caller's
-                // buffer is not a runtime heap block).
-                unsafe { core::ptr::copy_nonoverlapping(buf.as_ptr(), dst.add(off), c) };
-                off += c;
-            }
+        self.bounced(n, |s, bounce, bsoc, off, c| {
+            s.dma.transfer(&s.hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
+            // SAFETY: the bounce block holds `c` bytes the engine just
+            // wrote; `dst + off .. + c` is inside the caller's buffer; the
+            // two do not overlap (the caller's buffer is not a runtime heap
+            // block).
+            unsafe { core::ptr::copy_nonoverlapping(bounce, dst.add(off), c) };
             Ok(())
-        })();
-        let _ = self.dataram.free(buf.as_ptr());
-        r
+        })
     }
 
     /// DMA from local memory at `src` to SoC `dst` (HBM or SBUF),
@@ -350,6 +339,17 @@ impl<H: Hal> CoreState<H> {
         if let Some(soc) = self.dma.local_soc(src, n as u64) {
             return self.dma.transfer(&self.hal, DmaDirection::S2M, dst, soc, n as u64);
         }
+        self.bounced(n, |s, bounce, bsoc, off, c| {
+            // SAFETY: as in `dma_read`, with the roles swapped.
+            unsafe { core::ptr::copy_nonoverlapping(src.add(off), bounce, c) };
+            s.dma.transfer(&s.hal, DmaDirection::S2M, dst.wrapping_add(off as u64), bsoc, c as u64)
+        })
+    }
+
+    /// Moves `n` bytes in chunks through a data-RAM bounce buffer (for local
+    /// memory outside the staging window). `step(state, bounce, bounce_soc,
+    /// offset, len)` moves one chunk; the buffer is freed afterwards.
+    fn bounced(&mut self, n: u32, mut step: impl FnMut(&mut Self, *mut u8, u64, usize, usize) -> Result<()>) -> Result<()> {
         let Some((buf, cap)) = self.take_bounce(n as u64) else {
             return Err(Error::DmaUnreachable);
         };
@@ -358,9 +358,7 @@ impl<H: Hal> CoreState<H> {
             let mut off = 0usize;
             while off < n as usize {
                 let c = (n as usize - off).min(cap);
-                // SAFETY: as in `dma_read`, with the roles swapped.
-                unsafe { core::ptr::copy_nonoverlapping(src.add(off), buf.as_ptr(), c) };
-                self.dma.transfer(&self.hal, DmaDirection::S2M, dst.wrapping_add(off as u64), bsoc, c as u64)?;
+                step(self, buf.as_ptr(), bsoc, off, c)?;
                 off += c;
             }
             Ok(())
