@@ -35,6 +35,11 @@ pub struct PrintfRing {
     dropped_prints: u64,
 }
 
+// SAFETY: the storage is a block of this core's own libc heap, owned by
+// the core state together with the ring; it moves with the state and is
+// never shared between cores.
+unsafe impl Send for PrintfRing {}
+
 impl Default for PrintfRing {
     fn default() -> Self {
         Self::new()

@@ -11,12 +11,6 @@ pub struct SimCore {
     bound: Box<Bound<CoreHal>>,
 }
 
-// SAFETY: a SimCore is used by one thread at a time (`enter` takes
-// `&mut self`; the simulator lends each core to exactly one worker thread).
-// Its state holds raw pointers only into the core's own mock memory (data
-// RAM blocks the accessors carve, the translation context in the box),
-// which the SimCore owns and which stay valid whichever thread runs it.
-unsafe impl Send for SimCore {}
 
 impl SimCore {
     /// A core whose runtime is not initialised yet (as after reset).

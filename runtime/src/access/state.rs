@@ -33,6 +33,12 @@ pub struct AccessState {
     tcm_bytes: u32,
 }
 
+// SAFETY: the two pointers are blocks of this core's own data RAM, which
+// the core state owns together with this table; moving the state to
+// another thread (the host simulator lends a core to one worker at a time)
+// moves the ownership with it. Nothing here is shared between cores.
+unsafe impl Send for AccessState {}
+
 impl Default for AccessState {
     fn default() -> Self {
         Self::new()
