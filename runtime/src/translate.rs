@@ -85,6 +85,13 @@ impl Q7PtrType {
     }
 }
 
+/// Bytes of SBUF the pinned SBUF window shows from its record's base.
+#[inline(always)]
+fn sbuf_bytes_behind<H: Hal>(hal: &H) -> u64 {
+    let p = hal.platform();
+    (p.sbuf_soc_base & (PINNED_WINDOW_SIZE - 1)) + p.sbuf_size.min(PINNED_WINDOW_SIZE)
+}
+
 const fn region_mask(size: u64) -> u64 {
     !(size - 1)
 }
@@ -204,14 +211,28 @@ impl Translator {
     /// SoC address `addr`, programming a dynamic window on a miss.
     #[inline]
     pub fn translate<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
-        if let Some((_i, p)) = self.ctx.lookup(addr) {
+        if let Some((i, p)) = self.ctx.lookup(addr) {
+            // The pinned SBUF window is 64 MiB but SBUF is smaller: past
+            // its end the window shows no memory (found by fuzzing).
+            if i == SBUF_RECORD && addr - self.ctx.records[SBUF_RECORD].ptr >= sbuf_bytes_behind(hal) {
+                return self.refuse();
+            }
             #[cfg(feature = "stats")]
             {
-                self.stats.hits[_i] += 1;
+                self.stats.hits[i] += 1;
             }
             return Ok(p);
         }
         self.miss(hal, addr)
+    }
+
+    #[cold]
+    fn refuse(&mut self) -> Result<*mut u8> {
+        #[cfg(feature = "stats")]
+        {
+            self.stats.refused += 1;
+        }
+        Err(Error::AddressUnmapped)
     }
 
     #[cold]

@@ -102,6 +102,18 @@ fn gate_shape_entry_past_num_dim_is_reserved() {
     assert_eq!(tensor_gate(d), Error::ReservedNotZero);
 }
 
+/// Found by the parse_invocation fuzz target: with a zero entry in use
+/// and a non-zero entry past `num_dim`, the reserved gate (6a) must win
+/// over the shape gate (6b), as docs/abi.md orders them.
+#[test]
+fn gate_reserved_shape_entry_is_checked_before_the_shape() {
+    let mut d = good();
+    d.shape[0] = 0; // first entry in use is 0 (BadShape) ...
+    d.shape[1] = 0;
+    d.shape[6] = 1; // ... and an entry past num_dim is set (ReservedNotZero)
+    assert_eq!(tensor_gate(d), Error::ReservedNotZero);
+}
+
 #[test]
 fn gate_unknown_codes() {
     let mut d = good();

@@ -125,6 +125,20 @@ fn unmappable_addresses_are_errors() {
     assert!(s.translate(end - 1).is_ok());
 }
 
+/// Found by the translate fuzz target: the pinned SBUF window is 64 MiB,
+/// SBUF only 24 MiB; an address past SBUF's end used to hit the window
+/// and yield a pointer to no memory.
+#[test]
+fn sbuf_window_past_the_end_of_sbuf_is_refused() {
+    let mut s = core(0);
+    let end = Q7.sbuf_soc_base + Q7.sbuf_size;
+    assert!(s.translate(end - 1).is_ok());
+    for bad in [end, end + 0x1234, 0x20_01ea_34c4, Q7.sbuf_soc_base + (64 << 20) - 1] {
+        assert_eq!(s.translate(bad), Err(Error::AddressUnmapped), "{bad:#x}");
+    }
+    assert_eq!(s.hal.counters().total_window_programs(), 0);
+}
+
 #[test]
 fn translate_before_init_is_refused() {
     let soc = MockSoc::new().unwrap();

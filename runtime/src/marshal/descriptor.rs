@@ -223,16 +223,15 @@ impl TensorDesc {
         if raw.num_dim == 0 || raw.num_dim > max_dims {
             return Err(Error::BadRank);
         }
+        // 6a before 6b (docs/abi.md): the reserved entries past num_dim
+        // are checked first, whatever the entries in use hold.
+        if (raw.num_dim as usize..max_dims as usize).any(|i| raw.shape_entry(i) != 0) {
+            return Err(Error::ReservedNotZero);
+        }
         let mut sizes = [0u64; MAX_DIMS];
         let mut numel = 1u64;
-        for (i, size) in sizes.iter_mut().enumerate().take(max_dims as usize) {
+        for (i, size) in sizes.iter_mut().enumerate().take(raw.num_dim as usize) {
             let s = raw.shape_entry(i);
-            if i >= raw.num_dim as usize {
-                if s != 0 {
-                    return Err(Error::ReservedNotZero);
-                }
-                continue;
-            }
             if s == 0 {
                 return Err(Error::BadShape);
             }
