@@ -275,6 +275,15 @@ fn header_gate_kinds() {
     assert_eq!(header_gate(|b| b[8] = 7), Error::BadArgKind);
     assert_eq!(header_gate(|b| b[8] = 0), Error::BadArgKind);
     assert_eq!(header_gate(|b| b[9] = 1), Error::ReservedNotZero);
+    // Found by the parse_invocation fuzz target: a bad kind below argc and
+    // a non-zero slot past it report the reserved slot (docs/abi.md order).
+    assert_eq!(
+        header_gate(|b| {
+            b[8] = 9;
+            b[17] = 1;
+        }),
+        Error::ReservedNotZero
+    );
 }
 
 #[test]

@@ -104,16 +104,14 @@ impl InvocationHeader {
         if h[7] != 0 || h[18] != 0 || h[19] != 0 || h[24..32].iter().any(|&b| b != 0) {
             return Err(Error::ReservedNotZero);
         }
+        // Every reserved slot before any kind code (the order above; a
+        // fuzz finding: the two used to interleave by slot).
+        if h[8 + argc as usize..8 + MAX_ARGS].iter().any(|&c| c != 0) {
+            return Err(Error::ReservedNotZero);
+        }
         let mut kinds = [None; MAX_ARGS];
-        for (i, kind) in kinds.iter_mut().enumerate() {
-            let c = h[8 + i];
-            if i >= argc as usize {
-                if c != 0 {
-                    return Err(Error::ReservedNotZero);
-                }
-                continue;
-            }
-            *kind = Some(ArgKind::from_code(c).ok_or(Error::BadArgKind)?);
+        for (i, kind) in kinds.iter_mut().enumerate().take(argc as usize) {
+            *kind = Some(ArgKind::from_code(h[8 + i]).ok_or(Error::BadArgKind)?);
         }
         let size = u32::from_le_bytes([h[20], h[21], h[22], h[23]]);
         if size as usize != block_bytes(argc as usize) {
