@@ -12,12 +12,14 @@
 mod core;
 mod counters;
 mod dma_engine;
+pub mod fake;
 mod nx_space;
 mod phys;
 mod soc;
 
 pub use crate::core::MockCore;
 pub use counters::CoreCounters;
+pub use fake::FakeHal;
 pub use nx_space::NxSpace;
 pub use phys::PhysMemory;
 pub use soc::MockSoc;

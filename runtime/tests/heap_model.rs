@@ -11,7 +11,8 @@ use neuron_runtime::heap::{DataRamHeap, HbmHeap, LibcHeap, HEAP_ALIGN};
 use neuron_runtime::Error;
 use proptest::prelude::*;
 
-const CASES: u32 = 64;
+/// Fewer under Miri, which runs each case thousands of times slower.
+const CASES: u32 = if cfg!(miri) { 2 } else { 64 };
 const OPS: usize = 200;
 
 #[derive(Clone, Debug)]

@@ -6,6 +6,7 @@
 
 mod elf;
 mod layout;
+mod reliability;
 mod target;
 
 use std::io::{Read, Write};
@@ -36,7 +37,14 @@ cargo xtask <command>
       THE TEST COMMAND: host `cargo test --workspace`, the Xtensa build of
       neuron-hal, neuron-runtime and neuroncustomop, the archive check,
       qemu-test, the FLL check and the on-target suite on QEMU. Prints a
-      summary; exits non-zero on any failure.
+      summary; exits non-zero on any failure. Also runs `miri` and
+      `fuzz-smoke` below.
+  miri
+      The runtime's pure-logic tests under Miri (nightly-2026-10-15).
+  fuzz-smoke
+      Installs cargo-fuzz 0.13.2 if missing, then runs each fuzz target
+      (fuzz/) for FUZZ_SECS seconds (default 45) on the committed seeds
+      and regression inputs. See docs/reliability.md.
   build-lib
       Build libneuroncustomop.a for Xtensa (release), check it (ELF32
       Xtensa, windowed code, SPEC symbols) and print its path.
@@ -82,6 +90,8 @@ fn main() -> ExitCode {
             0
         }),
         Some("run-example") => target::run_example(),
+        Some("fuzz-smoke") => reliability::fuzz_smoke().map(|_| 0),
+        Some("miri") => reliability::miri().map(|_| 0),
         Some("fll-check") => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
             for l in &p {
                 println!("FLL: {l}");

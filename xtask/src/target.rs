@@ -217,6 +217,8 @@ pub fn test() -> Result {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         crate::run(Command::new(cargo).current_dir(root()).args(["test", "--workspace"]))
     });
+    step("miri: the runtime's pure-logic tests (cargo xtask miri)", &mut crate::reliability::miri);
+    step("fuzz: each target for 45 s on the committed corpus (cargo xtask fuzz-smoke)", &mut crate::reliability::fuzz_smoke);
     step("xtensa: build neuron-hal, neuron-runtime, neuroncustomop", &mut || {
         build_xtensa(&["--release".into(), "-p".into(), "neuron-hal".into(), "-p".into(), "neuron-runtime".into(), "-p".into(), "neuroncustomop".into()])
     });

@@ -1,0 +1,90 @@
+//! Reliability steps of `cargo xtask test` (issue 6): the fuzz smoke runs
+//! and the Miri run. `docs/reliability.md` says how to run them longer.
+
+use crate::{root, run, Result};
+use std::path::PathBuf;
+use std::process::Command;
+
+const TOOLCHAIN: &str = "nightly-2026-10-15";
+/// The pinned cargo-fuzz (installed with `--locked` when missing).
+const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// The fuzz targets (`fuzz/fuzz_targets/`).
+pub const FUZZ_TARGETS: &[&str] = &["parse_invocation", "heap_ops", "translate"];
+/// Seconds each target runs in the smoke run (`FUZZ_SECS` overrides).
+const FUZZ_SECS: u32 = 45;
+
+/// A `cargo` of the pinned nightly, with nothing of the outer (host)
+/// cargo's environment.
+fn nightly_cargo() -> Command {
+    let mut cmd = Command::new("rustup");
+    cmd.args(["run", TOOLCHAIN, "cargo"]);
+    for v in [
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTDOC",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
+fn cargo_fuzz_installed() -> bool {
+    Command::new("cargo-fuzz").arg("--version").output().is_ok_and(|o| o.status.success())
+}
+
+/// `cargo xtask fuzz-smoke`: installs cargo-fuzz if missing, builds the
+/// targets and runs each for a bounded time on the committed seeds and
+/// regression inputs (new inputs go to a scratch corpus under target/).
+/// A crash, a failed assertion or a leak fails the step.
+pub fn fuzz_smoke() -> Result {
+    if !cargo_fuzz_installed() {
+        eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ_VERSION}");
+        run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
+    }
+    let secs: u32 = std::env::var("FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(FUZZ_SECS);
+    let fuzz = root().join("fuzz");
+    run(nightly_cargo().current_dir(&fuzz).args(["fuzz", "build"]))?;
+    let mut failed = Vec::new();
+    for t in FUZZ_TARGETS {
+        let scratch: PathBuf = root().join("target/fuzz-smoke").join(t);
+        let _ = std::fs::remove_dir_all(&scratch);
+        std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
+        let mut cmd = nightly_cargo();
+        cmd.current_dir(&fuzz).args(["fuzz", "run", t]).arg(&scratch);
+        for dir in ["seeds", "regressions"] {
+            let d = fuzz.join(dir).join(t);
+            if d.is_dir() {
+                cmd.arg(d);
+            }
+        }
+        cmd.args(["--", &format!("-max_total_time={secs}"), "-rss_limit_mb=4096", "-print_final_stats=1"]);
+        if let Err(e) = run(&mut cmd) {
+            failed.push(format!("{t}: {e} (the input is in fuzz/artifacts/{t}/)"));
+        }
+    }
+    if failed.is_empty() {
+        Ok(())
+    } else {
+        Err(failed.join("; "))
+    }
+}
+
+/// `cargo xtask miri`: the runtime's pure-logic tests under Miri (unit
+/// tests, pure.rs on the fake core, heap_model.rs with fewer cases; the
+/// mock-based files are compiled out under `cfg(miri)`). Isolation is off
+/// only so that proptest can read its failure-persistence path.
+pub fn miri() -> Result {
+    run(nightly_cargo()
+        .current_dir(root())
+        .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+        .env("PROPTEST_CASES", "4")
+        .args(["miri", "test", "-p", "neuron-runtime"]))
+}
