@@ -7,6 +7,7 @@
 mod elf;
 mod layout;
 mod reliability;
+mod perf;
 mod target;
 
 use std::io::{Read, Write};
@@ -50,6 +51,14 @@ cargo xtask <command>
       Xtensa, windowed code, SPEC symbols) and print its path.
   fll-check
       Build the kernel images, link the nine FLL images and check them.
+  bench-report
+      Ratios ours/native of the Criterion host benchmarks (run
+      `cargo bench -p neuron-bench` first); writes target/criterion/ratios.md.
+  perf
+      Instruction counts on the emulated core (kernels/perf-image under the
+      TCG plugin perf/insn_count.c), the runtime's footprint in the linked
+      example image and its stack use, against perf/budgets.toml (fails
+      above budget + 10 %). Also a step of `test`.
 
   build-xtensa [CARGO-BUILD-ARGS...]
       cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
@@ -104,6 +113,8 @@ fn main() -> ExitCode {
             }
         }),
         Some("test") => target::test().map(|_| 0),
+        Some("bench-report") => perf::bench_report().map(|_| 0),
+        Some("perf") => perf::check().map(|_| 0),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
             Ok(0)

@@ -1,0 +1,280 @@
+//! Performance: `cargo xtask bench-report` (ratios of the Criterion host
+//! benchmarks) and `cargo xtask perf` (executed-instruction counts on the
+//! emulated core, the runtime's footprint in a linked image and its stack
+//! use, checked against `perf/budgets.toml`; also a step of `test`).
+//!
+//! Counting: `kernels/perf-image` calls `perf_mark()` around every measured
+//! operation; the TCG plugin `perf/insn_count.c` (built here with
+//! `gcc -shared -fPIC`) counts every executed instruction with an inline
+//! add and prints the running count whenever `perf_mark`'s first
+//! instruction runs. Instructions of the QEMU HAL's software DMA engine
+//! (`neuron_hal::xtensa::emulated::*`, hardware on the Q7) are not counted.
+//! Exact and deterministic: the same image gives the same counts.
+
+use crate::{artifact_dir, build_xtensa, link, root, xtensa_dir, Result, LD};
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const BUDGETS: &str = "perf/budgets.toml";
+const PLUGIN_SRC: &str = "perf/insn_count.c";
+const KERNELS_MANIFEST: &str = "kernels/Cargo.toml";
+/// A count may exceed its budget by this factor before the check fails.
+const SLACK: f64 = 1.10;
+
+// ---------------------------------------------------------------- bench-report
+
+/// The median of a Criterion `estimates.json` (ns).
+fn median_ns(path: &Path) -> Option<f64> {
+    let s = std::fs::read_to_string(path).ok()?;
+    let at = s.find("\"median\"")?;
+    let rest = &s[at..];
+    let p = rest.find("\"point_estimate\":")? + "\"point_estimate\":".len();
+    let num: String = rest[p..].trim_start().chars().take_while(|c| c.is_ascii_digit() || matches!(c, '.' | 'e' | 'E' | '-' | '+')).collect();
+    num.parse().ok()
+}
+
+/// `cargo xtask bench-report`: for every group `target/criterion/<g>/` with
+/// `ours` and `native`, the ratio of the medians. Prints the table and
+/// writes it to `target/criterion/ratios.md`.
+pub fn bench_report() -> Result {
+    let dir = root().join("target/criterion");
+    let mut groups: Vec<_> = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e} (run `cargo bench -p neuron-bench` first)", dir.display()))?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("ours/new/estimates.json").exists()).collect();
+    groups.sort();
+    let mut md = String::from("| group | ours (median) | native (median) | ours / native (time) | native / ours (speed) |\n|---|---:|---:|---:|---:|\n");
+    for g in &groups {
+        let name = g.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        let (Some(o), Some(n)) = (median_ns(&g.join("ours/new/estimates.json")), median_ns(&g.join("native/new/estimates.json"))) else {
+            continue;
+        };
+        md.push_str(&format!("| {name} | {} | {} | {:.2}× | {:.3}× |\n", fmt_ns(o), fmt_ns(n), o / n, n / o));
+    }
+    print!("{md}");
+    let out = dir.join("ratios.md");
+    std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    println!("xtask: written to {}", out.display());
+    Ok(())
+}
+
+fn fmt_ns(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else if ns >= 1e3 {
+        format!("{:.2} µs", ns / 1e3)
+    } else {
+        format!("{ns:.2} ns")
+    }
+}
+
+// ---------------------------------------------------------------- perf
+
+/// One measured figure: name, value, unit.
+type Figures = BTreeMap<String, u64>;
+
+fn perf_dir() -> PathBuf {
+    xtensa_dir().join("perf")
+}
+
+fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
+    let o = Command::new(LD.replace("-ld", "-nm")).args(["-S", "-C"]).arg(elf).output().map_err(|e| format!("nm: {e}"))?;
+    Ok(String::from_utf8_lossy(&o.stdout)
+        .lines()
+        .filter_map(|l| {
+            let mut w = l.splitn(4, ' ');
+            let a = u64::from_str_radix(w.next()?, 16).ok()?;
+            let second = w.next()?;
+            match u64::from_str_radix(second, 16) {
+                Ok(sz) if second.len() == 8 => {
+                    let _ty = w.next()?;
+                    Some((a, sz, w.next()?.to_string()))
+                }
+                _ => Some((a, 0, w.nth(0).map(str::to_string).unwrap_or_default())),
+            }
+        })
+        .collect())
+}
+
+/// Builds the plugin (only when the source is newer).
+fn plugin() -> Result<PathBuf> {
+    let src = root().join(PLUGIN_SRC);
+    let so = perf_dir().join("libinsn_count.so");
+    std::fs::create_dir_all(perf_dir()).map_err(|e| e.to_string())?;
+    let stale = match (std::fs::metadata(&src).and_then(|m| m.modified()), std::fs::metadata(&so).and_then(|m| m.modified())) {
+        (Ok(s), Ok(o)) => s > o,
+        _ => true,
+    };
+    if stale {
+        crate::run(Command::new("gcc").args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o"]).arg(&so).arg(&src))?;
+    }
+    Ok(so)
+}
+
+/// Builds and links the perf image, runs it under the plugin; returns the
+/// instruction counts per region (markers' cost subtracted) and the
+/// painted stack depth.
+fn measure() -> Result<Figures> {
+    let manifest = root().join(KERNELS_MANIFEST).display().to_string();
+    build_xtensa(&["--release".into(), "--manifest-path".into(), manifest, "-p".into(), "perf-image".into()])?;
+    let elf = xtensa_dir().join("images/perf-image.elf");
+    link("qemu", &elf, None, &[], &[artifact_dir(true).join("libperf_image.a")])?;
+    let so = plugin()?;
+    let syms = nm(&elf)?;
+    let mark = syms.iter().find(|s| s.2 == "perf_mark").ok_or("perf-image: no perf_mark symbol")?.0;
+    let mut args = format!("{},mark=0x{mark:x}", so.display());
+    for (a, sz, _) in syms.iter().filter(|s| s.2.starts_with("neuron_hal::xtensa::emulated::") && s.1 > 0) {
+        args.push_str(&format!(",skip=0x{a:x}-0x{:x}", a + sz));
+    }
+    let log = perf_dir().join("counts.log");
+    let _ = std::fs::remove_file(&log);
+    let mut cmd = Command::new("qemu-system-xtensa");
+    cmd.args(["-M", "sim", "-cpu", "de212", "-smp", "1", "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
+        .args(["-semihosting-config", &format!("enable=on,target=native,arg={},arg=cpus=1", elf.display())])
+        .arg("-kernel")
+        .arg(&elf)
+        .args(["-plugin", &args, "-d", "plugin", "-D"])
+        .arg(&log)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    eprintln!("xtask: running {cmd:?}");
+    let mut child = cmd.spawn().map_err(|e| format!("qemu-system-xtensa: {e}"))?;
+    let t0 = Instant::now();
+    let status = loop {
+        if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {
+            break s;
+        }
+        if t0.elapsed() > Duration::from_secs(60) {
+            let _ = child.kill();
+            let _ = child.wait();
+            return Err("perf image: timeout (60 s)".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    let out = child.wait_with_output().map_err(|e| e.to_string())?;
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    if !status.success() || !stdout.contains("perf: done") {
+        return Err(format!("perf image failed ({status}):\n{stdout}{}", String::from_utf8_lossy(&out.stderr)));
+    }
+    let names: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("perf: region ")).map(str::trim).collect();
+    let marks: Vec<u64> = std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?.lines().filter_map(|l| l.strip_prefix("mark ")?.trim().parse().ok()).collect();
+    if marks.len() != 2 * names.len() || names.first() != Some(&"empty") {
+        return Err(format!("perf: {} regions but {} marks", names.len(), marks.len()));
+    }
+    let raw: BTreeMap<&str, u64> = names.iter().enumerate().map(|(k, n)| (*n, marks[2 * k + 1] - marks[2 * k])).collect();
+    let r = |n: &str| raw.get(n).copied().unwrap_or(0).saturating_sub(raw["empty"]);
+    let mut f = Figures::new();
+    f.insert("translate_hit_recent".into(), r("translate_hit_recent"));
+    let worst = ["translate_hit_recent", "translate_hit_dyn0", "translate_hit_dyn1", "translate_hit_sbuf", "translate_hit_scratch"].iter().map(|n| r(n)).max().unwrap_or(0);
+    f.insert("translate_hit_worst".into(), worst);
+    f.insert("translate_miss_excl_write".into(), r("translate_miss").saturating_sub(r("window_register_write")));
+    f.insert("accessor_read".into(), r("accessor_read"));
+    f.insert("stream_read".into(), r("stream_read"));
+    f.insert("stream_refill_4k".into(), r("stream_read_refill").saturating_sub(r("stream_read")));
+    f.insert("invocation_2t_4k".into(), r("invocation"));
+    f.insert("launch_2t_4k".into(), r("launch"));
+    let stack = stdout.lines().find_map(|l| l.strip_prefix("perf: stack ")?.trim().parse().ok()).ok_or("perf: no stack line")?;
+    f.insert("stack_custom_op_path".into(), stack);
+    Ok(f)
+}
+
+/// Runtime text and data in the linked example image (the Q7 FLL image of
+/// the axpy op, `--gc-sections`): the input sections kept in the map file,
+/// summed per archive member; everything but the kernel (`axpy_op`,
+/// `fll_image`) and the board's vectors (`q7_qemu_board`) is the runtime
+/// (its crates, and what of `core`/`alloc`/`compiler_builtins` it pulls).
+/// Returns (text, data) bytes and the per-crate breakdown.
+pub fn footprint(map: &Path) -> Result<(u64, u64, BTreeMap<String, u64>)> {
+    let text = std::fs::read_to_string(map).map_err(|e| format!("{}: {e}", map.display()))?;
+    let body = text.split("Linker script and memory map").nth(1).ok_or("map: no memory map")?;
+    let (mut code, mut data) = (0u64, 0u64);
+    let mut per: BTreeMap<String, u64> = BTreeMap::new();
+    let mut section = String::new();
+    for line in body.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if w.is_empty() {
+            continue;
+        }
+        if w[0].starts_with('.') && line.starts_with(' ') {
+            section = w[0].to_string();
+        }
+        let n = w.len();
+        if n < 3 || !w[n - 3].starts_with("0x") || !w[n - 2].starts_with("0x") || !w[n - 1].contains(".o") {
+            continue;
+        }
+        let Ok(size) = u64::from_str_radix(w[n - 2].trim_start_matches("0x"), 16) else { continue };
+        let member = w[n - 1].rsplit('(').next().unwrap_or(w[n - 1]).trim_end_matches(')');
+        let krate = member.split(['-', '.']).next().unwrap_or(member).to_string();
+        if matches!(krate.as_str(), "axpy_op" | "fll_image" | "q7_qemu_board") || size == 0 {
+            continue;
+        }
+        let is_code = [".text", ".literal", ".rodata"].iter().any(|p| section.starts_with(p));
+        let is_data = [".data", ".bss", ".sdata", ".sbss"].iter().any(|p| section.starts_with(p));
+        if is_code {
+            code += size;
+        } else if is_data {
+            data += size;
+        } else {
+            continue;
+        }
+        *per.entry(krate).or_default() += size;
+    }
+    Ok((code, data, per))
+}
+
+/// The budgets: `name = number` lines (comments with `#`).
+fn budgets() -> Result<BTreeMap<String, u64>> {
+    let p = root().join(BUDGETS);
+    let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
+    let mut b = BTreeMap::new();
+    for l in s.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty() && !l.starts_with('[')) {
+        let (k, v) = l.split_once('=').ok_or_else(|| format!("{BUDGETS}: bad line {l:?}"))?;
+        b.insert(k.trim().to_string(), v.trim().replace('_', "").parse().map_err(|e| format!("{BUDGETS}: {k}: {e}"))?);
+    }
+    Ok(b)
+}
+
+/// `cargo xtask perf` and the `test` step: measures, prints the table
+/// (also written to `target/xtensa/perf/report.md`), fails when a figure
+/// exceeds its budget by more than 10 %.
+pub fn check() -> Result {
+    let mut f = measure()?;
+    // The example image as the Q7 runs it (rebuilt and relinked: cheap
+    // when up to date; the FLL step of `test` checks it).
+    crate::target::build_images()?;
+    crate::target::fll_images()?;
+    let map = xtensa_dir().join("images/axpy-fll-cpu0.elf.map");
+    let (code, data, per) = footprint(&map)?;
+    f.insert("runtime_text".into(), code);
+    f.insert("runtime_data".into(), data);
+    f.insert("runtime_footprint".into(), code + data);
+    let b = budgets()?;
+    let mut md = String::from("| metric | measured | budget | status |\n|---|---:|---:|---|\n");
+    let mut over = Vec::new();
+    for (k, v) in &f {
+        let (budget, status) = match b.get(k) {
+            Some(&lim) if (*v as f64) > lim as f64 * SLACK => {
+                over.push(format!("{k} = {v} > {lim} + 10 %"));
+                (lim.to_string(), "OVER BUDGET")
+            }
+            Some(&lim) => (lim.to_string(), "ok"),
+            None => ("-".into(), "no budget"),
+        };
+        md.push_str(&format!("| {k} | {v} | {budget} | {status} |\n"));
+    }
+    md.push_str("\nruntime bytes per crate (text + data): ");
+    md.push_str(&per.iter().map(|(k, v)| format!("{k} {v}")).collect::<Vec<_>>().join(", "));
+    md.push('\n');
+    eprint!("{md}");
+    let out = perf_dir().join("report.md");
+    std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    let missing: Vec<_> = b.keys().filter(|k| !f.contains_key(*k)).collect();
+    if !missing.is_empty() {
+        return Err(format!("budgets without a measurement: {missing:?}"));
+    }
+    if over.is_empty() {
+        Ok(())
+    } else {
+        Err(over.join("; "))
+    }
+}
