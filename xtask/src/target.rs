@@ -265,6 +265,7 @@ pub fn test() -> Result {
             }
         });
     }
+    step("perf: instruction counts, footprint, stack use vs perf/budgets.toml", &mut crate::perf::check);
     step("on-target: a failing test fails the run (exit status checked)", &mut || {
         let elf = elf.as_ref().map_err(|e| e.clone())?;
         let o = qemu_run(elf, "sim", 1, Duration::from_secs(20), &["run=no-such-test".into()])?;
