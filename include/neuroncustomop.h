@@ -194,6 +194,10 @@ typedef struct neuron_translation_ctx {
   struct neuron_map_record records[NEURON_TRANSLATE_RECORDS];
   // Round-robin cursor over the dynamic records (`% 3`).
   uint8_t next_alloc;
+  // The dynamic record installed last (`0..3`), checked first by a
+  // lookup: a kernel walking a tensor hits it almost always. Lives in
+  // what was padding, so the layout (168 bytes) is unchanged.
+  uint8_t last_installed;
 } neuron_translation_ctx;
 
 // A tensor's storage as the kernel holds it: a 64-bit SoC address and the

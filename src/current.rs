@@ -104,6 +104,24 @@ mod device_binding {
         CORE.0.get()
     }
 
+    /// The calling core's slot without the QEMU power-on step (a core
+    /// that was never entered has an empty translation context, which
+    /// never hits).
+    #[cfg(not(feature = "qemu"))]
+    #[inline(always)]
+    pub fn current_raw() -> *mut Bound<CoreHal> {
+        CORE.0.get()
+    }
+
+    /// As above, for the emulated cluster: the slot of this PRID (null
+    /// for a PRID of 8 or more).
+    #[cfg(feature = "qemu")]
+    #[inline(always)]
+    pub fn current_raw() -> *mut Bound<CoreHal> {
+        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0)) as usize;
+        CORES.get(cpu).map_or(core::ptr::null_mut(), |s| s.0.get())
+    }
+
     #[cfg(feature = "qemu")]
     static CORES: [Slot; neuron_hal::platform::CORE_COUNT as usize] = [
         Slot::new(MmioHal::qemu(0)),
@@ -154,12 +172,12 @@ mod device_binding {
 }
 
 #[cfg(target_arch = "xtensa")]
-use device_binding::{current, set_unbound_error, unbound_error};
+use device_binding::{current, current_raw, set_unbound_error, unbound_error};
 
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use host_binding::bind;
 #[cfg(not(target_arch = "xtensa"))]
-use host_binding::{current, set_unbound_error, unbound_error};
+use host_binding::{current, current as current_raw, set_unbound_error, unbound_error};
 
 /// Runs `f` on the calling core's state. Errors when no core is bound (host
 /// only) or when the runtime is re-entered; the error is recorded as the
@@ -185,6 +203,38 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
         b.last_error = e.code();
     }
     r
+}
+
+/// The translate hit path, without entering the core's state: when `ctx`
+/// is the calling core's context and no entry point holds the state, the
+/// lookup reads the context in place. Pure arithmetic (plus, on the host,
+/// the per-record hit counter); `None` sends the caller to the full path
+/// (a miss, a foreign context, no core, re-entry), which reports errors.
+#[inline(always)]
+pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
+    let p = current_raw();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null slot pointer stays valid while the core is bound
+    // (as in `with_core`). Only places are computed and plain fields read,
+    // through the raw pointer: no reference to the state is formed while
+    // `busy` says no entry point holds one.
+    unsafe {
+        let own = core::ptr::addr_of!((*p).state.translator.ctx);
+        if ctx != own || core::ptr::addr_of!((*p).busy).read() {
+            return None;
+        }
+        let (i, q) = (*own).lookup(addr)?;
+        if neuron_runtime::Translator::past_sbuf(&*own, &*core::ptr::addr_of!((*p).state.hal), i, addr) {
+            return None;
+        }
+        #[cfg(not(target_arch = "xtensa"))]
+        {
+            (*core::ptr::addr_of_mut!((*p).state.translator.stats)).hits[i] += 1;
+        }
+        Some(q)
+    }
 }
 
 /// The calling core's last error, or the thread's when no core is bound.

@@ -17,6 +17,16 @@ pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
 /// core's context.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
+    if let Some(p) = crate::current::translate_hit(ctx.cast(), addr) {
+        return p.cast();
+    }
+    translate_slow(ctx, addr)
+}
+
+/// Everything but a hit on this core's context: the miss, and the refusals
+/// with their error codes.
+#[inline(never)]
+fn translate_slow(ctx: *mut c_void, addr: u64) -> *mut c_void {
     with_core(|b| {
         if ctx != core::ptr::addr_of_mut!(b.state.translator.ctx).cast::<c_void>() {
             return Err(Error::TranslateNotReady);
