@@ -22,8 +22,104 @@ pub struct AbortReport {
 /// adds detail, `loc` the place.
 #[cold]
 pub fn abort_with(error: Error, what: &str, loc: &core::panic::Location<'_>) -> ! {
+    abort_at(error, what, loc.file(), loc.line())
+}
+
+/// [`abort_with`] for a place known by file and line only (a panic caught
+/// on the host: its `Location` does not outlive the panic hook).
+#[cold]
+pub fn abort_at(error: Error, what: &str, file: &str, line: u32) -> ! {
     let cpu = crate::current::with_core(|b| Ok(b.state.cpu_id() as i32)).unwrap_or(-1);
-    imp::abort(AbortReport { code: error.code(), cpu, line: loc.line() }, error, what, loc.file())
+    imp::abort(AbortReport { code: error.code(), cpu, line }, error, what, file)
+}
+
+/// A panic caught on its way to the C ABI: its message and place.
+#[cfg(not(target_arch = "xtensa"))]
+#[derive(Debug)]
+pub struct Caught {
+    /// The panic message.
+    pub message: std::string::String,
+    /// Where it panicked.
+    pub file: std::string::String,
+    /// The line.
+    pub line: u32,
+}
+
+#[cfg(not(target_arch = "xtensa"))]
+mod host_panic {
+    use super::Caught;
+    use core::cell::{Cell, RefCell};
+    use std::string::{String, ToString};
+
+    std::thread_local! {
+        /// Depth of `catch_panic` regions on this thread.
+        static DEPTH: Cell<u32> = const { Cell::new(0) };
+        /// Where the last panic inside a region happened (set by the hook).
+        static PLACE: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
+    }
+
+    fn install_hook() {
+        static ONCE: std::sync::Once = std::sync::Once::new();
+        ONCE.call_once(|| {
+            let previous = std::panic::take_hook();
+            std::panic::set_hook(std::boxed::Box::new(move |info| {
+                if DEPTH.with(Cell::get) > 0 {
+                    // Inside the runtime or a kernel: the abort report
+                    // tells it, once, with the place recorded here.
+                    let place = info.location().map(|l| (l.file().to_string(), l.line()));
+                    PLACE.with(|p| *p.borrow_mut() = place);
+                } else {
+                    previous(info);
+                }
+            }));
+        });
+    }
+
+    /// Runs `f`; a panic in it comes back as `Err` with its message and place.
+    pub fn catch_panic<R>(f: impl FnOnce() -> R) -> Result<R, Caught> {
+        install_hook();
+        DEPTH.with(|d| d.set(d.get() + 1));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(f));
+        DEPTH.with(|d| d.set(d.get() - 1));
+        r.map_err(|payload| {
+            let message = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "panic with a non-string payload".into());
+            let (file, line) = PLACE.with(|p| p.borrow_mut().take()).unwrap_or_else(|| ("<unknown>".into(), 0));
+            Caught { message, file, line }
+        })
+    }
+}
+
+#[cfg(not(target_arch = "xtensa"))]
+pub use host_panic::catch_panic;
+
+/// Stops the core for a caught panic: the abort report with
+/// `Error::Panic`, its message and place.
+#[cfg(not(target_arch = "xtensa"))]
+#[cold]
+pub fn abort_panic(c: Caught) -> ! {
+    abort_at(Error::Panic, &std::format!("panic: {}", c.message), &c.file, c.line)
+}
+
+/// Runs `f` so that no panic leaves it: on the host a panic becomes the
+/// abort report (the C ABI cannot unwind); on the device the build
+/// aborts on panic and the `#[panic_handler]` reports.
+#[inline]
+pub fn no_unwind<R>(f: impl FnOnce() -> R) -> R {
+    #[cfg(not(target_arch = "xtensa"))]
+    {
+        match catch_panic(f) {
+            Ok(r) => r,
+            Err(c) => abort_panic(c),
+        }
+    }
+    #[cfg(target_arch = "xtensa")]
+    {
+        f()
+    }
 }
 
 #[cfg(not(target_arch = "xtensa"))]

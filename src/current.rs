@@ -197,6 +197,17 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
         return Err(Error::Reentered);
     }
     b.busy = true;
+    // No panic crosses the C ABI: one in the runtime becomes the abort
+    // report (on the device the panic handler does this).
+    #[cfg(not(target_arch = "xtensa"))]
+    let r = match crate::abort::catch_panic(|| f(&mut *b)) {
+        Ok(r) => r,
+        Err(c) => {
+            b.busy = false;
+            crate::abort::abort_panic(c)
+        }
+    };
+    #[cfg(target_arch = "xtensa")]
     let r = f(b);
     b.busy = false;
     if let Err(e) = &r {

@@ -20,5 +20,8 @@ pub mod kernel;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;
 
+/// Used by the generated kernel wrappers (`custom_ops!`): no panic leaves them.
+#[doc(hidden)]
+pub use abort::no_unwind;
 pub use neuron_hal as hal;
 pub use neuron_runtime as runtime;

@@ -3,6 +3,7 @@
 //! result back.
 
 pub mod diagnostics;
+pub mod fault;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;

@@ -31,12 +31,16 @@ macro_rules! custom_ops {
                 use super::*;
                 /// `<fn>_wrapper`.
                 pub unsafe extern "C" fn wrapper() {
-                    $crate::ffi::customop::customop_setup(true);
-                    $( let $arg: $ty = <$ty as $crate::kernel::KernelArg>::next(); )*
-                    if $crate::ffi::customop::customop_status() == 0 {
-                        $crate::kernel::KernelOutput::hand_back(super::$name($($arg),*));
-                    }
-                    let _ = $crate::ffi::customop::customop_cleanup();
+                    // A panic in the kernel is the abort report, never an
+                    // unwind across the C ABI.
+                    $crate::no_unwind(|| {
+                        $crate::ffi::customop::customop_setup(true);
+                        $( let $arg: $ty = <$ty as $crate::kernel::KernelArg>::next(); )*
+                        if $crate::ffi::customop::customop_status() == 0 {
+                            $crate::kernel::KernelOutput::hand_back(super::$name($($arg),*));
+                        }
+                        let _ = $crate::ffi::customop::customop_cleanup();
+                    })
                 }
                 /// `<fn>_stack_switch`.
                 pub unsafe extern "C" fn stack_switch() -> i32 {
