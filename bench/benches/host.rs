@@ -4,7 +4,14 @@
 
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use neuron_bench::{fill, ready_core, DATA};
+use neuron_hal::platform::Q7;
+use neuron_hal_mock::MockSoc;
+use neuron_runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};
+use neuron_runtime::marshal::tensor::TensorView;
 use neuron_runtime::memcpy::MemcpyMethod;
+use neuroncustomop::ffi::translate::neuron_translate_ctx;
+use neuroncustomop::host::SimCore;
+use neuroncustomop::kernel::{Dtype, TcmBuf, Tensor};
 use std::hint::black_box;
 
 fn translate(c: &mut Criterion) {
@@ -69,5 +76,129 @@ fn heaps(c: &mut Criterion) {
     g.finish();
 }
 
-criterion_group!(benches, translate, memcpy, heaps);
+/// Elements per kernel-API benchmark (16 KiB of f32).
+const KN: usize = 4096;
+
+/// A simulated core (runtime initialised) and a 1-D f32 tensor of `KN`
+/// elements at `DATA` (a dynamic window, so the first access misses).
+fn kernel_core() -> (SimCore, Tensor, Tensor) {
+    let soc = MockSoc::new().expect("mock SoC");
+    let mut core = SimCore::new(soc.core(0).expect("core 0"));
+    core.state().init_prologue();
+    core.state().init_dma_queue().expect("DMA arms");
+    fill(core.state(), DATA, KN * 4);
+    let ctx = core.enter(|| neuron_translate_ctx()).cast();
+    let d = |addr| {
+        let desc = RawTensorDesc::contiguous(Location::Hbm, Dtype::Fp32.code(), addr, &[KN as u64]).expect("shape");
+        let desc = TensorDesc::parse(&desc.to_bytes(), &Q7).expect("valid");
+        Tensor::from_view(TensorView::from_desc(&desc, ctx))
+    };
+    (core, d(DATA), d(DATA + (KN * 4) as u64))
+}
+
+fn kernel_api(c: &mut Criterion) {
+    let (mut core, t_in, t_out) = kernel_core();
+    let host: Vec<f32> = (0..KN).map(|i| i as f32).collect();
+    let mut host_out = vec![0f32; KN];
+
+    // Per-element accessor read vs a volatile read of a host slice.
+    let mut g = c.benchmark_group("accessor_read");
+    g.throughput(Throughput::Elements(KN as u64));
+    core.enter(|| {
+        let acc = t_in.const_accessor::<f32, 1>().unwrap();
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                let mut s = 0f32;
+                for i in 0..KN as i64 {
+                    s += acc.get([black_box(i)]).unwrap();
+                }
+                s
+            })
+        });
+    });
+    g.bench_function("native", |b| {
+        b.iter(|| {
+            let p = black_box(host.as_ptr());
+            let mut s = 0f32;
+            for i in 0..KN {
+                // SAFETY: i < KN = host.len().
+                s += unsafe { p.add(black_box(i)).read_volatile() };
+            }
+            s
+        })
+    });
+    g.finish();
+
+    let mut g = c.benchmark_group("accessor_write");
+    g.throughput(Throughput::Elements(KN as u64));
+    core.enter(|| {
+        let acc = t_out.accessor::<f32, 1>().unwrap();
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                for i in 0..KN as i64 {
+                    acc.set([black_box(i)], i as f32).unwrap();
+                }
+            })
+        });
+    });
+    g.bench_function("native", |b| {
+        b.iter(|| {
+            let p = black_box(host_out.as_mut_ptr());
+            for i in 0..KN {
+                // SAFETY: i < KN = host_out.len().
+                unsafe { p.add(black_box(i)).write_volatile(i as f32) };
+            }
+        })
+    });
+    g.finish();
+
+    // Streams: the whole tensor, element by element, open to close
+    // (4 refills / flushes of 4 KiB) vs `copy_from_slice` of the same bytes.
+    let mut g = c.benchmark_group("stream_read");
+    g.throughput(Throughput::Bytes((KN * 4) as u64));
+    core.enter(|| {
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                let mut st = t_in.read_stream_accessor::<f32>().unwrap();
+                let mut s = 0f32;
+                for _ in 0..KN {
+                    s += st.read().unwrap();
+                }
+                st.close().unwrap();
+                s
+            })
+        });
+    });
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.finish();
+
+    let mut g = c.benchmark_group("stream_write");
+    g.throughput(Throughput::Bytes((KN * 4) as u64));
+    core.enter(|| {
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                let mut st = t_out.write_stream_accessor::<f32>().unwrap();
+                for i in 0..KN {
+                    st.write(black_box(i as f32)).unwrap();
+                }
+                st.close().unwrap();
+            })
+        });
+    });
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.finish();
+
+    // TCM copy: 16 KiB tensor -> tcm_malloc memory (the DMA backend).
+    let mut g = c.benchmark_group("tcm_copy_16k");
+    g.throughput(Throughput::Bytes((KN * 4) as u64));
+    core.enter(|| {
+        let mut buf = TcmBuf::<f32>::new(KN).expect("TCM pool");
+        let tcm = t_in.tcm_accessor();
+        g.bench_function("ours", |b| b.iter(|| tcm.tensor_to_tcm(&mut buf[..], black_box(0)).unwrap()));
+    });
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.finish();
+}
+
+criterion_group!(benches, translate, memcpy, heaps, kernel_api);
 criterion_main!(benches);
