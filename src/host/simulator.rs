@@ -24,6 +24,10 @@ const TENSOR_AREA_OFFSET: u64 = 1 << 30;
 /// Placement granule; each tensor is followed by one unused granule, so
 /// neighbouring tensors never share a page.
 const PLACEMENT_ALIGN: u64 = 4096;
+/// The byte the guard region after each tensor holds (from the tensor's
+/// last byte to the end of the free granule after it); checked after
+/// every run.
+pub const GUARD_CANARY: u8 = 0xCD;
 
 /// One argument of an invocation.
 #[derive(Clone, Copy, Debug)]
@@ -74,12 +78,15 @@ pub struct CoreReport {
 pub struct RunReport {
     /// Per core, in core order.
     pub cores: Vec<CoreReport>,
+    /// Guard regions found overwritten after the run, one line per
+    /// tensor: a kernel wrote past that tensor's end.
+    pub guard_errors: Vec<String>,
 }
 
 impl RunReport {
     /// Whether every core finished with status 0.
     pub fn ok(&self) -> bool {
-        self.cores.iter().all(|c| c.status == 0 && c.returned == 0)
+        self.guard_errors.is_empty() && self.cores.iter().all(|c| c.status == 0 && c.returned == 0)
     }
 }
 
@@ -91,6 +98,8 @@ pub struct Simulator {
     next: u64,
     args: Vec<Arg>,
     output: Option<RawTensorDesc>,
+    /// Guard regions: (first byte past the tensor, length, tensor name).
+    guards: Vec<(u64, u64, String)>,
 }
 
 impl Simulator {
@@ -99,7 +108,7 @@ impl Simulator {
         let soc = MockSoc::new()?;
         let cores = (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new)).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
-        Ok(Self { soc, cores, ops: Vec::new(), next, args: Vec::new(), output: None })
+        Ok(Self { soc, cores, ops: Vec::new(), next, args: Vec::new(), output: None, guards: Vec::new() })
     }
 
     /// The mock SoC.
@@ -143,9 +152,40 @@ impl Simulator {
         at
     }
 
+    /// Reserves `bytes` for tensor `name` and fills the guard region after
+    /// it (to the end of the free granule that follows) with the canary.
+    fn alloc_guarded(&mut self, bytes: u64, name: String) -> u64 {
+        let at = self.alloc(bytes);
+        let end = at + bytes.div_ceil(PLACEMENT_ALIGN).max(1) * PLACEMENT_ALIGN + PLACEMENT_ALIGN;
+        let len = end - (at + bytes);
+        let _ = self.soc.write(at + bytes, &std::vec![GUARD_CANARY; len as usize]);
+        self.guards.push((at + bytes, len, name));
+        at
+    }
+
+    /// Checks every guard region; one line per overwritten one.
+    pub fn check_guards(&self) -> Vec<String> {
+        let mut bad = Vec::new();
+        for (at, len, name) in &self.guards {
+            let mut v = std::vec![0u8; *len as usize];
+            if self.soc.read(*at, &mut v).is_err() {
+                continue;
+            }
+            if let Some(first) = v.iter().position(|&b| b != GUARD_CANARY) {
+                let last = v.iter().rposition(|&b| b != GUARD_CANARY).unwrap_or(first);
+                bad.push(std::format!(
+                    "kernel wrote past the end of {name}: guard bytes {first}..={last} after it (SoC {:#x}) overwritten",
+                    at + first as u64
+                ));
+            }
+        }
+        bad
+    }
+
     /// Places a contiguous tensor with `data` in HBM; returns its descriptor.
     pub fn place(&mut self, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<RawTensorDesc, Error> {
-        let at = self.alloc(data.len() as u64);
+        let name = std::format!("argument {}", self.args.len());
+        let at = self.alloc_guarded(data.len() as u64, name);
         let d = RawTensorDesc::contiguous(Location::Hbm, dtype.code(), at, shape).ok_or(Error::BadShape)?;
         if d.buffer_bytes != data.len() as u64 {
             return Err(Error::BufferTooSmall);
@@ -177,7 +217,7 @@ impl Simulator {
     pub fn set_output(&mut self, dtype: Dtype, shape: &[u64]) -> Result<RawTensorDesc, Error> {
         let numel: u64 = shape.iter().product();
         let bytes = numel * dtype.elem_size() as u64;
-        let at = self.alloc(bytes);
+        let at = self.alloc_guarded(bytes, "the output".into());
         let d = RawTensorDesc::contiguous(Location::Hbm, dtype.code(), at, shape).ok_or(Error::BadShape)?;
         self.output = Some(d);
         Ok(d)
@@ -266,7 +306,8 @@ impl Simulator {
                 let _ = std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run);
             }
         });
-        Ok(RunReport { cores: reports })
+        let guard_errors = self.check_guards();
+        Ok(RunReport { cores: reports, guard_errors })
     }
 }
 
