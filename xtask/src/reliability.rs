@@ -84,7 +84,7 @@ pub fn fuzz_smoke() -> Result {
 pub fn miri() -> Result {
     run(nightly_cargo()
         .current_dir(root())
-        .env("MIRIFLAGS", "-Zmiri-disable-isolation")
+        .env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance")
         .env("PROPTEST_CASES", "4")
         .args(["miri", "test", "-p", "neuron-runtime"]))
 }
