@@ -124,7 +124,7 @@ fn ref_desc(d: &[u8], p: &Platform) -> Result<RefDesc, Error> {
         return Err(Error::BadShape);
     }
     let numel = sizes.iter().try_fold(1u128, |a, &s| a.checked_mul(s as u128)).ok_or(Error::BadShape)?;
-    let bytes = numel * elem as u128;
+    let bytes = numel.saturating_mul(elem as u128);
     if numel > u64::MAX as u128 || bytes > i64::MAX as u128 {
         return Err(Error::BadShape);
     }
