@@ -171,7 +171,8 @@ typedef uint32_t BinaryOp;
 #endif // __cplusplus
 
 #if !defined(NEURON_DEVICE)
-// An opaque simulator handle.
+// An opaque simulator handle: the simulator and the text of its last
+// run's report.
 typedef struct NeuronSim NeuronSim;
 #endif
 
@@ -776,6 +777,17 @@ int32_t neuron_sim_set_output(struct NeuronSim *s,
 // # Safety
 // `s` live; `name` a C string.
 int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// The last run's report as text (per core: translate hits and misses with
+// the thrash warning, DMA bytes, heap and stack high-water marks, the
+// kernel's printf output; guard-region overwrites). Valid until the next
+// run or `neuron_sim_free`; empty before the first run.
+//
+// # Safety
+// `s` must be a live handle.
+const char *neuron_sim_report(struct NeuronSim *s);
 #endif
 
 #if !defined(NEURON_DEVICE)

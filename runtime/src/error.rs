@@ -155,6 +155,8 @@ errors! {
     Misaligned = 92, "tensor storage is not aligned to its element size";
     /// An accessor released that was not registered.
     AccessorNotRegistered = 93, "accessor released that was not registered";
+    /// The simulator found a guard region after a tensor overwritten.
+    GuardOverwritten = 94, "a kernel wrote past the end of a tensor (guard region overwritten)";
 }
 
 impl Error {

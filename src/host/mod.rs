@@ -4,6 +4,7 @@
 
 pub mod diagnostics;
 pub mod fault;
+mod report_text;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;

@@ -11,8 +11,9 @@ use neuron_runtime::marshal::invocation::ArgKind;
 use neuron_runtime::Error;
 use std::boxed::Box;
 
-/// An opaque simulator handle.
-pub struct NeuronSim(Simulator);
+/// An opaque simulator handle: the simulator and the text of its last
+/// run's report.
+pub struct NeuronSim(Simulator, std::ffi::CString);
 
 fn code(r: Result<(), Error>) -> i32 {
     r.err().map_or(0, Error::code)
@@ -38,7 +39,7 @@ unsafe fn shape<'a>(shape: *const u64, ndim: u32) -> Result<&'a [u64], Error> {
 /// A new simulator: a mock SoC with eight reset cores. Null on failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_sim_new() -> *mut NeuronSim {
-    Simulator::new().map_or(core::ptr::null_mut(), |s| Box::into_raw(Box::new(NeuronSim(s))))
+    Simulator::new().map_or(core::ptr::null_mut(), |s| Box::into_raw(Box::new(NeuronSim(s, std::ffi::CString::default()))))
 }
 
 /// Frees a simulator.
@@ -140,15 +141,34 @@ pub unsafe extern "C" fn neuron_sim_set_output(s: *mut NeuronSim, dtype: u8, sha
 /// `s` live; `name` a C string.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_sim_run(s: *mut NeuronSim, name: *const c_char, cores: u32) -> i32 {
-    let r = (|| {
-        // SAFETY: forwarded from the caller.
-        let (s, name) = unsafe { (sim(s)?, CStr::from_ptr(name)) };
-        s.run(name.to_str().map_err(|_| Error::NoInvocation)?, cores)
-    })();
+    // SAFETY: the caller guarantees s is live (or null).
+    let Some(h) = (unsafe { s.as_mut() }) else { return Error::NoCore.code() };
+    // SAFETY: the caller guarantees name is a C string.
+    let name = unsafe { CStr::from_ptr(name) };
+    let r = name.to_str().map_err(|_| Error::NoInvocation).and_then(|n| h.0.run(n, cores));
+    let text = match &r {
+        Ok(rep) => std::format!("{rep}"),
+        Err(e) => std::format!("run refused: {e}\n"),
+    };
+    h.1 = std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default();
     match r {
+        Ok(rep) if !rep.guard_errors.is_empty() && rep.cores.iter().all(|c| c.status == 0) => Error::GuardOverwritten.code(),
         Ok(rep) => rep.cores.iter().map(|c| if c.status != 0 { c.status } else { c.returned.abs() }).find(|c| *c != 0).unwrap_or(0),
         Err(e) => e.code(),
     }
+}
+
+/// The last run's report as text (per core: translate hits and misses with
+/// the thrash warning, DMA bytes, heap and stack high-water marks, the
+/// kernel's printf output; guard-region overwrites). Valid until the next
+/// run or `neuron_sim_free`; empty before the first run.
+///
+/// # Safety
+/// `s` must be a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_report(s: *mut NeuronSim) -> *const c_char {
+    // SAFETY: the caller guarantees s is live (or null).
+    unsafe { s.as_ref() }.map_or(c"".as_ptr(), |h| h.1.as_ptr())
 }
 
 /// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code.

@@ -1,0 +1,45 @@
+//! The per-core report as text, as a kernel author reads it after a run.
+
+use super::simulator::{CoreReport, RunReport};
+use core::fmt;
+
+impl fmt::Display for CoreReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let t = &self.translate;
+        writeln!(f, "core {}: launcher returned {}, status {}, last error {}", self.cpu, self.returned, self.status, self.last_error)?;
+        writeln!(
+            f,
+            "  translate: hits {:?} (dynamic 0-2, SBUF, scratch), misses {:?}, refused {}, window programs {}",
+            t.hits, t.misses, t.refused, self.window_programs
+        )?;
+        if let Some(w) = &self.thrash_warning {
+            writeln!(f, "  warning: {w}")?;
+        }
+        writeln!(f, "  DMA: {} bytes in (HBM -> data RAM), {} bytes out", self.dma_in, self.dma_out)?;
+        writeln!(
+            f,
+            "  high water: HBM heap {} B, data-RAM heap {} B, libc heap {} B, stack {} B",
+            self.hbm.high_water, self.dataram.high_water, self.libc.high_water, self.stack_high_water
+        )?;
+        if !self.printf.is_empty() || self.printf_lost != 0 {
+            writeln!(f, "  printf ({} bytes lost to wrap-around):", self.printf_lost)?;
+            for line in self.printf.lines() {
+                writeln!(f, "    {line}")?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl fmt::Display for RunReport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        writeln!(f, "run: {} core(s), {}", self.cores.len(), if self.ok() { "ok" } else { "FAILED" })?;
+        for e in &self.guard_errors {
+            writeln!(f, "  guard: {e}")?;
+        }
+        for c in &self.cores {
+            write!(f, "{c}")?;
+        }
+        Ok(())
+    }
+}
