@@ -45,6 +45,24 @@ static uint64_t skip_lo[MAX_SKIP], skip_hi[MAX_SKIP];
 static int n_skip;
 static uint64_t count; /* one vCPU: the measurements run on `-M sim` */
 
+/* Optional profile (`prof=K`): per-instruction counts between marks 2K and
+ * 2K+1 (region K), printed as "prof ADDR N" lines at mark 2K+1. */
+struct site { uint64_t addr, n, base; bool watched; };
+/* With `watch=ADDR` (a function's first instruction, repeatable): the
+ * calls into it, per calling instruction, printed as "call FROM TO N". */
+#define MAX_WATCH 32
+#define MAX_EDGES 4096
+static uint64_t watch[MAX_WATCH];
+static int n_watch;
+static struct site *last_site;
+static struct edge { uint64_t from, to, n; } edges[MAX_EDGES];
+static size_t n_edges;
+static bool in_region;
+static struct site *sites;
+static size_t n_sites, cap_sites;
+static long prof_region = -1;
+static uint64_t n_marks;
+
 static bool skipped(uint64_t a)
 {
     for (int i = 0; i < n_skip; i++)
@@ -60,6 +78,41 @@ static void on_mark(unsigned int vcpu, void *u)
     (void)u;
     snprintf(line, sizeof line, "mark %llu\n", (unsigned long long)count);
     qemu_plugin_outs(line);
+    if (prof_region >= 0 && n_marks == (uint64_t)(2 * prof_region)) {
+        for (size_t i = 0; i < n_sites; i++)
+            sites[i].base = sites[i].n;
+        n_edges = 0;
+        in_region = true;
+    } else if (prof_region >= 0 && n_marks == (uint64_t)(2 * prof_region + 1)) {
+        for (size_t i = 0; i < n_sites; i++)
+            if (sites[i].n != sites[i].base) {
+                snprintf(line, sizeof line, "prof 0x%llx %llu\n", (unsigned long long)sites[i].addr, (unsigned long long)(sites[i].n - sites[i].base));
+                qemu_plugin_outs(line);
+            }
+        for (size_t i = 0; i < n_edges; i++) {
+            snprintf(line, sizeof line, "call 0x%llx 0x%llx %llu\n", (unsigned long long)edges[i].from, (unsigned long long)edges[i].to, (unsigned long long)edges[i].n);
+            qemu_plugin_outs(line);
+        }
+        in_region = false;
+    }
+    n_marks++;
+}
+
+static void on_exec(unsigned int vcpu, void *u)
+{
+    struct site *s = u;
+    (void)vcpu;
+    if (s->watched && in_region && last_site) {
+        size_t i;
+        for (i = 0; i < n_edges; i++)
+            if (edges[i].from == last_site->addr && edges[i].to == s->addr)
+                break;
+        if (i == n_edges && n_edges < MAX_EDGES)
+            edges[n_edges++] = (struct edge){ last_site->addr, s->addr, 0 };
+        if (i < n_edges)
+            edges[i].n++;
+    }
+    last_site = s;
 }
 
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
@@ -71,8 +124,23 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
         uint64_t a = qemu_plugin_insn_vaddr(insn);
         if (a == mark_addr)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
-        if (!skipped(a))
-            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
+        if (skipped(a))
+            continue;
+        qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
+        if (prof_region >= 0) {
+            /* One fixed array: QEMU holds pointers into it. */
+            if (n_sites == cap_sites) {
+                fprintf(stderr, "insn_count: more than %zu translated instructions\n", cap_sites);
+                abort();
+            }
+            sites[n_sites].addr = a;
+            for (int w = 0; w < n_watch; w++)
+                sites[n_sites].watched |= watch[w] == a;
+            if (n_watch)
+                qemu_plugin_register_vcpu_insn_exec_cb(insn, on_exec, QEMU_PLUGIN_CB_NO_REGS, &sites[n_sites]);
+            qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &sites[n_sites].n, 1);
+            n_sites++;
+        }
     }
 }
 
@@ -87,6 +155,14 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             skip_lo[n_skip] = strtoull(argv[i] + 5, &end, 0);
             skip_hi[n_skip] = strtoull(end + 1, NULL, 0);
             n_skip++;
+        } else if (strncmp(argv[i], "watch=", 6) == 0 && n_watch < MAX_WATCH) {
+            watch[n_watch++] = strtoull(argv[i] + 6, NULL, 0);
+        } else if (strncmp(argv[i], "prof=", 5) == 0) {
+            prof_region = strtol(argv[i] + 5, NULL, 0);
+            cap_sites = 1 << 20;
+            sites = calloc(cap_sites, sizeof *sites);
+            if (!sites)
+                return -1;
         } else {
             fprintf(stderr, "insn_count: unknown argument %s\n", argv[i]);
             return -1;

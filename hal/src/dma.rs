@@ -71,6 +71,34 @@ pub struct DmaDescriptor {
 const_assert_eq!(core::mem::size_of::<DmaDescriptor>(), 32);
 const_assert_eq!(core::mem::align_of::<DmaDescriptor>(), 8);
 
+impl DmaDescriptor {
+    /// Stores `self` at `at` as eight volatile 32-bit words (the status
+    /// word and the flags last but one), not as one aggregate volatile
+    /// store, which the compiler lowers to a `memcpy` call (~80
+    /// instructions on the Q7 against 8 stores).
+    ///
+    /// # Safety
+    /// `at` must be valid for writes of a descriptor and 4-byte aligned.
+    #[inline(always)]
+    pub unsafe fn store_volatile(self, at: *mut DmaDescriptor) {
+        let w = at.cast::<u32>();
+        // Word order of a u64 in memory.
+        let (lo, hi) = if cfg!(target_endian = "little") { (0, 1) } else { (1, 0) };
+        // SAFETY: the caller gives 32 writable, 4-aligned bytes at `at`;
+        // offsets 0..8 words stay inside them. No reference is formed.
+        unsafe {
+            w.add(lo).write_volatile(self.src as u32);
+            w.add(hi).write_volatile((self.src >> 32) as u32);
+            w.add(2 + lo).write_volatile(self.dst as u32);
+            w.add(2 + hi).write_volatile((self.dst >> 32) as u32);
+            w.add(4).write_volatile(self.len);
+            w.add(6).write_volatile(self.status);
+            w.add(7).write_volatile(self.reserved);
+            w.add(5).write_volatile(self.flags);
+        }
+    }
+}
+
 /// Largest transfer one descriptor carries (the staging window's size).
 pub const MAX_DESCRIPTOR_BYTES: u32 = crate::platform::DMA_WINDOW_SIZE;
 /// Descriptors per ring (defined here).

@@ -123,7 +123,7 @@ impl DmaQueue {
                 // start of the staging window (const-asserted to fit),
                 // which is this core's mapped data RAM; slots are 32 bytes
                 // from a 4 KiB-aligned base, so aligned. No reference formed.
-                unsafe { at.write_volatile(DmaDescriptor::default()) };
+                unsafe { DmaDescriptor::default().store_volatile(at) };
             }
             hal.memw();
             hal.dma_arm(dir, nx, RING_LEN);
@@ -227,7 +227,7 @@ impl DmaQueue {
             let at = Self::slot_ptr(hal, r, r.head);
             // SAFETY: a slot of the armed ring (see `init`), free because
             // fewer than RING_LEN descriptors are outstanding.
-            unsafe { at.write_volatile(desc) };
+            unsafe { desc.store_volatile(at) };
             r.head = r.head.wrapping_add(1);
             off += n as u64;
         }

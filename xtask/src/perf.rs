@@ -118,12 +118,66 @@ fn measure() -> Result<Figures> {
     build_xtensa(&["--release".into(), "--manifest-path".into(), manifest, "-p".into(), "perf-image".into()])?;
     let elf = xtensa_dir().join("images/perf-image.elf");
     link("qemu", &elf, None, &[], &[artifact_dir(true).join("libperf_image.a")])?;
-    let so = plugin()?;
     let syms = nm(&elf)?;
+    let (f, names) = run_image(&elf, &syms, None)?;
+    // `PERF_PROFILE=<region>`: executed instructions of that region per
+    // function (a second run with the plugin's `prof=K`).
+    if let Ok(region) = std::env::var("PERF_PROFILE") {
+        let k = names.iter().position(|n| *n == region).ok_or_else(|| format!("PERF_PROFILE: no region {region:?} (have {names:?})"))?;
+        run_image(&elf, &syms, Some(k))?;
+    }
+    Ok(f)
+}
+
+/// Per-function totals of the plugin's `prof` lines, printed biggest first.
+fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
+    let mut funcs: Vec<&(u64, u64, String)> = syms.iter().filter(|s| s.1 > 0).collect();
+    funcs.sort_by_key(|s| s.0);
+    let mut per: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut total = 0;
+    for l in log.lines().filter_map(|l| l.strip_prefix("prof ")) {
+        let mut w = l.split_whitespace();
+        let (Some(a), Some(n)) = (w.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()), w.next().and_then(|n| n.parse::<u64>().ok())) else { continue };
+        let i = funcs.partition_point(|s| s.0 <= a);
+        let name = i.checked_sub(1).map(|i| funcs[i]).filter(|s| a < s.0 + s.1).map_or("?", |s| s.2.as_str());
+        *per.entry(name).or_default() += n;
+        total += n;
+    }
+    let mut v: Vec<_> = per.into_iter().collect();
+    v.sort_by(|a, b| b.1.cmp(&a.1));
+    eprintln!("profile: {total} instructions (markers included)");
+    for (name, n) in v {
+        eprintln!("{n:>8}  {name}");
+    }
+    let name_of = |a: u64| {
+        let i = funcs.partition_point(|s| s.0 <= a);
+        i.checked_sub(1).map(|i| funcs[i]).filter(|s| a < s.0 + s.1).map_or("?", |s| s.2.as_str())
+    };
+    for l in log.lines().filter_map(|l| l.strip_prefix("call ")) {
+        let w: Vec<u64> = l.split_whitespace().filter_map(|x| if let Some(h) = x.strip_prefix("0x") { u64::from_str_radix(h, 16).ok() } else { x.parse().ok() }).collect();
+        if let [from, to, n] = w[..] {
+            eprintln!("call {n:>5}x  {} -> {}", name_of(from), name_of(to));
+        }
+    }
+}
+
+/// One run of the perf image: the figures and the region names, or with
+/// `prof = Some(k)` the per-function profile of region k (printed).
+fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Result<(Figures, Vec<String>)> {
+    let so = plugin()?;
     let mark = syms.iter().find(|s| s.2 == "perf_mark").ok_or("perf-image: no perf_mark symbol")?.0;
     let mut args = format!("{},mark=0x{mark:x}", so.display());
     for (a, sz, _) in syms.iter().filter(|s| s.2.starts_with("neuron_hal::xtensa::emulated::") && s.1 > 0) {
         args.push_str(&format!(",skip=0x{a:x}-0x{:x}", a + sz));
+    }
+    if let Some(k) = prof {
+        args.push_str(&format!(",prof={k}"));
+        // `PERF_WATCH=name,name`: the calls into these functions per call site.
+        for w in std::env::var("PERF_WATCH").unwrap_or_default().split(',').filter(|w| !w.is_empty()) {
+            if let Some(s) = syms.iter().find(|s| s.2 == w && s.1 > 0) {
+                args.push_str(&format!(",watch=0x{:x}", s.0));
+            }
+        }
     }
     let log = perf_dir().join("counts.log");
     let _ = std::fs::remove_file(&log);
@@ -131,7 +185,7 @@ fn measure() -> Result<Figures> {
     cmd.args(["-M", "sim", "-cpu", "de212", "-smp", "1", "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
         .args(["-semihosting-config", &format!("enable=on,target=native,arg={},arg=cpus=1", elf.display())])
         .arg("-kernel")
-        .arg(&elf)
+        .arg(elf)
         .args(["-plugin", &args, "-d", "plugin", "-D"])
         .arg(&log)
         .stdin(Stdio::null())
@@ -157,7 +211,11 @@ fn measure() -> Result<Figures> {
         return Err(format!("perf image failed ({status}):\n{stdout}{}", String::from_utf8_lossy(&out.stderr)));
     }
     let names: Vec<&str> = stdout.lines().filter_map(|l| l.strip_prefix("perf: region ")).map(str::trim).collect();
-    let marks: Vec<u64> = std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?.lines().filter_map(|l| l.strip_prefix("mark ")?.trim().parse().ok()).collect();
+    let log_text = std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?;
+    if prof.is_some() {
+        print_profile(&log_text, syms);
+    }
+    let marks: Vec<u64> = log_text.lines().filter_map(|l| l.strip_prefix("mark ")?.trim().parse().ok()).collect();
     if marks.len() != 2 * names.len() || names.first() != Some(&"empty") {
         return Err(format!("perf: {} regions but {} marks", names.len(), marks.len()));
     }
@@ -175,7 +233,7 @@ fn measure() -> Result<Figures> {
     f.insert("launch_2t_4k".into(), r("launch"));
     let stack = stdout.lines().find_map(|l| l.strip_prefix("perf: stack ")?.trim().parse().ok()).ok_or("perf: no stack line")?;
     f.insert("stack_custom_op_path".into(), stack);
-    Ok(f)
+    Ok((f, names.iter().map(|n| n.to_string()).collect()))
 }
 
 /// Runtime text and data in the linked example image (the Q7 FLL image of

@@ -191,25 +191,66 @@ impl<H: Hal> CoreState<H> {
                 self.args.block[..n].copy_from_slice(body);
                 header
             }
-            BlockSource::Soc(addr) => {
-                let mut h = [0u8; HEADER_BYTES];
-                self.read_soc(&mut h, addr)?;
-                let header = InvocationHeader::parse(&h)?;
-                self.args.block[..HEADER_BYTES].copy_from_slice(&h);
-                // Descriptor by descriptor through a small stack buffer, so
-                // no pointer into `self` is held across the copy.
-                for i in 0..=header.argc as usize {
-                    let mut d = [0u8; DESC_BYTES];
-                    let at = desc_offset(i);
-                    self.read_soc(&mut d, addr.checked_add(at as u64).ok_or(Error::BadBlockSize)?)?;
-                    self.args.block[at..at + DESC_BYTES].copy_from_slice(&d);
-                }
-                header
-            }
+            BlockSource::Soc(addr) => match self.read_block_bounced(addr) {
+                Some(r) => r?,
+                None => self.read_block_by_descriptor(addr)?,
+            },
             BlockSource::Mailbox => return Err(Error::NoInvocation),
         };
         self.args.header = Some(header);
         Ok(())
+    }
+
+    /// Reads the block at SoC `addr` with two copies (header, then the
+    /// descriptors) into one data-RAM bounce block, then into the state.
+    /// `None` when the heap has no block of `MAX_BLOCK_BYTES` (the caller
+    /// falls back to [`Self::read_block_by_descriptor`]).
+    fn read_block_bounced(&mut self, addr: u64) -> Option<Result<InvocationHeader>> {
+        let (buf, cap) = self.take_bounce(MAX_BLOCK_BYTES as u64)?;
+        let r = (cap >= MAX_BLOCK_BYTES).then(|| self.read_block_into(buf.as_ptr(), addr));
+        let _ = self.dataram.free(buf.as_ptr());
+        r
+    }
+
+    fn read_block_into(&mut self, buf: *mut u8, addr: u64) -> Result<InvocationHeader> {
+        let method = self.memcpy_method;
+        // SAFETY: `buf` is a live data-RAM heap block of at least
+        // MAX_BLOCK_BYTES owned by the caller for this call; no window
+        // shows it.
+        unsafe { self.memcpy_from_soc_with(method, buf, addr, HEADER_BYTES as u32)? };
+        let mut h = [0u8; HEADER_BYTES];
+        // SAFETY: the block holds the HEADER_BYTES just read; `h` is a local.
+        unsafe { core::ptr::copy_nonoverlapping(buf.cast_const(), h.as_mut_ptr(), HEADER_BYTES) };
+        let header = InvocationHeader::parse(&h)?;
+        let n = header.block_bytes();
+        let body = (n - HEADER_BYTES) as u64;
+        let rest = addr.checked_add(HEADER_BYTES as u64).filter(|a| a.checked_add(body).is_some()).ok_or(Error::BadBlockSize)?;
+        // SAFETY: as above; `n <= MAX_BLOCK_BYTES` (the header gate bounds
+        // argc), so `buf + HEADER_BYTES .. buf + n` is inside the block.
+        unsafe { self.memcpy_from_soc_with(method, buf.add(HEADER_BYTES), rest, body as u32)? };
+        let dst = self.args.block.get_mut(..n).ok_or(Error::BadBlockSize)?;
+        // SAFETY: the bounce block holds the `n` bytes read above; `dst` is
+        // `n` bytes of the state, a distinct allocation.
+        unsafe { core::ptr::copy_nonoverlapping(buf.cast_const(), dst.as_mut_ptr(), n) };
+        Ok(header)
+    }
+
+    /// The fallback of [`Self::read_block_bounced`]: the header, then
+    /// descriptor by descriptor through a small stack buffer, so no
+    /// pointer into `self` is held across a copy.
+    #[inline(never)]
+    fn read_block_by_descriptor(&mut self, addr: u64) -> Result<InvocationHeader> {
+        let mut h = [0u8; HEADER_BYTES];
+        self.read_soc(&mut h, addr)?;
+        let header = InvocationHeader::parse(&h)?;
+        self.args.block[..HEADER_BYTES].copy_from_slice(&h);
+        for i in 0..=header.argc as usize {
+            let mut d = [0u8; DESC_BYTES];
+            let at = desc_offset(i);
+            self.read_soc(&mut d, addr.checked_add(at as u64).ok_or(Error::BadBlockSize)?)?;
+            self.args.block[at..at + DESC_BYTES].copy_from_slice(&d);
+        }
+        Ok(header)
     }
 
     /// The next argument's descriptor, validated, if its kind is one of

@@ -70,19 +70,39 @@ const_assert_eq!(offset_of!(RawTensorDesc, shape), 16);
 const_assert_eq!(offset_of!(RawTensorDesc, buffer_bytes), 32);
 const_assert_eq!(offset_of!(RawTensorDesc, reserved1), 40);
 
+/// Byte by byte with shifts: no `copy_from_slice`, which becomes a
+/// `memcpy` call on the Q7 (~100 instructions for 8 bytes).
+#[inline(always)]
 fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
-    let mut w = [0u8; 8];
-    w.copy_from_slice(&b[at..at + 8]);
-    u64::from_le_bytes(w)
+    let mut v = 0u64;
+    let mut k = 8;
+    while k > 0 {
+        k -= 1;
+        v = (v << 8) | b[at + k] as u64;
+    }
+    v
+}
+
+#[inline(always)]
+fn le_u32_at(b: &[u8], at: usize) -> u32 {
+    u32::from(b[at]) | u32::from(b[at + 1]) << 8 | u32::from(b[at + 2]) << 16 | u32::from(b[at + 3]) << 24
 }
 
 impl RawTensorDesc {
     /// Reads the wire bytes.
     pub fn from_bytes(b: &[u8; DESC_BYTES]) -> Self {
-        let mut reserved0 = [0u8; 3];
-        reserved0.copy_from_slice(&b[5..8]);
+        let reserved0 = [b[5], b[6], b[7]];
+        // Four words, not a 16-byte `copy_from_slice` (a `memcpy` call).
         let mut shape = [0u8; 16];
-        shape.copy_from_slice(&b[16..32]);
+        let mut i = 0;
+        while i < 16 {
+            let w = le_u32_at(b, 16 + i).to_le_bytes();
+            shape[i] = w[0];
+            shape[i + 1] = w[1];
+            shape[i + 2] = w[2];
+            shape[i + 3] = w[3];
+            i += 4;
+        }
         Self {
             location: b[0],
             shape_type: b[1],
@@ -116,9 +136,7 @@ impl RawTensorDesc {
     /// Shape entry `i` (0..8 narrow, 0..4 wide) as stored.
     pub fn shape_entry(&self, i: usize) -> u64 {
         if self.shape_width == ShapeWidth::Wide as u8 {
-            let mut w = [0u8; 4];
-            w.copy_from_slice(&self.shape[4 * i..4 * i + 4]);
-            u32::from_le_bytes(w) as u64
+            le_u32_at(&self.shape, 4 * i) as u64
         } else {
             u16::from_le_bytes([self.shape[2 * i], self.shape[2 * i + 1]]) as u64
         }
