@@ -104,24 +104,6 @@ mod device_binding {
         CORE.0.get()
     }
 
-    /// The calling core's slot without the QEMU power-on step (a core
-    /// that was never entered has an empty translation context, which
-    /// never hits).
-    #[cfg(not(feature = "qemu"))]
-    #[inline(always)]
-    pub fn current_raw() -> *mut Bound<CoreHal> {
-        CORE.0.get()
-    }
-
-    /// As above, for the emulated cluster: the slot of this PRID (null
-    /// for a PRID of 8 or more).
-    #[cfg(feature = "qemu")]
-    #[inline(always)]
-    pub fn current_raw() -> *mut Bound<CoreHal> {
-        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0)) as usize;
-        CORES.get(cpu).map_or(core::ptr::null_mut(), |s| s.0.get())
-    }
-
     #[cfg(feature = "qemu")]
     static CORES: [Slot; neuron_hal::platform::CORE_COUNT as usize] = [
         Slot::new(MmioHal::qemu(0)),
@@ -158,6 +140,52 @@ mod device_binding {
         p
     }
 
+    /// The "open translator": the address of this core's `Translator`
+    /// (whose first field is the context kernels hold) while no entry
+    /// point holds the state, else 0. `with_core` closes it on entry and
+    /// opens it on exit; the translate hit path compares the `ctx` it is
+    /// given with it and then reads the context in place. On the Q7 a
+    /// static word; under QEMU (one image, eight cores) the core's own
+    /// `MISC0` special register, so no PRID arithmetic is needed.
+    #[cfg(not(feature = "qemu"))]
+    static OPEN: core::sync::atomic::AtomicUsize = core::sync::atomic::AtomicUsize::new(0);
+
+    /// The open translator's address, or 0.
+    #[cfg(not(feature = "qemu"))]
+    #[inline(always)]
+    pub fn open_translator() -> usize {
+        OPEN.load(core::sync::atomic::Ordering::Relaxed)
+    }
+
+    /// Sets the open translator (0: closed).
+    #[cfg(not(feature = "qemu"))]
+    #[inline(always)]
+    pub fn set_open_translator(v: usize) {
+        OPEN.store(v, core::sync::atomic::Ordering::Relaxed);
+    }
+
+    /// The open translator's address, or 0 (`MISC0`, 0 at reset).
+    #[cfg(feature = "qemu")]
+    #[inline(always)]
+    pub fn open_translator() -> usize {
+        let v: usize;
+        // SAFETY: reads the core's MISC0 special register, which only this
+        // module writes; no memory is touched (not `nomem`, so the
+        // compiler keeps it ordered with the reads of the context).
+        unsafe { core::arch::asm!("rsr.misc0 {0}", out(reg) v, options(nostack, preserves_flags)) };
+        v
+    }
+
+    /// Sets the open translator (0: closed).
+    #[cfg(feature = "qemu")]
+    #[inline(always)]
+    pub fn set_open_translator(v: usize) {
+        // SAFETY: writes MISC0, a scratch special register this module
+        // owns; a compiler memory barrier, so every write to the state
+        // made before is emitted before it.
+        unsafe { core::arch::asm!("wsr.misc0 {0}", "rsync", in(reg) v, options(nostack, preserves_flags)) };
+    }
+
     /// Errors with no core bound cannot happen on the device except for a
     /// PRID out of range (QEMU); they are kept here.
     static UNBOUND_ERROR: core::sync::atomic::AtomicI32 = core::sync::atomic::AtomicI32::new(0);
@@ -172,7 +200,7 @@ mod device_binding {
 }
 
 #[cfg(target_arch = "xtensa")]
-use device_binding::{current, current_raw, set_unbound_error, unbound_error};
+use device_binding::{current, open_translator, set_open_translator, set_unbound_error, unbound_error};
 
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use host_binding::bind;
@@ -197,6 +225,8 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
         return Err(Error::Reentered);
     }
     b.busy = true;
+    #[cfg(target_arch = "xtensa")]
+    set_open_translator(0);
     // No panic crosses the C ABI: one in the runtime becomes the abort
     // report (on the device the panic handler does this).
     #[cfg(not(target_arch = "xtensa"))]
@@ -210,6 +240,10 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
     #[cfg(target_arch = "xtensa")]
     let r = f(b);
     b.busy = false;
+    // The translator's address, exposed: the hit path turns the `ctx`
+    // integer it is given back into a pointer with this provenance.
+    #[cfg(target_arch = "xtensa")]
+    set_open_translator(core::ptr::addr_of!(b.state.translator).expose_provenance());
     if let Err(e) = &r {
         b.last_error = e.code();
     }
@@ -221,6 +255,62 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
 /// lookup reads the context in place. Pure arithmetic (plus, on the host,
 /// the per-record hit counter); `None` sends the caller to the full path
 /// (a miss, a foreign context, no core, re-entry), which reports errors.
+/// What the in-place probe of `neuron_translate` found.
+pub enum Probe {
+    /// A hit: the pointer.
+    Hit(*mut u8),
+    /// `ctx` is this core's open context and no record maps the address:
+    /// the miss path can install without looking up again.
+    Unmapped,
+    /// Anything else (a foreign or closed context, the SBUF end): the full
+    /// path decides and reports.
+    Slow,
+}
+
+/// The device's probe (see [`translate_hit`]).
+#[cfg(target_arch = "xtensa")]
+#[inline(always)]
+pub fn translate_probe(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Probe {
+    let open = open_translator();
+    if ctx.addr() != open || open == 0 {
+        return Probe::Slow;
+    }
+    let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
+    // SAFETY: `open` is this core's translator, exposed by `with_core`,
+    // which sets it only while no entry point holds the state (it is 0
+    // otherwise): nothing mutates the translator while these plain
+    // fields are read. The translator lives in a static.
+    unsafe {
+        if let Some(q) = (*core::ptr::addr_of!((*t).mru)).hit(addr) {
+            return Probe::Hit(q);
+        }
+        let c = &*core::ptr::addr_of!((*t).ctx);
+        let Some((i, q)) = c.lookup_all(addr) else {
+            return Probe::Unmapped;
+        };
+        if neuron_runtime::Translator::past_sbuf_on(c, &DEVICE_PLATFORM, i, addr) {
+            return Probe::Slow;
+        }
+        Probe::Hit(q)
+    }
+}
+
+/// The host's probe: the hit path, everything else on the full path.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+pub fn translate_probe(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Probe {
+    translate_hit(ctx, addr).map_or(Probe::Slow, Probe::Hit)
+}
+
+/// The platform table the device binding uses.
+#[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::QEMU;
+/// The platform table the device binding uses.
+#[cfg(all(target_arch = "xtensa", not(feature = "qemu")))]
+const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::Q7;
+
+/// The host's hit path (the core bound to this thread).
+#[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
     let p = current_raw();

@@ -23,4 +23,4 @@ pub use core_state::CoreState;
 pub use half;
 pub use error::{Error, Result};
 pub use memcpy::MemcpyMethod;
-pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};
+pub use translate::{MapRecord, MruHit, Q7PtrType, TranslationCtx, Translator};

@@ -92,19 +92,73 @@ impl Q7PtrType {
 
 /// Bytes of SBUF the pinned SBUF window shows from its record's base.
 #[inline(always)]
-fn sbuf_bytes_behind<H: Hal>(hal: &H) -> u64 {
-    let p = hal.platform();
+fn sbuf_bytes_on(p: &neuron_hal::Platform) -> u64 {
     (p.sbuf_soc_base & (PINNED_WINDOW_SIZE - 1)) + p.sbuf_size.min(PINNED_WINDOW_SIZE)
 }
 
 impl MapRecord {
-    /// The pointer for `addr` if this record's region holds it. On a hit
-    /// `addr - ptr` is the offset in the region (`addr & !mask`), so a
-    /// 32-bit core computes only the low word.
+    /// The pointer for `addr` if this record's region (of `size` bytes,
+    /// the record's constant mask `!(size - 1)`) holds it. On a hit
+    /// `addr - ptr` is the offset in the region, so a 32-bit core computes
+    /// only the low word; the tag compare is the high word plus the masked
+    /// low word.
     #[inline(always)]
-    fn hit(&self, addr: u64) -> Option<*mut u8> {
-        if addr & self.mask == self.ptr {
-            Some(self.window.wrapping_add(addr.wrapping_sub(self.ptr)) as usize as *mut u8)
+    fn hit_sized(&self, addr: u64, size: u64) -> Option<*mut u8> {
+        if addr & region_mask(size) == self.ptr {
+            Some((self.window as usize).wrapping_add((addr as usize).wrapping_sub(self.ptr as usize)) as *mut u8)
+        } else {
+            None
+        }
+    }
+}
+
+/// The record installed last, precomputed for the device's in-place hit
+/// path: a dynamic record's 16 MiB tag as the address's high word and the
+/// top byte of its low word, and `window - ptr` at pointer width (so the
+/// pointer is `addr + delta`). Kept next to the context by [`Translator`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C)]
+pub struct MruHit {
+    /// `ptr >> 32` (`u32::MAX` when empty).
+    pub tag_hi: u32,
+    /// `(ptr as u32) >> 24`; `u32::MAX` when empty, which no address
+    /// gives, so an empty cache never hits.
+    pub tag_top: u32,
+    /// `window - ptr`, wrapping, at pointer width.
+    pub delta: usize,
+}
+
+impl MruHit {
+    /// Maps nothing.
+    pub const EMPTY: Self = Self { tag_hi: u32::MAX, tag_top: u32::MAX, delta: 0 };
+
+    fn of(r: &MapRecord) -> Self {
+        if r.ptr == EMPTY_TAG {
+            return Self::EMPTY;
+        }
+        Self { tag_hi: (r.ptr >> 32) as u32, tag_top: (r.ptr as u32) >> 24, delta: (r.window as usize).wrapping_sub(r.ptr as usize) }
+    }
+
+    /// The pointer for `addr` if the cached record maps it.
+    #[inline(always)]
+    pub fn hit(&self, addr: u64) -> Option<*mut u8> {
+        if (addr >> 32) as u32 == self.tag_hi && (addr as u32) >> 24 == self.tag_top {
+            Some((addr as usize).wrapping_add(self.delta) as *mut u8)
+        } else {
+            None
+        }
+    }
+}
+
+const_assert_eq!(DYNAMIC_WINDOW_SIZE, 1 << 24);
+
+impl MapRecord {
+    /// [`MapRecord::hit_sized`] with the masked low word and the high word
+    /// of the address given, compared one at a time.
+    #[inline(always)]
+    fn hit_split(&self, addr: u64, lo_masked: u32, hi: u32) -> Option<*mut u8> {
+        if self.ptr as u32 == lo_masked && (self.ptr >> 32) as u32 == hi {
+            Some((self.window as usize).wrapping_add((addr as usize).wrapping_sub(self.ptr as usize)) as *mut u8)
         } else {
             None
         }
@@ -149,17 +203,37 @@ impl TranslationCtx {
     #[inline(always)]
     pub fn lookup(&self, addr: u64) -> Option<(usize, *mut u8)> {
         let m = self.last_installed as usize;
-        if let Some(p) = self.records.get(m).and_then(|r| r.hit(addr)) {
+        if let Some(p) = self.records.get(m).and_then(|r| r.hit_sized(addr, DYNAMIC_WINDOW_SIZE)) {
             return Some((m, p));
         }
-        let mut i = 0;
-        while i < RECORDS {
-            if let Some(p) = self.records[i].hit(addr) {
-                return Some((i, p));
-            }
-            i += 1;
+        self.lookup_all(addr)
+    }
+
+    /// Every record, with the records' constant masks (16 MiB dynamic,
+    /// 64 MiB pinned): the masked low word first, then the high word. The
+    /// pinned records come first (the records are disjoint: a region is
+    /// installed only when no record maps it, and the 16 MiB regions nest
+    /// in the 64 MiB ones, so the order changes no result).
+    #[inline(always)]
+    pub fn lookup_all(&self, addr: u64) -> Option<(usize, *mut u8)> {
+        let [d0, d1, d2, sbuf, scratch] = &self.records;
+        let hi = (addr >> 32) as u32;
+        let pinned = addr as u32 & region_mask(PINNED_WINDOW_SIZE) as u32;
+        let dynamic = addr as u32 & region_mask(DYNAMIC_WINDOW_SIZE) as u32;
+        // Unrolled by hand: an iterator here stays a loop with a call.
+        if let Some(p) = scratch.hit_split(addr, pinned, hi) {
+            return Some((SCRATCH_RECORD, p));
         }
-        None
+        if let Some(p) = sbuf.hit_split(addr, pinned, hi) {
+            return Some((SBUF_RECORD, p));
+        }
+        if let Some(p) = d0.hit_split(addr, dynamic, hi) {
+            return Some((0, p));
+        }
+        if let Some(p) = d1.hit_split(addr, dynamic, hi) {
+            return Some((1, p));
+        }
+        d2.hit_split(addr, dynamic, hi).map(|p| (2, p))
     }
 
     /// Installs the region of `addr` in the round-robin victim among the
@@ -198,6 +272,10 @@ pub struct TranslateStats {
 pub struct Translator {
     /// The C-visible context.
     pub ctx: TranslationCtx,
+    /// `ctx.records[ctx.last_installed]`, precomputed (right after the
+    /// context, so the device's hit path reads it at a small offset from
+    /// the `ctx` pointer it is given).
+    pub mru: MruHit,
     /// Counters (updated only with the `stats` feature).
     pub stats: TranslateStats,
     /// Re-miss tracking (updated only with the `stats` feature).
@@ -214,7 +292,7 @@ impl Default for Translator {
 impl Translator {
     /// An uninitialised translator: every translate is refused.
     pub const fn new() -> Self {
-        Self { ctx: TranslationCtx::empty(), stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, thrash: crate::thrash::ThrashStats::new(), ready: false }
+        Self { ctx: TranslationCtx::empty(), mru: MruHit::EMPTY, stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, thrash: crate::thrash::ThrashStats::new(), ready: false }
     }
 
     /// `_init_translate_ctx`: sets up the records once; later calls keep
@@ -222,6 +300,7 @@ impl Translator {
     pub fn init<H: Hal>(&mut self, hal: &H) {
         if !self.ready {
             self.ctx = TranslationCtx::new(hal);
+            self.mru = MruHit::EMPTY;
             self.ready = true;
         }
     }
@@ -253,7 +332,16 @@ impl Translator {
     /// fuzzing). Pure arithmetic on the platform table.
     #[inline(always)]
     pub fn past_sbuf<H: Hal>(ctx: &TranslationCtx, hal: &H, record: usize, addr: u64) -> bool {
-        record == SBUF_RECORD && addr - ctx.records[SBUF_RECORD].ptr >= sbuf_bytes_behind(hal)
+        Self::past_sbuf_on(ctx, hal.platform(), record, addr)
+    }
+
+    /// [`Translator::past_sbuf`] with the platform table given. `record`
+    /// must be the record that hit for `addr`.
+    #[inline(always)]
+    pub fn past_sbuf_on(ctx: &TranslationCtx, p: &neuron_hal::Platform, record: usize, addr: u64) -> bool {
+        // `record` hit, so `addr - ptr` is below the 64 MiB window: the
+        // low words alone give it.
+        record == SBUF_RECORD && (addr as u32).wrapping_sub(ctx.records[SBUF_RECORD].ptr as u32) as u64 >= sbuf_bytes_on(p)
     }
 
     #[cold]
@@ -265,8 +353,10 @@ impl Translator {
         Err(Error::AddressUnmapped)
     }
 
+    /// The miss: `addr` is in no record (the caller looked it up, e.g.
+    /// the device's in-place hit path). Checks the region and installs it.
     #[cold]
-    fn miss<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
+    pub fn miss<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
         if !self.ready {
             return Err(Error::TranslateNotReady);
         }
@@ -287,6 +377,7 @@ impl Translator {
             (r.ptr != EMPTY_TAG).then_some(r.ptr)
         };
         let _victim = self.ctx.install(hal, addr);
+        self.mru = MruHit::of(&self.ctx.records[_victim]);
         #[cfg(feature = "stats")]
         {
             self.stats.misses[_victim] += 1;

@@ -17,10 +17,18 @@ pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
 /// core's context.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
-    if let Some(p) = crate::current::translate_hit(ctx.cast(), addr) {
-        return p.cast();
+    match crate::current::translate_probe(ctx.cast(), addr) {
+        crate::current::Probe::Hit(p) => p.cast(),
+        crate::current::Probe::Unmapped => translate_miss(addr),
+        crate::current::Probe::Slow => translate_slow(ctx, addr),
     }
-    translate_slow(ctx, addr)
+}
+
+/// A miss on this core's own context (the probe saw no record map
+/// `addr`): the region check and the install, no second lookup.
+#[inline(never)]
+fn translate_miss(addr: u64) -> *mut c_void {
+    with_core(|b| b.state.translator.miss(&b.state.hal, addr).map(|p| p.cast::<c_void>())).unwrap_or(core::ptr::null_mut())
 }
 
 /// Everything but a hit on this core's context: the miss, and the refusals
