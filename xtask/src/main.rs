@@ -191,6 +191,30 @@ pub(crate) fn run(cmd: &mut Command) -> Result {
 
 // ---------------------------------------------------------------- build
 
+/// A `cargo` of the pinned nightly, with nothing of the outer (host)
+/// cargo's environment (whatever the outer cargo set must not leak into a
+/// nested nightly build).
+pub(crate) fn nightly_cargo() -> Command {
+    let mut cmd = Command::new("rustup");
+    cmd.args(["run", TOOLCHAIN, "cargo"]);
+    for v in [
+        "RUSTC",
+        "RUSTC_WRAPPER",
+        "RUSTC_WORKSPACE_WRAPPER",
+        "RUSTDOC",
+        "RUSTUP_TOOLCHAIN",
+        "CARGO",
+        "CARGO_TARGET_DIR",
+        "CARGO_BUILD_TARGET",
+        "RUSTFLAGS",
+        "CARGO_ENCODED_RUSTFLAGS",
+        "CARGO_BUILD_RUSTFLAGS",
+    ] {
+        cmd.env_remove(v);
+    }
+    cmd
+}
+
 pub(crate) fn build_xtensa(args: &[String]) -> Result {
     let root = root();
     let default = [
@@ -213,9 +237,9 @@ pub(crate) fn build_xtensa(args: &[String]) -> Result {
         eprintln!("xtask: note: adding --release (opt-level 0 crashes LLVM's Xtensa backend on compiler_builtins)");
         args.push("--release".into());
     }
-    let mut cmd = Command::new("rustup");
+    let mut cmd = nightly_cargo();
     cmd.current_dir(&root)
-        .args(["run", TOOLCHAIN, "cargo", "build"])
+        .arg("build")
         .args([
             "-Zbuild-std=core,alloc",
             "-Zbuild-std-features=compiler-builtins-mem",
@@ -226,23 +250,6 @@ pub(crate) fn build_xtensa(args: &[String]) -> Result {
         .arg("--target-dir")
         .arg(xtensa_dir())
         .args(args);
-    // Whatever the outer (host) cargo set must not leak into the nested
-    // nightly build.
-    for v in [
-        "RUSTC",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTDOC",
-        "RUSTUP_TOOLCHAIN",
-        "CARGO",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-    ] {
-        cmd.env_remove(v);
-    }
     if let Ok(f) = std::env::var("XTASK_XTENSA_RUSTFLAGS") {
         cmd.env("RUSTFLAGS", f);
     }

@@ -1,40 +1,16 @@
 //! Reliability steps of `cargo xtask test` (issue 6): the fuzz smoke runs
 //! and the Miri run. `docs/reliability.md` says how to run them longer.
 
-use crate::{root, run, Result};
+use crate::{nightly_cargo, root, run, Result};
 use std::path::PathBuf;
 use std::process::Command;
 
-const TOOLCHAIN: &str = "nightly-2026-10-15";
 /// The pinned cargo-fuzz (installed with `--locked` when missing).
 const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// The fuzz targets (`fuzz/fuzz_targets/`).
 pub const FUZZ_TARGETS: &[&str] = &["parse_invocation", "heap_ops", "translate"];
 /// Seconds each target runs in the smoke run (`FUZZ_SECS` overrides).
 const FUZZ_SECS: u32 = 45;
-
-/// A `cargo` of the pinned nightly, with nothing of the outer (host)
-/// cargo's environment.
-fn nightly_cargo() -> Command {
-    let mut cmd = Command::new("rustup");
-    cmd.args(["run", TOOLCHAIN, "cargo"]);
-    for v in [
-        "RUSTC",
-        "RUSTC_WRAPPER",
-        "RUSTC_WORKSPACE_WRAPPER",
-        "RUSTDOC",
-        "RUSTUP_TOOLCHAIN",
-        "CARGO",
-        "CARGO_TARGET_DIR",
-        "CARGO_BUILD_TARGET",
-        "RUSTFLAGS",
-        "CARGO_ENCODED_RUSTFLAGS",
-        "CARGO_BUILD_RUSTFLAGS",
-    ] {
-        cmd.env_remove(v);
-    }
-    cmd
-}
 
 fn cargo_fuzz_installed() -> bool {
     Command::new("cargo-fuzz").arg("--version").output().is_ok_and(|o| o.status.success())
