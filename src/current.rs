@@ -25,12 +25,27 @@ pub struct Bound<H: neuron_hal::Hal> {
     pub invocation_status: i32,
     /// Set while an entry point holds the state, to refuse re-entry.
     busy: bool,
+    /// Where `customop_next_tensor` builds its result: in the state, not
+    /// in a frame above the reader's call chain (the custom-op path's
+    /// stack); copied out once the entry point returns. Device only (the host's
+    /// state must stay `Send`, and its stack is not the constraint).
+    #[cfg(target_arch = "xtensa")]
+    pub view: neuron_runtime::marshal::tensor::TensorView,
 }
 
 impl<H: neuron_hal::Hal> Bound<H> {
     /// Wraps fresh state.
     pub const fn new(state: CoreState<H>) -> Self {
-        Self { state, last_error: 0, invocation_status: 0, busy: false }
+        Self {
+            state,
+            last_error: 0,
+            invocation_status: 0,
+            busy: false,
+            // SAFETY: TensorView is plain data (integers and a raw
+            // pointer); all zeroes is a valid value (null storage, rank 0).
+            #[cfg(target_arch = "xtensa")]
+            view: unsafe { core::mem::zeroed() },
+        }
     }
 }
 
@@ -260,7 +275,9 @@ pub enum Probe {
     /// A hit: the pointer.
     Hit(*mut u8),
     /// `ctx` is this core's open context and no record maps the address:
-    /// the miss path can install without looking up again.
+    /// the miss path can install without looking up again (the device's
+    /// probe; the host's sends everything but a hit to the full path).
+    #[cfg_attr(not(target_arch = "xtensa"), allow(dead_code))]
     Unmapped,
     /// Anything else (a foreign or closed context, the SBUF end): the full
     /// path decides and reports.
@@ -336,6 +353,19 @@ pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> O
         }
         Some(q)
     }
+}
+
+/// A copy of the calling core's `view` (zeroes when no core is bound).
+#[cfg(target_arch = "xtensa")]
+pub fn read_view() -> neuron_runtime::marshal::tensor::TensorView {
+    let p = current();
+    if p.is_null() {
+        // SAFETY: plain data; all zeroes is valid (see `Bound::new`).
+        return unsafe { core::mem::zeroed() };
+    }
+    // SAFETY: as in with_core; no entry point holds the state now (this
+    // runs between entry points), and only a plain field is copied.
+    unsafe { core::ptr::addr_of!((*p).view).read() }
 }
 
 /// The calling core's last error, or the thread's when no core is bound.

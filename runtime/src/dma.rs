@@ -162,6 +162,7 @@ impl DmaQueue {
 
     /// Reads the engine's counter, then examines every newly completed
     /// descriptor's status. Returns how many are still outstanding.
+    #[inline(always)]
     fn reap<H: Hal>(&mut self, hal: &H, dir: DmaDirection) -> u32 {
         let r = &mut self.rings[dir.index()];
         let mut done = hal.dma_completed(dir).wrapping_sub(r.base);
@@ -259,6 +260,7 @@ impl DmaQueue {
     }
 
     /// [`DmaQueue::submit`] then [`DmaQueue::wait`].
+    #[inline(always)]
     pub fn transfer<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
         self.submit(hal, dir, dst, src, len)?;
         self.wait(hal, dir)
@@ -311,6 +313,17 @@ impl<H: Hal> CoreState<H> {
         if let Some(soc) = self.dma.local_soc(dst, n as u64) {
             return self.dma.transfer(&self.hal, DmaDirection::M2S, soc, src, n as u64);
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.dma_read_bounced(dst, src, n) }
+    }
+
+    /// [`CoreState::dma_read`] through a bounce block, out of line (its
+    /// frame stays off the direct path's stack).
+    ///
+    /// # Safety
+    /// As [`CoreState::dma_read`].
+    #[inline(never)]
+    unsafe fn dma_read_bounced(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
         self.bounced(n, |s, bounce, bsoc, off, c| {
             s.dma.transfer(&s.hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
             // SAFETY: the bounce block holds `c` bytes the engine just
@@ -339,6 +352,16 @@ impl<H: Hal> CoreState<H> {
         if let Some(soc) = self.dma.local_soc(src, n as u64) {
             return self.dma.transfer(&self.hal, DmaDirection::S2M, dst, soc, n as u64);
         }
+        // SAFETY: forwarded from the caller.
+        unsafe { self.dma_write_bounced(dst, src, n) }
+    }
+
+    /// [`CoreState::dma_write`] through a bounce block, out of line.
+    ///
+    /// # Safety
+    /// As [`CoreState::dma_write`].
+    #[inline(never)]
+    unsafe fn dma_write_bounced(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
         self.bounced(n, |s, bounce, bsoc, off, c| {
             // SAFETY: as in `dma_read`, with the roles swapped.
             unsafe { core::ptr::copy_nonoverlapping(src.add(off), bounce, c) };

@@ -168,6 +168,7 @@ impl<H: Hal> CoreState<H> {
     /// # Safety
     /// `dst` must be valid for writes of `n` bytes and overlap neither the
     /// source's window view nor a runtime data-RAM heap block.
+    #[inline(always)]
     pub unsafe fn memcpy_from_soc_with(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe {
@@ -185,6 +186,7 @@ impl<H: Hal> CoreState<H> {
     /// # Safety
     /// `src` must be valid for reads of `n` bytes and overlap neither the
     /// destination's window view nor a runtime data-RAM heap block.
+    #[inline(always)]
     pub unsafe fn memcpy_to_soc_with(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller; a store only reads `src`.
         unsafe {

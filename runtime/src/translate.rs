@@ -179,8 +179,18 @@ impl TranslationCtx {
     /// The context of a freshly initialised core: dynamic windows empty,
     /// pinned windows showing SBUF and hbm_scratch.
     pub fn new<H: Hal>(hal: &H) -> Self {
-        let p = hal.platform();
         let mut ctx = Self::empty();
+        ctx.reset(hal);
+        ctx
+    }
+
+    /// Makes this the context of a freshly initialised core, in place (no
+    /// 168-byte temporary on the stack).
+    pub fn reset<H: Hal>(&mut self, hal: &H) {
+        let p = hal.platform();
+        let ctx = self;
+        ctx.next_alloc = 0;
+        ctx.last_installed = 0;
         for (rec, w) in ctx.records.iter_mut().zip(p.dynamic_windows.iter()) {
             *rec = MapRecord {
                 ptr: EMPTY_TAG,
@@ -194,7 +204,6 @@ impl TranslationCtx {
             let mask = region_mask(PINNED_WINDOW_SIZE);
             *rec = MapRecord { ptr: soc & mask, window: hal.nx_ptr(nx) as usize as u64, mask, reg_location: 0 };
         }
-        ctx
     }
 
     /// The record that maps `addr`, and the pointer it yields (a hit), if
@@ -299,7 +308,7 @@ impl Translator {
     /// the windows as they are (the prologue runs on every invocation).
     pub fn init<H: Hal>(&mut self, hal: &H) {
         if !self.ready {
-            self.ctx = TranslationCtx::new(hal);
+            self.ctx.reset(hal);
             self.mru = MruHit::EMPTY;
             self.ready = true;
         }

@@ -72,7 +72,26 @@ pub extern "C" fn customop_status() -> i32 {
 /// on failure).
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_tensor() -> TensorView {
-    step(|b| b.state.next_tensor()).unwrap_or_else(|_| zero_tensor())
+    // On the device: built in the core's state (`Bound::view`), then
+    // copied into the return slot, so no tensor-sized local sits above the
+    // reader's call chain (the custom-op path's stack).
+    #[cfg(target_arch = "xtensa")]
+    {
+        let _ = step(|b| {
+            let r = b.state.next_tensor_into(&mut b.view);
+            if r.is_err() {
+                b.view = zero_tensor();
+            }
+            r
+        });
+        crate::current::read_view()
+    }
+    #[cfg(not(target_arch = "xtensa"))]
+    {
+        let mut t = zero_tensor();
+        let _ = step(|b| b.state.next_tensor_into(&mut t));
+        t
+    }
 }
 
 /// `customop_next_scalar()`: a one-element tensor argument's value.
@@ -132,9 +151,13 @@ pub unsafe extern "C" fn customop_return_tensor(t: *const TensorView) -> i32 {
         if t.is_null() {
             return Err(Error::NullStorage);
         }
-        // SAFETY: the caller guarantees t is readable.
-        let t = unsafe { t.read() };
-        b.state.return_tensor(&t)
+        // SAFETY: the caller guarantees t is readable; it is the kernel's
+        // plain memory (a local or heap struct), not a window view, and
+        // nothing writes it during the call. Borrowed, not copied: a
+        // 168-byte copy here sat under the return copy's call chain, the
+        // deepest of the custom-op path.
+        let t = unsafe { &*t };
+        b.state.return_tensor(t)
     }))
 }
 

@@ -177,16 +177,7 @@ pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe ext
         return record(Err(Error::WrongArgKind));
     };
     let need = if stack_size == 0 { DEFAULT_STACK_SIZE } else { stack_size };
-    let decided = with_core(|b| {
-        b.state.init_prologue();
-        let sp = neuron_hal::Hal::stack_pointer(&b.state.hal);
-        let isl = neuron_hal::Hal::stack_limit(&b.state.hal);
-        let p = plan(sp, isl, need)?;
-        match p {
-            StackPlan::Current => Ok(None),
-            StackPlan::Switch { bytes } => b.state.alloc_hbm_stack(bytes, crate::switch::MIN_HBM_STACK.max(need)).map(Some),
-        }
-    });
+    let decided = decide(need);
     match decided {
         Ok(None) => {
             // SAFETY: the caller vouches for wrapper.
@@ -205,4 +196,22 @@ pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe ext
         }
         Err(e) => record(Err(e)),
     }
+}
+
+/// The launcher's decision: the init prologue, then run on the current
+/// stack (`None`) or on this HBM stack. Not inlined, so that the
+/// launcher's own frame, which stays under the whole custom-op path, is
+/// small.
+#[inline(never)]
+fn decide(need: u32) -> Result<Option<neuron_runtime::stack::HbmStack>, Error> {
+    with_core(|b| {
+        b.state.init_prologue();
+        let sp = neuron_hal::Hal::stack_pointer(&b.state.hal);
+        let isl = neuron_hal::Hal::stack_limit(&b.state.hal);
+        let p = plan(sp, isl, need)?;
+        match p {
+            StackPlan::Current => Ok(None),
+            StackPlan::Switch { bytes } => b.state.alloc_hbm_stack(bytes, crate::switch::MIN_HBM_STACK.max(need)).map(Some),
+        }
+    })
 }

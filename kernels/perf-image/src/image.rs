@@ -268,6 +268,15 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     let used = depth(top);
     fail |= ((rc != 0) as u32) << 17;
     board::println!("perf: stack {used}");
+    if option_env!("PERF_STACK_DUMP").is_some() {
+        let mut a = top - used;
+        while a < top - used + 1024 {
+            // SAFETY: painted area below this frame, inside the board stack.
+            let w = unsafe { (a as *const u32).read_volatile() };
+            board::println!("perf: word -{} {:#010x}", top - a, w);
+            a += 4;
+        }
+    }
     if fail != 0 {
         board::println!("perf: FAIL (a measured operation gave a wrong result: {fail})");
         return 1;

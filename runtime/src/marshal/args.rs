@@ -87,6 +87,21 @@ impl ArgState {
     }
 }
 
+/// Parses and validates `bytes` into `out` (untouched on failure). Not
+/// inlined: the validated descriptor lives in this frame only, so the
+/// reader's frame above it stays small (the custom-op path's stack).
+#[inline(never)]
+fn parse_view(bytes: &[u8; DESC_BYTES], platform: &neuron_hal::Platform, ctx: *mut crate::translate::TranslationCtx, out: &mut TensorView) -> Result<()> {
+    // By reference into the `Result`: no second descriptor-sized copy.
+    match &TensorDesc::parse(bytes, platform) {
+        Ok(d) => {
+            TensorView::write_from_desc(out, d, ctx);
+            Ok(())
+        }
+        Err(e) => Err(*e),
+    }
+}
+
 /// A scalar argument's value.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ScalarValue {
@@ -205,6 +220,7 @@ impl<H: Hal> CoreState<H> {
     /// descriptors) into one data-RAM bounce block, then into the state.
     /// `None` when the heap has no block of `MAX_BLOCK_BYTES` (the caller
     /// falls back to [`Self::read_block_by_descriptor`]).
+    #[inline(always)]
     fn read_block_bounced(&mut self, addr: u64) -> Option<Result<InvocationHeader>> {
         let (buf, cap) = self.take_bounce(MAX_BLOCK_BYTES as u64)?;
         let r = (cap >= MAX_BLOCK_BYTES).then(|| self.read_block_into(buf.as_ptr(), addr));
@@ -218,10 +234,11 @@ impl<H: Hal> CoreState<H> {
         // MAX_BLOCK_BYTES owned by the caller for this call; no window
         // shows it.
         unsafe { self.memcpy_from_soc_with(method, buf, addr, HEADER_BYTES as u32)? };
-        let mut h = [0u8; HEADER_BYTES];
-        // SAFETY: the block holds the HEADER_BYTES just read; `h` is a local.
-        unsafe { core::ptr::copy_nonoverlapping(buf.cast_const(), h.as_mut_ptr(), HEADER_BYTES) };
-        let header = InvocationHeader::parse(&h)?;
+        // SAFETY: the block holds the HEADER_BYTES just read; it is plain
+        // data-RAM heap memory owned by this call (no window, no MMIO),
+        // and nothing writes it while the reference lives. Parsed in
+        // place: no header copy on the stack.
+        let header = InvocationHeader::parse(unsafe { &*buf.cast_const().cast::<[u8; HEADER_BYTES]>() })?;
         let n = header.block_bytes();
         let body = (n - HEADER_BYTES) as u64;
         let rest = addr.checked_add(HEADER_BYTES as u64).filter(|a| a.checked_add(body).is_some()).ok_or(Error::BadBlockSize)?;
@@ -256,16 +273,21 @@ impl<H: Hal> CoreState<H> {
     /// The next argument's descriptor, validated, if its kind is one of
     /// `kinds`. Does not advance the cursor.
     fn peek_arg(&self, kinds: &[ArgKind]) -> Result<TensorDesc> {
+        let i = self.peek_arg_index(kinds)?;
+        TensorDesc::parse(self.args.desc_bytes(i), self.hal.platform())
+    }
+
+    /// The kind gates of [`Self::peek_arg`]: the next argument's index.
+    fn peek_arg_index(&self, kinds: &[ArgKind]) -> Result<usize> {
         let h = self.args.header.ok_or(Error::NoInvocation)?;
         let i = self.args.cursor as usize;
         if i >= h.argc as usize || i >= MAX_ARGS {
             return Err(Error::NoMoreArgs);
         }
         match h.kinds[i] {
-            Some(k) if kinds.contains(&k) => {}
-            _ => return Err(Error::WrongArgKind),
+            Some(k) if kinds.contains(&k) => Ok(i),
+            _ => Err(Error::WrongArgKind),
         }
-        TensorDesc::parse(self.args.desc_bytes(i), self.hal.platform())
     }
 
     /// `customop_next_tensor`.
@@ -274,6 +296,16 @@ impl<H: Hal> CoreState<H> {
         self.args.cursor += 1;
         let ctx = self.ctx_ptr();
         Ok(TensorView::from_desc(&d, ctx))
+    }
+
+    /// [`CoreState::next_tensor`] into `out` (untouched on failure): no
+    /// tensor-sized temporaries on the device's stack.
+    pub fn next_tensor_into(&mut self, out: &mut TensorView) -> Result<()> {
+        let i = self.peek_arg_index(&[ArgKind::Tensor])?;
+        let ctx = self.ctx_ptr();
+        parse_view(self.args.desc_bytes(i), self.hal.platform(), ctx, out)?;
+        self.args.cursor += 1;
+        Ok(())
     }
 
     /// Reads the one element of a value argument of kind `kind`.
@@ -323,6 +355,7 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// The validated output descriptor.
+    #[inline(always)]
     fn output_desc(&self) -> Result<TensorDesc> {
         let h = self.args.header.ok_or(Error::NoInvocation)?;
         TensorDesc::parse(self.args.desc_bytes(h.argc as usize), self.hal.platform())
@@ -351,6 +384,18 @@ impl<H: Hal> CoreState<H> {
         if self.args.claimed {
             return Ok(());
         }
+        let (out_addr, out_nbytes) = self.return_gates(t)?;
+        self.memcpy_soc_to_soc(out_addr, t.storage.addr, out_nbytes)?;
+        self.args.returned = true;
+        Ok(())
+    }
+
+    /// The gates of [`CoreState::return_tensor`] (output descriptor valid,
+    /// dtype, storage, size); the output's address and byte size. Not
+    /// inlined: the validated descriptor lives only in this frame, not
+    /// under the copy's call chain (the deepest on the custom-op path).
+    #[inline(never)]
+    fn return_gates(&self, t: &TensorView) -> Result<(u64, u64)> {
         let out = self.output_desc()?;
         if t.dtype != out.dtype.code() {
             return Err(Error::DtypeMismatch);
@@ -361,9 +406,7 @@ impl<H: Hal> CoreState<H> {
         if t.nbytes < 0 || (t.nbytes as u64) < out.nbytes {
             return Err(Error::BufferTooSmall);
         }
-        self.memcpy_soc_to_soc(out.addr, t.storage.addr, out.nbytes)?;
-        self.args.returned = true;
-        Ok(())
+        Ok((out.addr, out.nbytes))
     }
 
     /// Flushes the `printf` output ring at cleanup (the original's

@@ -134,6 +134,7 @@ impl RawTensorDesc {
     }
 
     /// Shape entry `i` (0..8 narrow, 0..4 wide) as stored.
+    #[inline(always)]
     pub fn shape_entry(&self, i: usize) -> u64 {
         if self.shape_width == ShapeWidth::Wide as u8 {
             le_u32_at(&self.shape, 4 * i) as u64
@@ -213,6 +214,7 @@ pub struct TensorDesc {
 
 impl TensorDesc {
     /// Parses and validates wire bytes.
+    #[inline(always)]
     pub fn parse(bytes: &[u8; DESC_BYTES], platform: &Platform) -> Result<Self> {
         Self::validate(&RawTensorDesc::from_bytes(bytes), platform)
     }
