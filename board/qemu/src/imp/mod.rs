@@ -60,10 +60,26 @@ mod abort_symbol {
     /// [`EXIT_ABORT`](super::EXIT_ABORT).
     #[unsafe(no_mangle)]
     pub extern "C" fn abort() -> ! {
-        let _ = core::fmt::Write::write_fmt(
-            &mut super::Console::stderr(),
-            format_args!("q7-qemu-board: abort() on cpu {}\n", super::cpu_id()),
-        );
+        // No `core::fmt` here: this symbol is linked into every image
+        // (the Q7 ones too), and formatting would pull the whole
+        // machinery in. The same text, decimal by hand.
+        use core::fmt::Write;
+        let mut c = super::Console::stderr();
+        let mut digits = [0u8; 10];
+        let mut n = super::cpu_id();
+        let mut at = digits.len();
+        loop {
+            at -= 1;
+            digits[at] = b'0' + (n % 10) as u8;
+            n /= 10;
+            if n == 0 || at == 0 {
+                break;
+            }
+        }
+        let _ = c.write_str("q7-qemu-board: abort() on cpu ");
+        // SAFETY: `digits[at..]` holds ASCII digits only, valid UTF-8.
+        let _ = c.write_str(unsafe { core::str::from_utf8_unchecked(&digits[at..]) });
+        let _ = c.write_str("\n");
         super::semihosting::exit(super::EXIT_ABORT)
     }
 }
