@@ -75,6 +75,9 @@ pub struct DmaQueue {
     /// SoC address of the staging window's start (the core's aperture).
     aperture_soc: u64,
     max_desc_bytes: u32,
+    /// Per ring: slots `0..dirty` may be non-zero (written since the last
+    /// clear). `init` clears only those; all of them the first time.
+    dirty: [u32; 2],
 }
 
 impl Default for DmaQueue {
@@ -87,7 +90,7 @@ impl DmaQueue {
     /// An unarmed queue.
     pub const fn new() -> Self {
         const R: Ring = Ring { nx: 0, head: 0, rung: 0, base: 0, checked: 0, faulted: false };
-        Self { armed: false, rings: [R; 2], window_ptr: 0, aperture_soc: 0, max_desc_bytes: MAX_DESCRIPTOR_BYTES }
+        Self { armed: false, rings: [R; 2], window_ptr: 0, aperture_soc: 0, max_desc_bytes: MAX_DESCRIPTOR_BYTES, dirty: [RING_LEN; 2] }
     }
 
     /// Whether [`DmaQueue::init`] armed the rings.
@@ -110,14 +113,17 @@ impl DmaQueue {
     /// arms them in the engine. `cpu` selects the core's SoC aperture.
     /// Outstanding descriptors are forgotten: drain first.
     pub fn init<H: Hal>(&mut self, hal: &H, cpu: u32) -> Result<()> {
-        let p = *hal.platform();
+        let p = hal.platform();
         self.armed = false;
         if hal.read_window_register(p.mem_window0_nx) != p.apb_base as u64 {
             return Err(Error::DmaWindowCheck);
         }
         for dir in DmaDirection::ALL {
             let nx = p.dma_window_nx + ring_offset(dir);
-            for slot in 0..RING_LEN {
+            // Slots past `dirty` were cleared and never written since
+            // (slot = count % RING_LEN from 0 after arming): still zero.
+            let dirty = core::mem::replace(&mut self.dirty[dir.index()], 0).min(RING_LEN);
+            for slot in 0..dirty {
                 let at = hal.nx_ptr(nx + slot * DESC_BYTES).cast::<DmaDescriptor>();
                 // SAFETY: the ring lies in the runtime's reserve at the
                 // start of the staging window (const-asserted to fit),
@@ -226,6 +232,8 @@ impl DmaQueue {
             let desc = DmaDescriptor { src: src + off, dst: dst + off, len: n, flags: flags.bits(), status: status::PENDING, reserved: 0 };
             let r = &mut self.rings[dir.index()];
             let at = Self::slot_ptr(hal, r, r.head);
+            let d = &mut self.dirty[dir.index()];
+            *d = (*d).max(r.head % RING_LEN + 1);
             // SAFETY: a slot of the armed ring (see `init`), free because
             // fewer than RING_LEN descriptors are outstanding.
             unsafe { desc.store_volatile(at) };

@@ -74,13 +74,7 @@ const_assert_eq!(offset_of!(RawTensorDesc, reserved1), 40);
 /// `memcpy` call on the Q7 (~100 instructions for 8 bytes).
 #[inline(always)]
 fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
-    let mut v = 0u64;
-    let mut k = 8;
-    while k > 0 {
-        k -= 1;
-        v = (v << 8) | b[at + k] as u64;
-    }
-    v
+    le_u32_at(b, at) as u64 | (le_u32_at(b, at + 4) as u64) << 32
 }
 
 #[inline(always)]
@@ -93,16 +87,9 @@ impl RawTensorDesc {
     pub fn from_bytes(b: &[u8; DESC_BYTES]) -> Self {
         let reserved0 = [b[5], b[6], b[7]];
         // Four words, not a 16-byte `copy_from_slice` (a `memcpy` call).
-        let mut shape = [0u8; 16];
-        let mut i = 0;
-        while i < 16 {
-            let w = le_u32_at(b, 16 + i).to_le_bytes();
-            shape[i] = w[0];
-            shape[i + 1] = w[1];
-            shape[i + 2] = w[2];
-            shape[i + 3] = w[3];
-            i += 4;
-        }
+        let w = |k: usize| le_u32_at(b, 16 + 4 * k).to_le_bytes();
+        let (w0, w1, w2, w3) = (w(0), w(1), w(2), w(3));
+        let shape = [w0[0], w0[1], w0[2], w0[3], w1[0], w1[1], w1[2], w1[3], w2[0], w2[1], w2[2], w2[3], w3[0], w3[1], w3[2], w3[3]];
         Self {
             location: b[0],
             shape_type: b[1],
