@@ -2,7 +2,7 @@
 //! data-RAM buffer (per element when the pool has none free).
 
 use super::{check, Element, Result};
-use crate::ffi::stream::{neuron_stream_close, neuron_stream_open, neuron_stream_read, neuron_stream_write, NeuronStream};
+use crate::ffi::stream::{neuron_stream_close, neuron_stream_open, neuron_stream_read, neuron_stream_write, stream_buffer, NeuronStream};
 use core::marker::PhantomData;
 use core::mem::size_of;
 use neuron_runtime::marshal::tensor::TensorView;
@@ -18,12 +18,15 @@ fn open<T: Element>(view: &TensorView, mode: u32) -> Result<NeuronStream> {
 #[derive(Debug)]
 pub struct ReadStream<T> {
     s: NeuronStream,
+    /// The stream's data-RAM buffer (null when unbuffered), read in place.
+    buf: *mut u8,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> ReadStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        Ok(Self { s: open::<T>(view, 0)?, _t: PhantomData })
+        let s = open::<T>(view, 0)?;
+        Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -31,8 +34,27 @@ impl<T: Element> ReadStream<T> {
         self.s.is_buffered()
     }
 
-    /// `read()`: the next element (`StreamEnd` past the last).
+    /// `read()`: the next element (`StreamEnd` past the last). An element
+    /// already in the buffer is read in place; the library is called only
+    /// to refill (or per element when unbuffered).
+    #[inline]
     pub fn read(&mut self) -> Result<T> {
+        let s = &mut self.s;
+        if !self.buf.is_null() && s.open == 1 && s.pos >= s.buf_start && s.pos - s.buf_start < s.buf_len as u64 {
+            let at = (s.pos - s.buf_start) as usize;
+            // SAFETY: `buf` is this open stream's data-RAM buffer (plain
+            // core memory, no window), fixed while it is open; elements
+            // `0..buf_len` are valid (filled by the last refill), and
+            // `at < buf_len`. Every bit pattern is a valid element value.
+            let v = unsafe { self.buf.cast::<T>().add(at).read_unaligned() };
+            s.pos += 1;
+            return Ok(v);
+        }
+        self.read_slow()
+    }
+
+    #[inline(never)]
+    fn read_slow(&mut self) -> Result<T> {
         let mut v = core::mem::MaybeUninit::<T>::uninit();
         // SAFETY: `v` has room for one T; the state is ours.
         check(unsafe { neuron_stream_read(&mut self.s, v.as_mut_ptr().cast(), size_of::<T>() as u32) })?;
@@ -59,12 +81,15 @@ impl<T> Drop for ReadStream<T> {
 #[derive(Debug)]
 pub struct WriteStream<T> {
     s: NeuronStream,
+    /// The stream's data-RAM buffer (null when unbuffered), filled in place.
+    buf: *mut u8,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> WriteStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        Ok(Self { s: open::<T>(view, 1)?, _t: PhantomData })
+        let s = open::<T>(view, 1)?;
+        Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -73,7 +98,27 @@ impl<T: Element> WriteStream<T> {
     }
 
     /// `write(v)`: `v` as the next element (`StreamEnd` past the last).
+    /// Stored in the buffer in place unless it fills the buffer or is the
+    /// last element; then the library stores it and flushes.
+    #[inline]
     pub fn write(&mut self, v: T) -> Result<()> {
+        let s = &mut self.s;
+        if !self.buf.is_null() && s.open == 1 && s.buf_len + 1 < s.cap && s.pos + 1 < s.numel {
+            if s.buf_len == 0 {
+                s.buf_start = s.pos;
+            }
+            // SAFETY: `buf` is this open stream's data-RAM buffer of `cap`
+            // elements (plain core memory, no window); `buf_len < cap`.
+            unsafe { self.buf.cast::<T>().add(s.buf_len as usize).write_unaligned(v) };
+            s.buf_len += 1;
+            s.pos += 1;
+            return Ok(());
+        }
+        self.write_slow(v)
+    }
+
+    #[inline(never)]
+    fn write_slow(&mut self, v: T) -> Result<()> {
         // SAFETY: `v` is one live T; the state is ours.
         check(unsafe { neuron_stream_write(&mut self.s, (&v as *const T).cast(), size_of::<T>() as u32) })
     }

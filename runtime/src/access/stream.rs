@@ -102,6 +102,18 @@ impl<H: Hal> CoreState<H> {
         Ok(s)
     }
 
+    /// The data-RAM buffer of an open, buffered stream (`cap · elem_size`
+    /// bytes): fixed while the stream holds its slot (the pool is carved
+    /// once and cannot be reconfigured while a slot is taken), so a
+    /// wrapper may read or fill it in place between calls, as `stream_read`
+    /// and `stream_write` do.
+    pub fn stream_buffer_of(&mut self, s: &StreamState) -> Option<*mut u8> {
+        if s.open != 1 || !s.is_buffered() {
+            return None;
+        }
+        self.stream_buffer(s.slot as u32)
+    }
+
     fn stream_check(&self, s: &StreamState, mode: StreamMode, elem: usize) -> Result<()> {
         if s.open != 1 || s.mode != mode as u8 {
             return Err(Error::StreamClosed);
