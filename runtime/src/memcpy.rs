@@ -63,7 +63,7 @@ enum Way {
 /// not overlap.
 unsafe fn copy_words(dst: *mut u8, src: *const u8, n: usize) {
     let mut i = 0usize;
-    // SAFETY (whole body): every access is at offset < n of the caller's
+    // SAFETY: (whole body) every access is at offset < n of the caller's
     // ranges; unaligned accesses need no alignment; no reference formed.
     unsafe {
         while i + 32 <= n {

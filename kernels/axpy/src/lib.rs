@@ -72,7 +72,7 @@ pub fn get_cpu_count_rust() -> i32 {
 
 /// The kernel body.
 fn axpy(a: &TensorView, b: &TensorView, alpha: f32, multicore: bool) -> i32 {
-    // SAFETY (all calls below): the library's C ABI, called as documented;
+    // SAFETY: (all calls below) the library's C ABI, called as documented;
     // the buffers passed are live data-RAM blocks of the stated size.
     unsafe {
         let out = get_dst_tensor();

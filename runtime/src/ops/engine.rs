@@ -59,14 +59,15 @@ impl<H: Hal> CoreState<H> {
             let off = i * es as u64;
             let bytes = (k * es) as u32;
             r = (|| {
-                // SAFETY (both copies): `ba`/`bb` are CHUNK_BYTES-long parts
-                // of a live data-RAM block owned by this call, and
-                // `bytes <= CHUNK_BYTES`; data RAM is never a window view.
                 if let Some(a) = a {
+                    // SAFETY: `ba` is a CHUNK_BYTES-long part of a live
+                    // data-RAM block owned by this call, and
+                    // `bytes <= CHUNK_BYTES`; data RAM is never a window view.
                     unsafe { self.memcpy_from_soc(ba, a.storage.addr + off, bytes)? };
                 }
                 if let Some(b) = b {
                     let dstb = if a.is_some() { bb } else { ba };
+                    // SAFETY: as above, for `bb` (or `ba` when `a` is absent).
                     unsafe { self.memcpy_from_soc(dstb, b.storage.addr + off, bytes)? };
                 }
                 for j in 0..k {
