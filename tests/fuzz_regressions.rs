@@ -32,7 +32,9 @@ fn parse_invocation_inputs() {
 
 #[test]
 fn heap_ops_inputs() {
-    replay("heap_ops", harness::heap_ops::run);
+    replay("heap_ops", |d| {
+        harness::heap_ops::run(d);
+    });
 }
 
 #[test]

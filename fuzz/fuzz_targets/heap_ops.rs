@@ -4,4 +4,6 @@
 #[path = "../harness/mod.rs"]
 mod harness;
 
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::heap_ops::run(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| {
+    harness::heap_ops::run(data);
+});

@@ -62,7 +62,9 @@ fn intact(b: &Live) -> bool {
     s.iter().all(|&x| x == b.fill)
 }
 
-fn model<H: Heap>(h: &mut H, inp: &mut Input<'_>) {
+/// Runs the operations of `inp` on `h` against the model; returns how many
+/// ran.
+fn model<H: Heap>(h: &mut H, inp: &mut Input<'_>) -> usize {
     let (lo, len) = h.range();
     let mut live: Vec<Live> = Vec::new();
     let mut charged = 0u64;
@@ -197,6 +199,7 @@ fn model<H: Heap>(h: &mut H, inp: &mut Input<'_>) {
     let a = h.alloc(whole, 0);
     assert!(a.is_ok(), "whole-heap allocation after freeing everything: {a:?}");
     assert_eq!(h.free(a.unwrap()), Ok(()));
+    ops
 }
 
 struct Hbm<const N: usize>(HbmHeap<N>);
@@ -293,7 +296,15 @@ fn arena(len: usize) -> Vec<Chunk> {
     (0..len / 64).map(|_| Chunk([0; 64])).collect()
 }
 
-pub fn run(data: &[u8]) {
+/// The heap byte 0 of an input selects (`which % 3`).
+pub const HBM: u8 = 0;
+/// See [`HBM`].
+pub const DATARAM: u8 = 1;
+/// See [`HBM`].
+pub const LIBC: u8 = 2;
+
+/// Runs one input; returns the number of heap operations it made.
+pub fn run(data: &[u8]) -> usize {
     let mut inp = Input::new(data);
     let which = inp.u8();
     match which % 3 {
@@ -301,11 +312,11 @@ pub fn run(data: &[u8]) {
             if which & 0x80 != 0 {
                 let mut h = Hbm(HbmHeap::<8>::new());
                 h.0.init(HBM_BASE, HBM_SIZE);
-                model(&mut h, &mut inp);
+                model(&mut h, &mut inp)
             } else {
                 let mut h = Hbm(HbmHeap::<64>::new());
                 h.0.init(HBM_BASE, HBM_SIZE);
-                model(&mut h, &mut inp);
+                model(&mut h, &mut inp)
             }
         }
         1 => {
@@ -315,12 +326,12 @@ pub fn run(data: &[u8]) {
                 let mut h = DataRam(DataRamHeap::<8>::new());
                 // SAFETY: `mem` outlives the heap and is used by nothing else.
                 unsafe { h.0.init(p, DATARAM_SIZE) };
-                model(&mut h, &mut inp);
+                model(&mut h, &mut inp)
             } else {
                 let mut h = DataRam(DataRamHeap::<64>::new());
                 // SAFETY: as above.
                 unsafe { h.0.init(p, DATARAM_SIZE) };
-                model(&mut h, &mut inp);
+                model(&mut h, &mut inp)
             }
         }
         _ => {
@@ -329,7 +340,7 @@ pub fn run(data: &[u8]) {
             let mut h = Libc(LibcHeap::new(), p as u64, LIBC_SIZE as u64);
             // SAFETY: `mem` outlives the heap and is used by nothing else.
             unsafe { h.0.init_main(p, LIBC_SIZE) };
-            model(&mut h, &mut inp);
+            model(&mut h, &mut inp)
         }
     }
 }
