@@ -6,20 +6,22 @@
 
 mod elf;
 mod layout;
+mod lints;
 mod reliability;
 mod perf;
+mod preflight;
+mod qemu;
 mod target;
 
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode, Stdio};
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitCode};
+use std::time::Duration;
+
+pub(crate) use qemu::qemu_run;
 
 /// The only toolchain known to build correct Xtensa code (TOOLCHAIN.md).
-const TOOLCHAIN: &str = "nightly-2026-10-15";
+pub(crate) const TOOLCHAIN: &str = "nightly-2026-10-15";
 pub(crate) const LD: &str = "xtensa-lx106-elf-ld";
-const QEMU: &str = "qemu-system-xtensa";
-const QEMU_CPU: &str = "de212";
 const SELFTEST_MANIFEST: &str = "board/qemu/selftest/Cargo.toml";
 const SELFTEST_LIB: &str = "libq7_qemu_selftest.a";
 
@@ -40,10 +42,16 @@ cargo xtask <command>
       qemu-test, the FLL check and the on-target suite on QEMU. Prints a
       summary; exits non-zero on any failure. Also runs `miri` and
       `fuzz-smoke` below.
+  setup
+      Install what the commands need and this machine lacks (as root):
+      the Debian packages (without recommends), nightly-2026-10-15 with
+      rust-src, llvm-tools, miri, clippy and rustfmt, cargo-fuzz 0.13.2.
+      `test` and `run-example` check the same list first and stop, naming
+      what provides each missing piece.
   miri
       The runtime's pure-logic tests under Miri (nightly-2026-10-15).
   fuzz-smoke
-      Installs cargo-fuzz 0.13.2 if missing, then runs each fuzz target
+      Runs each fuzz target
       (fuzz/) for FUZZ_SECS seconds (default 45) on the committed seeds
       and regression inputs. See docs/reliability.md.
   build-lib
@@ -99,6 +107,7 @@ fn main() -> ExitCode {
             0
         }),
         Some("run-example") => target::run_example(),
+        Some("setup") => preflight::setup().map(|_| 0),
         Some("fuzz-smoke") => reliability::fuzz_smoke().map(|_| 0),
         Some("miri") => reliability::miri().map(|_| 0),
         Some("fll-check") => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
@@ -139,9 +148,9 @@ pub(crate) fn root() -> PathBuf {
         .to_path_buf()
 }
 
-/// `$CARGO_TARGET_DIR` (or `<root>/target`) + `/xtensa`.
-pub(crate) fn xtensa_dir() -> PathBuf {
-    let base = match std::env::var_os("CARGO_TARGET_DIR") {
+/// `$CARGO_TARGET_DIR` (or `<root>/target`).
+pub(crate) fn xtask_target_base() -> PathBuf {
+    match std::env::var_os("CARGO_TARGET_DIR") {
         Some(d) if !d.is_empty() => {
             let d = PathBuf::from(d);
             if d.is_absolute() {
@@ -151,8 +160,12 @@ pub(crate) fn xtensa_dir() -> PathBuf {
             }
         }
         _ => root().join("target"),
-    };
-    base.join("xtensa")
+    }
+}
+
+/// `$CARGO_TARGET_DIR` (or `<root>/target`) + `/xtensa`.
+pub(crate) fn xtensa_dir() -> PathBuf {
+    xtask_target_base().join("xtensa")
 }
 
 pub(crate) fn artifact_dir(release: bool) -> PathBuf {
@@ -237,9 +250,16 @@ pub(crate) fn build_xtensa(args: &[String]) -> Result {
         eprintln!("xtask: note: adding --release (opt-level 0 crashes LLVM's Xtensa backend on compiler_builtins)");
         args.push("--release".into());
     }
+    run(&mut xtensa_cargo("build", &args))
+}
+
+/// `cargo +nightly SUB` for the Xtensa target (`build`, `clippy`), with
+/// `args` after the target selection.
+pub(crate) fn xtensa_cargo(sub: &str, args: &[String]) -> Command {
+    let root = root();
     let mut cmd = nightly_cargo();
     cmd.current_dir(&root)
-        .arg("build")
+        .arg(sub)
         .args([
             "-Zbuild-std=core,alloc",
             "-Zbuild-std-features=compiler-builtins-mem",
@@ -253,7 +273,7 @@ pub(crate) fn build_xtensa(args: &[String]) -> Result {
     if let Ok(f) = std::env::var("XTASK_XTENSA_RUSTFLAGS") {
         cmd.env("RUSTFLAGS", f);
     }
-    run(&mut cmd)
+    cmd
 }
 
 // ---------------------------------------------------------------- link
@@ -373,103 +393,6 @@ fn print_sections(img: &elf::Elf) {
 }
 
 // ---------------------------------------------------------------- qemu
-
-pub struct RunOutcome {
-    /// Guest exit status (QEMU's exit code); `None` on timeout or signal.
-    pub status: Option<i32>,
-    pub timed_out: bool,
-    pub stdout: String,
-    pub stderr: String,
-}
-
-/// Run `elf` on QEMU with semihosting; guest argv = `elf cpus=N extra...`.
-/// Output is echoed (prefixed) and captured.
-pub fn qemu_run(
-    elf: &Path,
-    machine: &str,
-    smp: u32,
-    timeout: Duration,
-    extra: &[String],
-) -> Result<RunOutcome> {
-    // `-semihosting-config` is comma-separated; a literal comma is doubled.
-    let mut semi = String::from("enable=on,target=native");
-    for a in [elf.display().to_string(), format!("cpus={smp}")]
-        .iter()
-        .chain(extra)
-    {
-        semi.push_str(",arg=");
-        semi.push_str(&a.replace(',', ",,"));
-    }
-    let mut cmd = Command::new(QEMU);
-    cmd.args(["-M", machine, "-cpu", QEMU_CPU, "-smp", &smp.to_string()])
-        // `-serial stdio`: QEMU 7.2 sends semihosting writes (fd 1 and 2)
-        // to the first serial chardev, so all guest output arrives in
-        // order on stdout.
-        .args([
-            "-display",
-            "none",
-            "-monitor",
-            "none",
-            "-serial",
-            "stdio",
-            "-no-reboot",
-        ])
-        .args(["-semihosting-config", &semi])
-        .arg("-kernel")
-        .arg(elf)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    eprintln!(
-        "xtask: running {cmd:?} (timeout {}s)",
-        timeout.as_secs_f32()
-    );
-    let mut child = cmd.spawn().map_err(|e| format!("{QEMU}: {e}"))?;
-    let pump = |mut r: Box<dyn Read + Send>, tag: &'static str| {
-        std::thread::spawn(move || {
-            let mut all = Vec::new();
-            let mut buf = [0u8; 4096];
-            while let Ok(n) = r.read(&mut buf) {
-                if n == 0 {
-                    break;
-                }
-                all.extend_from_slice(&buf[..n]);
-                let mut e = std::io::stderr().lock();
-                let _ = e.write_all(tag.as_bytes());
-                let _ = e.write_all(&buf[..n]);
-            }
-            String::from_utf8_lossy(&all).into_owned()
-        })
-    };
-    let out_t = pump(Box::new(child.stdout.take().expect("piped")), "");
-    let err_t = pump(Box::new(child.stderr.take().expect("piped")), "");
-    let start = Instant::now();
-    let (status, timed_out) = loop {
-        if let Some(st) = child.try_wait().map_err(|e| e.to_string())? {
-            break (st.code(), false);
-        }
-        if start.elapsed() >= timeout {
-            let _ = child.kill();
-            let _ = child.wait();
-            break (None, true);
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
-    let stdout = out_t.join().unwrap_or_default();
-    let stderr = err_t.join().unwrap_or_default();
-    if timed_out {
-        eprintln!(
-            "xtask: TIMEOUT after {}s: QEMU killed",
-            timeout.as_secs_f32()
-        );
-    }
-    Ok(RunOutcome {
-        status,
-        timed_out,
-        stdout,
-        stderr,
-    })
-}
 
 fn cmd_qemu_run(args: &[String]) -> Result<u8> {
     let (mut elf, mut machine, mut smp, mut timeout, mut extra) =

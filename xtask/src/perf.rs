@@ -181,18 +181,14 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
     }
     let log = perf_dir().join("counts.log");
     let _ = std::fs::remove_file(&log);
-    let mut cmd = Command::new("qemu-system-xtensa");
-    cmd.args(["-M", "sim", "-cpu", "de212", "-smp", "1", "-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
-        .args(["-semihosting-config", &format!("enable=on,target=native,arg={},arg=cpus=1", elf.display())])
-        .arg("-kernel")
-        .arg(elf)
-        .args(["-plugin", &args, "-d", "plugin", "-D"])
+    let mut cmd = crate::qemu::command(elf, "sim", 1, &[]);
+    cmd.args(["-plugin", &args, "-d", "plugin", "-D"])
         .arg(&log)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
     eprintln!("xtask: running {cmd:?}");
-    let mut child = cmd.spawn().map_err(|e| format!("qemu-system-xtensa: {e}"))?;
+    let mut child = cmd.spawn().map_err(|e| format!("{}: {e}", crate::qemu::QEMU))?;
     let t0 = Instant::now();
     let status = loop {
         if let Some(s) = child.try_wait().map_err(|e| e.to_string())? {

@@ -3,28 +3,16 @@
 
 use crate::{nightly_cargo, root, run, Result};
 use std::path::PathBuf;
-use std::process::Command;
 
-/// The pinned cargo-fuzz (installed with `--locked` when missing).
-const CARGO_FUZZ_VERSION: &str = "0.13.2";
 /// The fuzz targets (`fuzz/fuzz_targets/`).
 pub const FUZZ_TARGETS: &[&str] = &["parse_invocation", "heap_ops", "translate"];
 /// Seconds each target runs in the smoke run (`FUZZ_SECS` overrides).
 const FUZZ_SECS: u32 = 45;
 
-fn cargo_fuzz_installed() -> bool {
-    Command::new("cargo-fuzz").arg("--version").output().is_ok_and(|o| o.status.success())
-}
-
-/// `cargo xtask fuzz-smoke`: installs cargo-fuzz if missing, builds the
-/// targets and runs each for a bounded time on the committed seeds and
+/// `cargo xtask fuzz-smoke`: builds the targets and runs each for a bounded time on the committed seeds and
 /// regression inputs (new inputs go to a scratch corpus under target/).
 /// A crash, a failed assertion or a leak fails the step.
 pub fn fuzz_smoke() -> Result {
-    if !cargo_fuzz_installed() {
-        eprintln!("xtask: installing cargo-fuzz {CARGO_FUZZ_VERSION}");
-        run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
-    }
     let secs: u32 = std::env::var("FUZZ_SECS").ok().and_then(|s| s.parse().ok()).unwrap_or(FUZZ_SECS);
     let fuzz = root().join("fuzz");
     run(nightly_cargo().current_dir(&fuzz).args(["fuzz", "build"]))?;

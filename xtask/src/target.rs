@@ -166,6 +166,7 @@ pub fn qemu_image() -> Result<PathBuf> {
 
 /// `cargo xtask run-example`.
 pub fn run_example() -> Result<u8> {
+    crate::preflight::check(crate::preflight::For::MainJob)?;
     let lib = build_lib()?;
     println!("xtask: shipped library: {}", lib.display());
     build_images()?;
@@ -202,6 +203,7 @@ struct Step {
 
 /// `cargo xtask test`: everything, with a summary; Err if anything failed.
 pub fn test() -> Result {
+    crate::preflight::check(crate::preflight::For::Tests)?;
     let t0 = Instant::now();
     let mut steps: Vec<Step> = Vec::new();
     let mut step = |name: &str, f: &mut dyn FnMut() -> Result| {
@@ -213,6 +215,9 @@ pub fn test() -> Result {
         steps.push(Step { name: name.into(), ok: r.is_ok(), secs, why: r.err().unwrap_or_default() });
     };
 
+    step("rustfmt: cargo fmt --all --check (workspace, kernels, fuzz)", &mut crate::lints::fmt);
+    step("clippy, host: --workspace --all-targets -D warnings", &mut crate::lints::clippy_host);
+    step("clippy, xtensa: neuron-hal, neuron-runtime, neuroncustomop -D warnings", &mut crate::lints::clippy_xtensa);
     step("host: cargo test --workspace", &mut || {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         crate::run(Command::new(cargo).current_dir(root()).args(["test", "--workspace"]))

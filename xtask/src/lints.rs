@@ -1,0 +1,34 @@
+//! The house rules as steps of `cargo xtask test`: formatting, and clippy
+//! on the host and on the Xtensa build (the workspace lints in the root
+//! `Cargo.toml` — unsafe hygiene among them — are enforced by both). All
+//! run with the pinned nightly, so a newer toolchain on a new machine
+//! cannot change the verdict.
+
+use crate::{nightly_cargo, root, run, xtask_target_base, xtensa_cargo, Result};
+
+/// `cargo fmt --check` over the workspace and the two separate ones
+/// (`kernels/`, `fuzz/`), with the root `rustfmt.toml`.
+pub(crate) fn fmt() -> Result {
+    for manifest in ["Cargo.toml", "kernels/Cargo.toml", "fuzz/Cargo.toml"] {
+        run(nightly_cargo().current_dir(root()).args(["fmt", "--all", "--check", "--manifest-path", manifest]))?;
+    }
+    Ok(())
+}
+
+/// Host clippy over every crate and target, warnings denied.
+pub(crate) fn clippy_host() -> Result {
+    run(nightly_cargo()
+        .current_dir(root())
+        .args(["clippy", "--workspace", "--all-targets", "--target-dir"])
+        .arg(xtask_target_base().join("clippy"))
+        .args(["--", "-D", "warnings"]))
+}
+
+/// Clippy on the shipped crates as the device builds them.
+pub(crate) fn clippy_xtensa() -> Result {
+    let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuroncustomop", "--", "-D", "warnings"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    run(&mut xtensa_cargo("clippy", &args))
+}

@@ -1,0 +1,194 @@
+//! What the commands need from outside the repository, in one table: the
+//! preflight that `test` and `run-example` run before any build (a missing
+//! tool is named with what provides it, in well under a second), and
+//! `cargo xtask setup`, which installs exactly that table (`.ci/run` calls
+//! it, so CI and a new user install the same things).
+
+use crate::{run, Result, TOOLCHAIN};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The pinned cargo-fuzz (`cargo install --locked`).
+pub(crate) const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// The components of the pinned nightly: `rust-src` for `-Zbuild-std`,
+/// `llvm-tools` for llvm-objdump/llc, `miri`, and `clippy`/`rustfmt` for
+/// the lint steps (run with the pinned toolchain, so a newer stable on a
+/// new machine cannot change what they report).
+const COMPONENTS: &[&str] = &["rust-src", "llvm-tools", "miri", "clippy", "rustfmt"];
+
+/// Where a missing requirement comes from.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Source {
+    /// A Debian package (installed without recommends, as on CI).
+    Apt(&'static str),
+    /// A component of the pinned nightly.
+    Component(&'static str),
+    /// `cargo install cargo-fuzz --version CARGO_FUZZ_VERSION --locked`.
+    CargoFuzz,
+}
+
+/// Which command needs a requirement.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum For {
+    /// `cargo xtask run-example`.
+    MainJob,
+    /// `cargo xtask test` (everything).
+    Tests,
+}
+
+/// One requirement: a program on `PATH`, or a file of the pinned nightly.
+struct Need {
+    what: Want,
+    source: Source,
+    main_job: bool,
+}
+
+enum Want {
+    Program(&'static str),
+    /// A path inside the pinned nightly's sysroot.
+    SysrootFile(&'static str),
+}
+
+fn needs() -> Vec<Need> {
+    use Source::*;
+    use Want::*;
+    let n = |what, source, main_job| Need { what, source, main_job };
+    vec![
+        n(Program("qemu-system-xtensa"), Apt("qemu-system-misc"), true),
+        n(Program("xtensa-lx106-elf-ld"), Apt("binutils-xtensa-lx106"), true),
+        n(Program("xtensa-lx106-elf-nm"), Apt("binutils-xtensa-lx106"), true),
+        n(Program("xtensa-lx106-elf-objdump"), Apt("binutils-xtensa-lx106"), true),
+        n(Program("xtensa-lx106-elf-readelf"), Apt("binutils-xtensa-lx106"), true),
+        // The C++ kernels of the host tests, the perf plugin, `nm` in tests.
+        n(Program("g++"), Apt("g++"), false),
+        n(Program("gcc"), Apt("gcc"), false),
+        n(Program("nm"), Apt("binutils"), false),
+        n(SysrootFile("lib/rustlib/src/rust/library/core/Cargo.toml"), Component("rust-src"), true),
+        n(SysrootFile("lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-objdump"), Component("llvm-tools"), true),
+        n(SysrootFile("bin/cargo-miri"), Component("miri"), false),
+        n(SysrootFile("bin/cargo-clippy"), Component("clippy"), false),
+        n(SysrootFile("bin/rustfmt"), Component("rustfmt"), false),
+        n(Program("cargo-fuzz"), CargoFuzz, false),
+    ]
+}
+
+fn on_path(prog: &str) -> bool {
+    std::env::var_os("PATH").is_some_and(|p| std::env::split_paths(&p).any(|d| is_executable(&d.join(prog))))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata().is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+/// The pinned nightly's sysroot, or None if it is not installed. Asks
+/// rustup for the installed list first: `rustup run` of a missing
+/// toolchain may try to install it.
+fn sysroot() -> Option<PathBuf> {
+    let list = Command::new("rustup").args(["toolchain", "list"]).output().ok()?;
+    let installed = String::from_utf8_lossy(&list.stdout).lines().any(|l| l.starts_with(TOOLCHAIN));
+    if !installed {
+        return None;
+    }
+    let out = Command::new("rustup").args(["run", TOOLCHAIN, "rustc", "--print", "sysroot"]).output().ok()?;
+    out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
+}
+
+/// What `for_` needs and this machine lacks, as `(what, source)`.
+fn missing(for_: For) -> Vec<(String, Source)> {
+    let sysroot = sysroot();
+    let mut m = Vec::new();
+    if sysroot.is_none() {
+        m.push((format!("the Rust toolchain {TOOLCHAIN}"), Source::Component("")));
+    }
+    for n in needs().into_iter().filter(|n| n.main_job || for_ == For::Tests) {
+        let (ok, what) = match n.what {
+            Want::Program(p) => (on_path(p), format!("`{p}`")),
+            Want::SysrootFile(f) => {
+                if sysroot.is_none() {
+                    continue;
+                }
+                let ok = sysroot.as_deref().is_some_and(|s| s.join(f).exists());
+                (ok, format!("{TOOLCHAIN}'s {f}"))
+            }
+        };
+        if !ok {
+            m.push((what, n.source));
+        }
+    }
+    m
+}
+
+fn how(s: Source) -> String {
+    match s {
+        Source::Apt(p) => format!("apt-get install --no-install-recommends {p}"),
+        Source::Component("") => {
+            format!("rustup toolchain install {TOOLCHAIN} --profile minimal -c {}", COMPONENTS.join(" -c "))
+        }
+        Source::Component(c) => format!("rustup component add {c} --toolchain {TOOLCHAIN}"),
+        Source::CargoFuzz => format!("cargo install cargo-fuzz --version {CARGO_FUZZ_VERSION} --locked"),
+    }
+}
+
+/// Stops with one line per missing requirement and the command that
+/// provides it, before anything is built.
+pub(crate) fn check(for_: For) -> Result {
+    let m = missing(for_);
+    if m.is_empty() {
+        return Ok(());
+    }
+    let mut msg = String::from("this machine lacks what the command needs:\n");
+    for (what, src) in &m {
+        msg.push_str(&format!("  - {what}: {}\n", how(*src)));
+    }
+    msg.push_str("`cargo xtask setup` installs all of it (as root: it uses apt-get), as `.ci/run` does.");
+    Err(msg)
+}
+
+/// `cargo xtask setup`: installs whatever of the table is missing.
+pub(crate) fn setup() -> Result {
+    let m = missing(For::Tests);
+    let mut apt: Vec<&str> = m.iter().filter_map(|(_, s)| if let Source::Apt(p) = s { Some(*p) } else { None }).collect();
+    apt.dedup();
+    if !apt.is_empty() {
+        run(Command::new("apt-get").args(["update", "-qq"]))?;
+        run(Command::new("apt-get")
+            .env("DEBIAN_FRONTEND", "noninteractive")
+            .args(["install", "-y", "-qq", "--no-install-recommends"])
+            .args(&apt))?;
+    }
+    if m.iter().any(|(_, s)| matches!(s, Source::Component(_))) {
+        let mut cmd = Command::new("rustup");
+        cmd.args(["toolchain", "install", TOOLCHAIN, "--profile", "minimal"]);
+        for c in COMPONENTS {
+            cmd.args(["-c", c]);
+        }
+        run(&mut cmd)?;
+    }
+    if m.iter().any(|(_, s)| *s == Source::CargoFuzz) {
+        run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
+    }
+    check(For::Tests)?;
+    println!("xtask: setup: everything `cargo xtask test` and `cargo xtask run-example` need is installed");
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_missing_thing_names_its_installer() {
+        for n in needs() {
+            let h = how(n.source);
+            assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install"), "{h}");
+        }
+        assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
+    }
+
+    #[test]
+    fn a_program_not_on_path_is_missing() {
+        assert!(!on_path("surely-no-such-program-xtask"));
+        assert!(on_path("sh"));
+    }
+}
