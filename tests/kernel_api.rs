@@ -122,10 +122,10 @@ fn bytes<T: Copy>(v: &[T]) -> Vec<u8> {
 
 #[test]
 fn coherency_policies_in_a_kernel() {
-    for (policy, line, warned) in [(0, "accessor refused: 80", false), (1, "accessor admitted", true), (2, "accessor admitted", false)] {
+    for (policy, line, warned) in [(0i32, "accessor refused: 80", false), (1, "accessor admitted", true), (2, "accessor admitted", false)] {
         let mut s = sim();
         s.arg_tensor(Dtype::Fp32, &[16], &bytes(&[1f32; 16])).unwrap();
-        s.arg_value(ArgKind::Int, Dtype::Int32, &(policy as i32).to_le_bytes()).unwrap();
+        s.arg_value(ArgKind::Int, Dtype::Int32, &policy.to_le_bytes()).unwrap();
         s.set_output(Dtype::Fp32, &[16]).unwrap();
         let rep = s.run("coherency_probe", 1).unwrap();
         assert!(rep.ok(), "{rep:?}");

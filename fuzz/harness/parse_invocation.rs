@@ -197,7 +197,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
     // From SoC memory the runtime reads 560 bytes whatever the block says.
     let mut padded = block.to_vec();
     padded.resize(padded.len().max(560), 0);
-    let expect = ref_header(if mode % 4 == 0 { block } else { &padded });
+    let expect = ref_header(if mode.is_multiple_of(4) { block } else { &padded });
     let got = match mode % 4 {
         0 => s.setup(mode & 0x80 != 0, BlockSource::Bytes(block)),
         m => {
@@ -214,13 +214,13 @@ fn one(fx: &mut Fixture, data: &[u8]) {
     };
     let (argc, kinds) = match (expect, got) {
         (Ok((argc, kinds)), Ok(())) => {
-            if mode % 4 == 0 && block.len() < 32 + 48 * (argc + 1) {
+            if mode.is_multiple_of(4) && block.len() < 32 + 48 * (argc + 1) {
                 // The header is fine but the bytes are too few.
                 unreachable!("setup accepted a short block");
             }
             (argc, kinds)
         }
-        (Ok((argc, _)), Err(Error::BadBlockSize)) if mode % 4 == 0 && block.len() < 32 + 48 * (argc + 1) => {
+        (Ok((argc, _)), Err(Error::BadBlockSize)) if mode.is_multiple_of(4) && block.len() < 32 + 48 * (argc + 1) => {
             assert!(!s.args.is_bound());
             return;
         }

@@ -288,7 +288,7 @@ mod tests {
         let p = Q7;
         let end = p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE;
         assert!(end - p.scratch_soc_base <= PINNED_WINDOW_SIZE);
-        assert!(LIBC_HEAP_SIZE < SCRATCH_AREA_SIZE);
+        const { assert!(LIBC_HEAP_SIZE < SCRATCH_AREA_SIZE) };
     }
 
     #[test]
@@ -314,7 +314,7 @@ mod tests {
         assert!(private_base(CORE_COUNT - 1) + PRIVATE_SIZE <= p.scratch_window_nx);
         // Data RAM, then registers, inside the slice.
         assert!(p.dataram_nx + DATARAM_SIZE <= APB_BASE);
-        assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE);
+        const { assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE) };
         assert!(p.dma_regs_nx + 2 * dma_regs::BANK_STRIDE <= p.invocation_mailbox_nx);
         assert!(p.invocation_mailbox_nx + 8 <= APB_BASE + ISL_OFFSET);
         for w in p.dynamic_windows {

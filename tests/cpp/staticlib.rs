@@ -80,7 +80,7 @@ pub fn path() -> PathBuf {
         })
         .unwrap_or_default();
     // Newest first: the matching one is normally the newest.
-    candidates.sort_by(|a, b| b.0.cmp(&a.0));
+    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
     let uplifted = profile_dir.join("libneuroncustomop.a");
     if uplifted.is_file() {
         candidates.push((std::time::SystemTime::UNIX_EPOCH, uplifted.clone()));

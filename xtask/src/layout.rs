@@ -275,10 +275,10 @@ mod tests {
         let mut prev = None;
         for (off, _) in VECTOR_SLOTS {
             assert!(*off < VECTORS_END);
-            assert!(prev.map_or(true, |p| p < *off));
+            assert!(prev.is_none_or(|p| p < *off));
             prev = Some(*off);
         }
-        assert!(VECTORS_END <= Q7_IRAM_SIZE);
+        const { assert!(VECTORS_END <= Q7_IRAM_SIZE) };
     }
 
     #[test]

@@ -89,7 +89,7 @@ fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
                     let _ty = w.next()?;
                     Some((a, sz, w.next()?.to_string()))
                 }
-                _ => Some((a, 0, w.nth(0).map(str::to_string).unwrap_or_default())),
+                _ => Some((a, 0, w.next().map(str::to_string).unwrap_or_default())),
             }
         })
         .collect())
@@ -144,7 +144,7 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
         total += n;
     }
     let mut v: Vec<_> = per.into_iter().collect();
-    v.sort_by(|a, b| b.1.cmp(&a.1));
+    v.sort_by_key(|e| std::cmp::Reverse(e.1));
     eprintln!("profile: {total} instructions (markers included)");
     for (name, n) in v {
         eprintln!("{n:>8}  {name}");

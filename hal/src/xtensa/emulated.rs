@@ -92,7 +92,7 @@ fn execute(h: &MmioHal, cpu: u32, d: &DmaDescriptor) -> u32 {
 #[inline(never)]
 unsafe fn engine_copy(src: *const u8, dst: *mut u8, n: usize) {
     let forward = (dst as usize) <= (src as usize) || (dst as usize) >= (src as usize) + n;
-    let words = (src as usize | dst as usize | n) % 4 == 0;
+    let words = (src as usize | dst as usize | n).is_multiple_of(4);
     let (step, count) = if words { (4, n / 4) } else { (1, n) };
     for k in 0..count {
         let i = if forward { k } else { count - 1 - k } * step;

@@ -187,12 +187,7 @@ mod tests {
 
     /// The rule table: may a `second` coexist with a live `first`?
     fn allowed(first: AccessorKind, second: AccessorKind) -> bool {
-        match (first, second) {
-            (Tcm, _) | (_, Tcm) => true,
-            (BufferedReader, BufferedReader) => true,
-            (Unbuffered, Unbuffered) => true,
-            _ => false,
-        }
+        matches!((first, second), (Tcm, _) | (_, Tcm) | (BufferedReader, BufferedReader) | (Unbuffered, Unbuffered))
     }
 
     #[test]
