@@ -707,6 +707,19 @@ const char *neuron_customop_version(void);
 const char *neuron_ucode_lib_version(void);
 
 #if !defined(NEURON_DEVICE)
+// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
+// thread, its runtime initialised (heaps, translate context), so the C
+// entry points act on it. Returns `f`'s result when it is not 0; else the
+// last error a C entry point recorded on the core during the call (0:
+// none). `NoCore` (71) when `f` is null or no SoC can be made.
+//
+// # Safety
+// `f` must be null or sound to call with `ctx`; it must not keep
+// pointers to tensors it made past its return (the core is dropped).
+int32_t neuron_sim_call(int32_t (*f)(void *ctx), void *ctx);
+#endif
+
+#if !defined(NEURON_DEVICE)
 // A new simulator: a mock SoC with eight reset cores. Null on failure.
 struct NeuronSim *neuron_sim_new(void);
 #endif

@@ -1,0 +1,40 @@
+//! `neuron_sim_call`: run host-side C++ that uses the tensor surface (a
+//! custom op's shape function) on a simulated core of its own.
+//!
+//! Why: a shape function builds tensors with the torch factories, which
+//! allocate from a core's HBM heap and so need a core bound to the calling
+//! thread. The call gets a fresh SoC and core (initialised as the stack
+//! switch's prologue does), so evaluating shapes never disturbs the heaps,
+//! counters or reports of the simulator that runs the kernel.
+
+use super::simulator::Simulator;
+use core::ffi::c_void;
+use neuron_runtime::Error;
+
+/// The function `neuron_sim_call` runs: returns 0 or its own code (> 0).
+pub type SimCallFn = unsafe extern "C" fn(ctx: *mut c_void) -> i32;
+
+/// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
+/// thread, its runtime initialised (heaps, translate context), so the C
+/// entry points act on it. Returns `f`'s result when it is not 0; else the
+/// last error a C entry point recorded on the core during the call (0:
+/// none). `NoCore` (71) when `f` is null or no SoC can be made.
+///
+/// # Safety
+/// `f` must be null or sound to call with `ctx`; it must not keep
+/// pointers to tensors it made past its return (the core is dropped).
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mut c_void) -> i32>, ctx: *mut c_void) -> i32 {
+    let Some(f) = f else { return Error::NoCore.code() };
+    let Ok(mut sim) = Simulator::new() else { return Error::NoCore.code() };
+    let core = sim.core(0);
+    core.state().init_prologue();
+    // SAFETY: the caller vouches for f and ctx; the core stays bound (and
+    // alive, owned by `sim`) for the whole call.
+    let returned = core.enter(|| unsafe { f(ctx) });
+    if returned != 0 {
+        returned
+    } else {
+        core.last_error()
+    }
+}
