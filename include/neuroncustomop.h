@@ -648,6 +648,22 @@ int32_t neuron_tensor_empty(uint8_t dtype,
 // `t` null (refused) or readable.
 int32_t neuron_tensor_free(const struct neuron_tensor *t);
 
+// `dst = base ^ exponent`, element by element (floating point).
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
+                             const struct neuron_tensor *exponent,
+                             const struct neuron_tensor *dst);
+
+// `dst = base ^ exponent` for a scalar base (floating point).
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_pow_scalar_base(double base,
+                                  const struct neuron_tensor *exponent,
+                                  const struct neuron_tensor *dst);
+
 // Appends `n` bytes of `text` as one entry of the printf ring (the C++
 // header's `neuron_printf` formats with `vsnprintf` and calls this).
 //

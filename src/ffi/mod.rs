@@ -14,6 +14,7 @@ pub mod init;
 pub mod launch;
 pub mod memcpy;
 pub mod ops;
+pub mod pow;
 pub mod printf;
 pub mod stream;
 pub mod translate;
