@@ -15,8 +15,8 @@ use neuron_runtime::Error;
 pub type SimCallFn = unsafe extern "C" fn(ctx: *mut c_void) -> i32;
 
 /// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
-/// thread, its runtime initialised (heaps, translate context), so the C
-/// entry points act on it. Returns `f`'s result when it is not 0; else the
+/// thread, its runtime initialised (heaps, translate context, the DMA
+/// queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the
 /// last error a C entry point recorded on the core during the call (0:
 /// none). `NoCore` (71) when `f` is null or no SoC can be made.
 ///
@@ -29,6 +29,10 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     let Ok(mut sim) = Simulator::new() else { return Error::NoCore.code() };
     let core = sim.core(0);
     core.state().init_prologue();
+    // Armed as `customop_setup` arms it: the factories fill through DMA.
+    if let Err(e) = core.state().init_dma_queue() {
+        return e.code();
+    }
     // SAFETY: the caller vouches for f and ctx; the core stays bound (and
     // alive, owned by `sim`) for the whole call.
     let returned = core.enter(|| unsafe { f(ctx) });
