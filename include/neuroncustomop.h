@@ -665,7 +665,8 @@ int32_t neuron_op_pow_scalar_base(double base,
                                   const struct neuron_tensor *dst);
 
 // Appends `n` bytes of `text` as one entry of the printf ring (the C++
-// header's `neuron_printf` formats with `vsnprintf` and calls this).
+// headers' `neuron_printf` and kernel `printf` format with their own
+// freestanding formatter and call this).
 //
 // # Safety
 // `text` valid for `n` bytes of reads (null with `n == 0` is fine).
@@ -724,8 +725,8 @@ const char *neuron_ucode_lib_version(void);
 
 #if !defined(NEURON_DEVICE)
 // Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
-// thread, its runtime initialised (heaps, translate context), so the C
-// entry points act on it. Returns `f`'s result when it is not 0; else the
+// thread, its runtime initialised (heaps, translate context, the DMA
+// queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the
 // last error a C entry point recorded on the core during the call (0:
 // none). `NoCore` (71) when `f` is null or no SoC can be made.
 //
