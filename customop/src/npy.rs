@@ -175,7 +175,7 @@ pub fn render(a: &Array) -> Vec<u8> {
     let dims: Vec<String> = a.shape.iter().map(u64::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
     let mut h = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", a.dtype.descr());
-    while (MAGIC.len() + 4 + h.len() + 1) % 64 != 0 {
+    while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');

@@ -73,7 +73,7 @@ fn candidates(exe: &Path) -> Vec<PathBuf> {
         }
     }
     // Newest first: the matching one is normally the newest.
-    hashed.sort_by(|a, b| b.0.cmp(&a.0));
+    hashed.sort_by_key(|h| std::cmp::Reverse(h.0));
     hashed.into_iter().map(|(_, p)| p).chain(uplifted).collect()
 }
 

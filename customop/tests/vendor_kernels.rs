@@ -131,7 +131,7 @@ fn documented_tensor_operations_called_the_vendor_way() {
     assert_close(&out.to_f32(), &want, 1e-5, "out_ops");
 
     let ia: Vec<i32> = (0..n as i32).map(|i| i * 7919 - 900_000).collect();
-    let ib: Vec<i32> = (0..n as i32).map(|i| i * 104_729 ^ 0x5a5a).collect();
+    let ib: Vec<i32> = (0..n as i32).map(|i| (i * 104_729) ^ 0x5a5a).collect();
     let iaf = npy_file("ops_ia.npy", &i32s(&[n as u64], &ia)).display().to_string();
     let ibf = npy_file("ops_ib.npy", &i32s(&[n as u64], &ib)).display().to_string();
     let (out, _) = run_op(&dir, "bitwise_ops", &[&iaf, &ibf], 1, "ops");
