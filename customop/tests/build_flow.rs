@@ -129,3 +129,23 @@ fn a_shape_function_that_fails_stops_the_run() {
     assert_eq!(r.status.code(), Some(8), "{}", text(&r));
     assert!(text(&r).contains("op `k`: shape function `s` failed (code 6): shape function of op `k` returned an undefined tensor"), "{}", text(&r));
 }
+
+/// The generated kernel side goes into the device image in the next
+/// issue, which has no hosted C++ library: it and `torchneuron/register.h`
+/// compile freestanding, warning-free.
+#[test]
+fn generated_sources_and_register_h_compile_freestanding_and_warning_free() {
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    for kernel in ["scalar_args", "tensor_ops", "relu2d"] {
+        let dir = built(kernel, &[]);
+        for f in ["ops.cpp", "shapes.cpp"] {
+            let o = std::process::Command::new("g++")
+                .args(["-std=c++17", "-ffreestanding", "-nostdinc++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I"])
+                .arg(&include)
+                .arg(dir.join(f))
+                .output()
+                .expect("run g++");
+            assert!(o.status.success(), "{kernel}/{f}:\n{}", String::from_utf8_lossy(&o.stderr));
+        }
+    }
+}
