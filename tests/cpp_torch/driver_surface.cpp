@@ -154,7 +154,12 @@ void bitwise() {
         auto got = run<int32_t>("bitwise_ops", {tensor(DTYPE_INT32, {n}, a), tensor(DTYPE_INT32, {n}, b), i64(which)}, DTYPE_INT32, {n});
         for (size_t i = 0; i < n; i++) CHECK(got[i] == want[i], "bitwise %d [%zu]: %d want %d", which, i, got[i], want[i]);
     }
-    printf("ok: bitwise_and/or (tensor-tensor, tensor-scalar, scalar-tensor), bitwise_not, allocating and _out\n");
+    // pow on integers (DtypeNotSupported, 88) and operands of two shapes
+    // (ShapeMismatch, 89) are refused with their codes.
+    run<int32_t>("bitwise_ops", {tensor(DTYPE_INT32, {n}, a), tensor(DTYPE_INT32, {n}, b), i64(9)}, DTYPE_INT32, {n});
+    const std::string report = neuron_sim_report(sim);
+    CHECK(report.find("    refused: defined 0 0 0, errors 88 88 89\n") != std::string::npos, "refusals:\n%s", report.c_str());
+    printf("ok: bitwise_and/or (tensor-tensor, tensor-scalar, scalar-tensor), bitwise_not, allocating and _out; pow on integers and mismatched shapes refused\n");
 }
 
 void factories() {

@@ -73,6 +73,21 @@ torch::Tensor bitwise_ops(const torch::Tensor& a, const torch::Tensor& b, int64_
         case 6: return torch::bitwise_not(a);
         case 7: return torch::bitwise_not_out(out, a);
         case 8: return torch::bitwise_and_out(out, a, b);
+        case 9: {
+            // Refusals: pow is floating point only, and operands must have
+            // one shape (no broadcasting). Each gives an undefined tensor
+            // and a recorded code.
+            neuron_clear_error();
+            const torch::Tensor p1 = torch::pow(a, b);
+            const int e1 = neuron_last_error();
+            const torch::Tensor p2 = torch::pow(2.0, a);
+            const int e2 = neuron_last_error();
+            const torch::Tensor f = torch::ones({a.numel() + 1}, torch::kFloat);
+            const torch::Tensor s = torch::add(f, torch::ones(a.sizes(), torch::kFloat));
+            const int e3 = neuron_last_error();
+            printf("refused: defined %d %d %d, errors %d %d %d\n", p1.defined(), p2.defined(), s.defined(), e1, e2, e3);
+            return torch::bitwise_not(a);
+        }
         default: return torch::Tensor();
     }
 }
