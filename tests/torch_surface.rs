@@ -226,6 +226,8 @@ fn what_the_vendor_library_lacks_does_not_compile() {
         ("const_accessor_write", "auto a = c.accessor<float, 1>(); a[0] = 1.0f;", "read-only"),
         ("const_tcm_write", "float b[1] = {0}; c.tcm_accessor().tcm_to_tensor<float>(b, 0, 1);", "read-only"),
         ("printf_tensor", "printf(\"%d\", t);", "make_arg"),
+        ("temporary_accessor", "auto a = torch::zeros({3}, torch::kFloat).accessor<float, 1>(); (void)a;", "deleted"),
+        ("temporary_tcm", "auto a = torch::ones({3}, torch::kFloat).tcm_accessor(); (void)a;", "deleted"),
     ];
     for (name, stmt, message) in cases {
         let (ok, diag) = syntax_check(&format!("lacks_{name}"), &kernel(stmt), &["-Wall"]);

@@ -278,16 +278,25 @@ public:
     uint8_t isa_dtype() const { return t_.dtype; }
     uint64_t data_addr() const { return t_.storage.addr; }
 
+    // Accessors of a temporary are refused (= delete), as in libtorch: the
+    // temporary's storage may be freed before the accessor is used.
     template <class T, size_t N>
-    Accessor<T, N, true> accessor() { return Accessor<T, N, true>(t_); }
+    Accessor<T, N, true> accessor() & { return Accessor<T, N, true>(t_); }
     template <class T, size_t N>
-    Accessor<T, N, false> accessor() const { return Accessor<T, N, false>(t_); }
+    Accessor<T, N, false> accessor() const& { return Accessor<T, N, false>(t_); }
+    template <class T, size_t N>
+    Accessor<T, N, true> accessor() && = delete;
     template <class T>
-    TensorReadStreamAccessor<T> read_stream_accessor() const { return TensorReadStreamAccessor<T>(t_); }
+    TensorReadStreamAccessor<T> read_stream_accessor() const& { return TensorReadStreamAccessor<T>(t_); }
     template <class T>
-    TensorWriteStreamAccessor<T> write_stream_accessor() const { return TensorWriteStreamAccessor<T>(t_); }
-    TensorTcmAccessor<false> tcm_accessor() { return TensorTcmAccessor<false>(t_); }
-    TensorTcmAccessor<true> tcm_accessor() const { return TensorTcmAccessor<true>(t_); }
+    TensorReadStreamAccessor<T> read_stream_accessor() && = delete;
+    template <class T>
+    TensorWriteStreamAccessor<T> write_stream_accessor() const& { return TensorWriteStreamAccessor<T>(t_); }
+    template <class T>
+    TensorWriteStreamAccessor<T> write_stream_accessor() && = delete;
+    TensorTcmAccessor<false> tcm_accessor() & { return TensorTcmAccessor<false>(t_); }
+    TensorTcmAccessor<true> tcm_accessor() const& { return TensorTcmAccessor<true>(t_); }
+    TensorTcmAccessor<false> tcm_accessor() && = delete;
 
     CoherencyEnforcer::Policy get_accessor_coherence_policy() const {
         return static_cast<CoherencyEnforcer::Policy>(neuron_get_accessor_coherence_policy(&t_));
