@@ -163,3 +163,42 @@ fn coherence_policy_set_by_name_decides_whether_accessors_may_mix() {
     let (out, _) = run_op(&dir, "mixed_coherent", &[&xf], 1, "coh");
     assert_eq!(out.to_f32(), x, "COHERENT refuses the second accessor");
 }
+
+#[test]
+fn every_marshallable_dtype_goes_through_npy_the_shape_function_and_the_kernel() {
+    use customop::npy::{Array, Dtype};
+    let dir = built("dtypes", &[]);
+    let n = 37usize;
+    for dt in [Dtype::U8, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::F16, Dtype::Bf16, Dtype::F32] {
+        let size = dt.size();
+        // Floating point: normal values (exponent bits neither 0 nor all ones).
+        let data: Vec<u8> = (0..n)
+            .flat_map(|i| {
+                let v: u64 = match dt {
+                    Dtype::F16 => 0x3c00 + i as u64 * 37,
+                    Dtype::Bf16 => 0x3f80 + i as u64 * 37,
+                    Dtype::F32 => 0x3f80_0000 + i as u64 * 123_457,
+                    _ => (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
+                };
+                v.to_le_bytes()[..size].to_vec()
+            })
+            .collect();
+        let f = npy_file(&format!("dtype_{dt:?}.npy"), &Array { dtype: dt, shape: vec![n as u64], data: data.clone() });
+        let (out, _) = run_op(&dir, "flip_any", &[&f.display().to_string()], 1, &format!("{dt:?}"));
+        assert_eq!(out.dtype, dt, "the shape function's dtype");
+        assert_eq!(out.shape, [n as u64]);
+        let want: Vec<u8> = data
+            .chunks_exact(size)
+            .flat_map(|e| {
+                let mut e = e.to_vec();
+                match dt {
+                    // Negation flips the sign bit (the top bit, little endian).
+                    Dtype::F16 | Dtype::Bf16 | Dtype::F32 => e[size - 1] ^= 0x80,
+                    _ => e.iter_mut().for_each(|b| *b = !*b),
+                }
+                e
+            })
+            .collect();
+        assert_eq!(out.data, want, "{dt:?}");
+    }
+}
