@@ -42,3 +42,43 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
         core.last_error()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    unsafe extern "C" fn cpu_and_alloc(ctx: *mut c_void) -> i32 {
+        // SAFETY: ctx is the test's i32.
+        let out = unsafe { &mut *ctx.cast::<i32>() };
+        *out = crate::ffi::cpu::get_cpu_id();
+        let p = crate::ffi::heap::tcm_malloc(64);
+        if p.is_null() {
+            return 1;
+        }
+        crate::ffi::heap::tcm_free(p);
+        0
+    }
+
+    unsafe extern "C" fn fails(_: *mut c_void) -> i32 {
+        7
+    }
+
+    unsafe extern "C" fn records_an_error(_: *mut c_void) -> i32 {
+        // A refused call records its code on the bound core.
+        crate::ffi::heap::tcm_free(0x10 as *mut c_void);
+        0
+    }
+
+    #[test]
+    fn runs_on_a_bound_initialised_core_and_reports_errors() {
+        let mut cpu = -1i32;
+        // SAFETY: the callbacks take the ctx they are given.
+        unsafe {
+            assert_eq!(neuron_sim_call(Some(cpu_and_alloc), (&mut cpu as *mut i32).cast()), 0);
+            assert_eq!(cpu, 0);
+            assert_eq!(neuron_sim_call(Some(fails), core::ptr::null_mut()), 7);
+            assert_ne!(neuron_sim_call(Some(records_an_error), core::ptr::null_mut()), 0);
+            assert_eq!(neuron_sim_call(None, core::ptr::null_mut()), Error::NoCore.code());
+        }
+    }
+}
