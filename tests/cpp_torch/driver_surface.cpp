@@ -184,7 +184,7 @@ void probe() {
     const float d = 2.5f;  // a double argument travels as an FP32 element
     for (int floating = 0; floating < 2; floating++) {
         Arg s = floating ? value<float>(2, DTYPE_FP32, -7.75f) : value<int32_t>(2, DTYPE_INT32, 42);
-        auto got = run<int64_t>("probe", {tensor(DTYPE_FP16, {3, 5}, x), s, i64(k), value<float>(6, DTYPE_FP32, d)}, DTYPE_INT64, {64});
+        auto got = run<int64_t>("probe", {tensor(DTYPE_FP16, {3, 5}, x), s, i64(k), value<float>(6, DTYPE_FP32, d), i64(-5)}, DTYPE_INT64, {64});
         const double sv = floating ? -7.75 : 42.0;
         const int64_t want[] = {
             15, 2, 5, 3, 3, 5, 2, 5, 15, 2, 30, 1, 1, 0, 1, 1, 2, 1,
@@ -198,11 +198,13 @@ void probe() {
             0x7bff, 0xc000,
             1, 1, 1, 1, 1, 1, 1, 1,
             8,
+            -5,
+            1, 0x3c00,
         };
         for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
             CHECK(got[i] == want[i], "probe (floating %d) value %zu = %lld, want %lld", floating, i, (long long)got[i], (long long)want[i]);
     }
-    printf("ok: tensor methods (negative size(d), sizes/strides iteration, dtype, itemsize, nbytes), Scalar conversions, int64_t/double args, Half/BFloat16, dtype codes\n");
+    printf("ok: tensor methods (negative size(d), sizes/strides iteration, dtype, itemsize, nbytes), Scalar conversions, int64_t/double/long long args, q7_data_ptr, Half/BFloat16, dtype codes\n");
 }
 
 void relu_backward() {

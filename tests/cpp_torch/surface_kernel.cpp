@@ -121,7 +121,7 @@ torch::Tensor factories(const torch::Tensor& like, int64_t which) {
 
 // Tensor methods, dtypes and Scalar conversions, as INT64 values in the
 // output (x: a [3, 5] FP16 argument; s a Scalar, k, d the value kinds).
-torch::Tensor probe(const torch::Tensor& x, const torch::Scalar& s, int64_t k, double d) {
+torch::Tensor probe(const torch::Tensor& x, const torch::Scalar& s, int64_t k, double d, long long ll) {
     torch::Tensor out = get_dst_tensor();
     auto o = out.accessor<int64_t, 1>();
     int64_t n = 0;
@@ -180,6 +180,13 @@ torch::Tensor probe(const torch::Tensor& x, const torch::Scalar& s, int64_t k, d
         ok += z.scalar_type() == t && z.element_size() == static_cast<int64_t>(c10::elementSize(t)) && z.numel() == 6;
     }
     put(ok);
+    put(ll);
+    // q7_data_ptr(): the storage's SoC address and this core's context;
+    // translating it reaches the first element (1.0 in FP16).
+    const Q7PtrType q = x.q7_data_ptr();
+    put(q.addr == x.raw().storage.addr && q.addr != 0 && q.ctx == neuron_translate_ctx());
+    const void* first = neuron_translate(q.ctx, q.addr);
+    put(first ? *static_cast<const volatile uint16_t*>(first) : -1);
     return out;
 }
 
