@@ -173,3 +173,21 @@ fn a_failing_kernel_fails_the_run_with_the_reason() {
     assert!(t.contains("core 0:"), "the report follows:\n{t}");
     assert!(!out.exists(), "no output written for a failed run");
 }
+
+#[test]
+fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_run() {
+    // The compute function takes two tensors, the shape function one.
+    let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
+    let (c, s) = sources("shape_arity", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"two\", &sh, \"two\"); }}\n"));
+    let dir = scratch("refusals").join("shape_arity").join("build").display().to_string();
+    customop_ok(&["build", "--name", "shape_arity", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    let x = npy_file("arity_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
+    let out = scratch("out").join("arity.npy").display().to_string();
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out]);
+    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
+    assert!(text(&r).contains("the shape function takes another number of arguments than the compute function"), "{}", text(&r));
+    // And the core count is checked.
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", "9"]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(text(&r).contains("--cores 9: a NeuronCore has 1 to 8 GPSIMD cores"), "{}", text(&r));
+}
