@@ -191,3 +191,17 @@ fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_ru
     assert_eq!(r.status.code(), Some(2), "{}", text(&r));
     assert!(text(&r).contains("--cores 9: a NeuronCore has 1 to 8 GPSIMD cores"), "{}", text(&r));
 }
+
+#[test]
+fn a_shape_function_parameter_of_another_kind_fails_the_run() {
+    let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
+    let shape = "torch::Tensor sh2(torch::Tensor t, double k) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+                 NEURON_LIBRARY(l, m) { m.def(\"two\", &sh2, \"two\"); }\n";
+    let (c, s) = sources("shape_kind", compute, shape);
+    let dir = scratch("refusals").join("shape_kind").join("build").display().to_string();
+    customop_ok(&["build", "--name", "shape_kind", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    let x = npy_file("kind_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &scratch("out").join("kind.npy").display().to_string()]);
+    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
+    assert!(text(&r).contains("op `two`: the shape function's parameter does not take argument 2"), "{}", text(&r));
+}

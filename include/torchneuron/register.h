@@ -187,8 +187,9 @@ template <class... A> struct Invoker {
         const bool fits[] = {true, ArgOf<typename Bare<A>::type>::fits(q->args[I])...};
         for (size_t k = 1; k < sizeof fits; ++k) {
             if (!fits[k]) {
-                const char digit[2] = {static_cast<char>('0' + (k - 1)), 0};
-                say(q->message, "op `", q->op, "`: argument ", digit);
+                // k is 1..10: the argument's 1-based position.
+                const char number[3] = {k < 10 ? static_cast<char>('0' + k) : '1', k < 10 ? '\0' : '0', '\0'};
+                say(q->message, "op `", q->op, "`: the shape function's parameter does not take argument ", number);
                 return kShapeArgKind;
             }
         }
