@@ -125,7 +125,7 @@ fn definition_before(toks: &[Token], stmt: usize, brace: usize) -> Option<FnDef>
 }
 
 /// The return type: the tokens before the name without specifiers,
-/// attributes (`[[...]]`) and `template <...>` headers.
+/// attributes (`[[...]]`, `__attribute__((...))`) and `template <...>` headers.
 fn return_type(toks: &[Token]) -> Vec<Token> {
     let mut out = Vec::new();
     let mut i = 0;
@@ -133,6 +133,10 @@ fn return_type(toks: &[Token]) -> Vec<Token> {
         let t = &toks[i];
         if t.is_punct("[") && toks.get(i + 1).is_some_and(|n| n.is_punct("[")) {
             i = matching(toks, i) + 1;
+            continue;
+        }
+        if t.is_ident("__attribute__") && toks.get(i + 1).is_some_and(|n| n.is_punct("(")) {
+            i = matching(toks, i + 1) + 1;
             continue;
         }
         if t.is_ident("template") && toks.get(i + 1).is_some_and(|n| n.is_punct("<")) {
@@ -200,14 +204,16 @@ mod tests {
             extern "C" { int c_fn(void) { return 0; } }
             NEURON_LIBRARY(lib, m) { m.def("x", &shape, "x"); }
             int arr[] = {1, 2};
+            torch::Tensor __attribute__((noinline)) attr(torch::Tensor t) { return t; }
             [[nodiscard]] inline torch::Tensor relu(const torch::Tensor& t_in, double a = 1.0) noexcept {
                 if (a > 0) { return t_in; }
                 return t_in;
             }
         "#;
-        assert_eq!(names(src), ["helper", "c_fn", "relu"]);
+        assert_eq!(names(src), ["helper", "c_fn", "attr", "relu"]);
         let defs = definitions(&tokenize(src));
-        let relu = &defs[2];
+        assert_eq!(defs[2].ret.len(), 3, "attribute dropped: {:?}", defs[2].ret);
+        let relu = &defs[3];
         assert_eq!(relu.params.len(), 2);
         assert_eq!(relu.params[1].len(), 2, "default value dropped: {:?}", relu.params[1]);
         assert_eq!(relu.ret.len(), 3);
