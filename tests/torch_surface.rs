@@ -149,6 +149,30 @@ NEURON_CUSTOM_OPS(k)
         let (ok, diag) = syntax_check(name, &tu, &flags);
         assert!(ok, "{name}: a kernel including stdio does not compile:\n{diag}");
     }
+    // The C++ library after torch.h (its <initializer_list>, <cmath>
+    // overloads of abs/pow), containers as IntArrayRef, and
+    // `using namespace torch;` with unqualified calls.
+    let stl = r#"#include <torch/torch.h>
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <vector>
+using namespace torch;
+Tensor k(const Tensor& t) {
+    std::vector<int64_t> v{2, 3};
+    std::array<int64_t, 2> a{{2, 3}};
+    Tensor x = zeros(v, kFloat);
+    Tensor y = abs(pow(ones(a, kFloat), 2));
+    IntArrayRef s = {2, 3};
+    int64_t n = 0;
+    for (int64_t d : s) n += d;
+    printf("%d %d %f\n", t.sizes() == x.sizes(), static_cast<int>(n), std::pow(2.0, 0.5));
+    return add(x, y);
+}
+NEURON_CUSTOM_OPS(k)
+"#;
+    let (ok, diag) = syntax_check("stl_after", stl, &flags);
+    assert!(ok, "a kernel using the C++ library after torch.h does not compile:\n{diag}");
 }
 
 #[test]
