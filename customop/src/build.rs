@@ -130,8 +130,10 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     let meta = std::fs::metadata(&staticlib).map_err(|e| Error::io("read", &staticlib, e))?;
     let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     let mut key = cache::hash_str(&format!("{} {} {mtime}", staticlib.display(), meta.len()));
-    for f in &cc.flags {
+    // The flags and the set of objects (a source added or dropped relinks).
+    for f in cc.flags.iter().map(String::as_str).chain(objects.iter().filter_map(|o| o.to_str())) {
         key = cache::fnv1a(key, f.as_bytes());
+        key = cache::fnv1a(key, &[0]);
     }
     let link_stamp = objdir.join("link.stamp");
     let inputs: Vec<(PathBuf, u64)> = objects.iter().filter_map(|p| cache::hash_file(p).map(|h| (p.clone(), h))).collect();

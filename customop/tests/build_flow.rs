@@ -47,6 +47,27 @@ fn rebuild_skips_what_is_unchanged_and_recompiles_what_changed() {
     // Other flags: everything recompiles.
     let t = build_dir(&src, "scale.cpp", &out, &["--cflags", "-DUNUSED_FLAG=1"]);
     assert!(t.contains("4 source(s) compiled, 0 cached)"), "{t}");
+    // One more compute source (all others cached): the library is relinked
+    // and has its op.
+    std::fs::write(src.join("extra.cpp"), "#include <torch/torch.h>\ntorch::Tensor extra_fn(const torch::Tensor& t) { return t; }\n").unwrap();
+    let shape = std::fs::read_to_string(src.join("shape.cpp")).unwrap();
+    std::fs::write(src.join("shape2.cpp"), shape.replace("stream_ops", "extra_ops").replace("\"scale_stream\", &scale_shape, \"scale_stream\"", "\"extra\", &scale_shape2, \"extra_fn\"").replace("scale_shape(", "scale_shape2(")).unwrap();
+    let p = |f: &str| src.join(f).display().to_string();
+    let t = customop_ok(&[
+        "build", "--name", "flow", "--compute", &p("scale.cpp"), "--compute", &p("extra.cpp"), "--shape", &p("shape.cpp"),
+        "--shape", &p("shape2.cpp"), "--out", &out.display().to_string(), "--cflags", "-DUNUSED_FLAG=1",
+    ]);
+    assert!(t.contains("2 op(s): scale_stream, extra") && !t.contains("not relinked"), "{t}");
+    let (y, _) = run_op(&out, "extra", &[&x.display().to_string()], 1, "cache");
+    assert_eq!(y.to_f32(), values(10, -1.0, 1.0, 11));
+    // A source that defines no op changes neither generated file, but the
+    // set of objects: relinked all the same.
+    std::fs::write(src.join("helper.cpp"), "int customop_test_helper(int x) { return x + 1; }\n").unwrap();
+    let t = customop_ok(&[
+        "build", "--name", "flow", "--compute", &p("scale.cpp"), "--compute", &p("extra.cpp"), "--compute", &p("helper.cpp"),
+        "--shape", &p("shape.cpp"), "--shape", &p("shape2.cpp"), "--out", &out.display().to_string(), "--cflags", "-DUNUSED_FLAG=1",
+    ]);
+    assert!(t.contains("1 source(s) compiled, 6 cached)") && !t.contains("not relinked"), "{t}");
 }
 
 #[test]
