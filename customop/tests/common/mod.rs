@@ -15,9 +15,10 @@ pub fn kernels() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels")
 }
 
-/// A scratch directory of this test binary.
+/// A scratch directory of this test binary (per binary: test binaries run
+/// in parallel under some runners, and builds must not share objects).
 pub fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("customop").join(name);
+    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("customop").join(env!("CARGO_CRATE_NAME")).join(name);
     std::fs::create_dir_all(&d).expect("create the scratch directory");
     d
 }
