@@ -117,6 +117,13 @@ fn dispatch(args: &[String]) -> Result<()> {
                 b.objects.len() - compiled,
                 if b.linked { "" } else { ", not relinked" }
             );
+            let dir = b.library.parent().unwrap_or(std::path::Path::new("."));
+            println!(
+                "generated {} (kernel side) and {} (host side); schema {}",
+                dir.join(crate::codegen::OPS_SOURCE).display(),
+                dir.join(crate::codegen::SHAPES_SOURCE).display(),
+                dir.join(crate::schema::SCHEMA_FILE).display()
+            );
             Ok(())
         }
         Some("run") => {
@@ -152,5 +159,35 @@ pub fn main(args: &[String]) -> i32 {
             eprintln!("customop: {e}");
             e.kind.exit_code()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn v(a: &[&str]) -> Vec<String> {
+        a.iter().map(|s| (*s).to_owned()).collect()
+    }
+
+    #[test]
+    fn run_takes_negative_numbers_as_arguments_and_needs_an_output() {
+        let (o, report) = parse_run(&v(&["d", "op", "x.npy", "-1.5", "-3", "-o", "y.npy", "--report"])).unwrap();
+        assert_eq!(o.args, ["x.npy", "-1.5", "-3"]);
+        assert!(report && o.cores.is_none());
+        let e = parse_run(&v(&["d", "op", "x.npy"])).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::Usage);
+        assert!(e.message.starts_with("run: -o OUT.npy is required"), "{e}");
+        assert!(parse_run(&v(&["d", "op", "--bogus", "-o", "y"])).unwrap_err().message.contains("unknown option `--bogus`"));
+    }
+
+    #[test]
+    fn build_needs_a_name_and_defaults_its_directory() {
+        let o = parse_build(&v(&["--name", "k", "--compute", "a.cpp", "--shape", "s.cpp", "--cflags", "-DX=1 -O3"])).unwrap();
+        assert_eq!(o.out, PathBuf::from("build/k"));
+        assert_eq!(o.cflags, ["-DX=1", "-O3"]);
+        assert_eq!(o.target, Target::Sim);
+        assert!(parse_build(&v(&["--compute", "a.cpp"])).unwrap_err().message.starts_with("build: --name is required"));
+        assert_eq!(main(&v(&["frobnicate"])), 2);
     }
 }

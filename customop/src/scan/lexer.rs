@@ -74,9 +74,9 @@ pub fn tokenize(src: &str) -> Vec<Token> {
             b'/' if b.get(i + 1) == Some(&b'/') => {
                 while i < b.len() && b[i] != b'\n' {
                     // A line comment continues past a backslash-newline.
-                    if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
+                    if let Some(k) = continuation(b, i) {
                         line += 1;
-                        i += 1;
+                        i += k;
                     }
                     i += 1;
                 }
@@ -93,9 +93,9 @@ pub fn tokenize(src: &str) -> Vec<Token> {
                 // A directive: to the end of the line, with continuations
                 // (comments inside it are skipped with it).
                 while i < b.len() && b[i] != b'\n' {
-                    if b[i] == b'\\' && b.get(i + 1) == Some(&b'\n') {
+                    if let Some(k) = continuation(b, i) {
                         line += 1;
-                        i += 1;
+                        i += k;
                     } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
                         i += 2;
                         while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
@@ -174,6 +174,16 @@ pub fn tokenize(src: &str) -> Vec<Token> {
     out
 }
 
+/// At a backslash that ends the line (`\\` then LF or CRLF): how many
+/// bytes after it to skip to reach the newline's last byte.
+fn continuation(b: &[u8], i: usize) -> Option<usize> {
+    match (b[i], b.get(i + 1), b.get(i + 2)) {
+        (b'\\', Some(b'\n'), _) => Some(1),
+        (b'\\', Some(b'\r'), Some(b'\n')) => Some(2),
+        _ => None,
+    }
+}
+
 /// The body of a `"..."` literal starting at `i` (past the quote): its
 /// text, the index past the closing quote, and the newlines it spans.
 fn string_body(b: &[u8], mut i: usize) -> (String, usize, u32) {
@@ -219,6 +229,13 @@ mod tests {
         assert_eq!(idents(src), ["int", "q", "const", "char", "s", "auto", "r", "int", "f"]);
         let lines: Vec<u32> = tokenize(src).iter().filter(|t| t.is_ident("f")).map(|t| t.line).collect();
         assert_eq!(lines, [6]);
+    }
+
+    #[test]
+    fn crlf_sources_and_their_continuations() {
+        let src = "#define X(a) \\\r\n  foo(a) {\r\n// c \\\r\n bar() {\r\nint f();\r\n";
+        assert_eq!(idents(src), ["int", "f"]);
+        assert_eq!(tokenize(src).iter().find(|t| t.is_ident("f")).map(|t| t.line), Some(5));
     }
 
     #[test]
