@@ -583,6 +583,13 @@ int32_t init_dma_queue(void);
 // Waits for every outstanding DMA transfer in both directions.
 int32_t neuron_dma_drain(void);
 
+// `neuron_fail_invocation()`: records the calling core's last error as
+// the invocation's status (what `customop_status` and the run report),
+// unless an earlier failure already did: the first failure wins, as for
+// the argument readers. Returns the status now held (0: there was no
+// error to record), or the code of `NoCore` when no core is bound.
+int32_t neuron_fail_invocation(void);
+
 // `dst = op(src)`: `op` 0 abs, 1 ceil, 2 floor, 3 sin, 4 cos, 5 tan,
 // 6 log, 7 log2, 8 log10, 9 exp, 10 bitwise_not.
 //

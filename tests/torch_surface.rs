@@ -264,3 +264,9 @@ fn what_the_vendor_library_lacks_does_not_compile() {
     let (ok, diag) = syntax_check("lacks_bad_arg", &bad_arg, &[]);
     assert!(!ok && diag.contains("a kernel argument must be"), "a const char* argument was not refused:\n{diag}");
 }
+
+#[test]
+fn fail_invocation_without_a_bound_core_is_no_core() {
+    let code = neuroncustomop::ffi::op_failure::neuron_fail_invocation();
+    assert_eq!(code, neuroncustomop::runtime::Error::NoCore.code());
+}

@@ -4,9 +4,11 @@
 // Each is a call of the neuron:: function beneath, i.e. of one C export:
 // there is one implementation of each operation.
 //
-// Elementwise, no broadcasting, no type promotion (SPEC §11). On failure
-// an allocating form returns an undefined tensor and an `_out` form leaves
-// `result` unwritten; the reason is neuron_last_error().
+// Elementwise, no broadcasting, no type promotion (SPEC §11). A failure
+// fails the op, as libtorch's exception would: the invocation's status
+// becomes the error's code (neuron_fail_invocation), the run reports it,
+// and meanwhile an allocating form returns an undefined tensor and an
+// `_out` form leaves `result` unwritten (the reason: neuron_last_error()).
 #pragma once
 
 #include "ATen/core/Tensor.h"
@@ -17,29 +19,45 @@
 
 namespace at {
 
+namespace detail {
+// An `_out` form's status, a failure failing the op.
+inline void check(int status) {
+    if (status != 0) neuron_fail_invocation();
+}
+// An allocating form's result, an undefined one failing the op.
+inline Tensor checked(Tensor t) {
+    if (!t.defined()) neuron_fail_invocation();
+    return t;
+}
+}  // namespace detail
+
 using c10::IntArrayRef;
 using c10::Scalar;
 using c10::TensorOptions;
 
 // ---- factories ------------------------------------------------------------------
 
-inline Tensor empty(IntArrayRef size, TensorOptions options) { return neuron::empty(size, c10::isa_dtype(options.dtype().toScalarType())); }
+inline Tensor empty(IntArrayRef size, TensorOptions options) {
+    return detail::checked(neuron::empty(size, c10::isa_dtype(options.dtype().toScalarType())));
+}
 inline Tensor full(IntArrayRef size, const Scalar& fill_value, TensorOptions options) {
-    return neuron::full(size, fill_value, c10::isa_dtype(options.dtype().toScalarType()));
+    return detail::checked(neuron::full(size, fill_value, c10::isa_dtype(options.dtype().toScalarType())));
 }
 inline Tensor zeros(IntArrayRef size, TensorOptions options) { return full(size, 0, options); }
 inline Tensor ones(IntArrayRef size, TensorOptions options) { return full(size, 1, options); }
-inline Tensor eye(int64_t n, int64_t m, TensorOptions options) { return neuron::eye(n, m, c10::isa_dtype(options.dtype().toScalarType())); }
+inline Tensor eye(int64_t n, int64_t m, TensorOptions options) {
+    return detail::checked(neuron::eye(n, m, c10::isa_dtype(options.dtype().toScalarType())));
+}
 inline Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
 
 // ---- unary operations -------------------------------------------------------------
 
 #define NEURON_AT_UNARY_(name)                                                               \
     inline Tensor& name##_out(Tensor& result, const Tensor& self) {                          \
-        neuron::name##_out(self, result);                                                    \
+        detail::check(neuron::name##_out(self, result));                                     \
         return result;                                                                       \
     }                                                                                        \
-    inline Tensor name(const Tensor& self) { return neuron::name(self); }
+    inline Tensor name(const Tensor& self) { return detail::checked(neuron::name(self)); }
 NEURON_AT_UNARY_(abs)
 NEURON_AT_UNARY_(ceil)
 NEURON_AT_UNARY_(floor)
@@ -59,49 +77,49 @@ inline Tensor bitwise_not(Tensor& result, const Tensor& self) { return bitwise_n
 // ---- pow ------------------------------------------------------------------------------
 
 inline Tensor& pow_out(Tensor& result, const Tensor& self, const Scalar& exponent) {
-    neuron::pow_out(self, exponent.toDouble(), result);
+    detail::check(neuron::pow_out(self, exponent.toDouble(), result));
     return result;
 }
 inline Tensor& pow_out(Tensor& result, const Scalar& self, const Tensor& exponent) {
-    neuron::pow_out(self.toDouble(), exponent, result);
+    detail::check(neuron::pow_out(self.toDouble(), exponent, result));
     return result;
 }
 inline Tensor& pow_out(Tensor& result, const Tensor& self, const Tensor& exponent) {
-    neuron::pow_out(self, exponent, result);
+    detail::check(neuron::pow_out(self, exponent, result));
     return result;
 }
-inline Tensor pow(const Tensor& self, const Scalar& exponent) { return neuron::pow(self, exponent.toDouble()); }
+inline Tensor pow(const Tensor& self, const Scalar& exponent) { return detail::checked(neuron::pow(self, exponent.toDouble())); }
 inline Tensor pow(const Scalar& self, const Tensor& exponent) {
-    return neuron::allocating(exponent, [&](const Tensor& out) { return neuron::pow_out(self.toDouble(), exponent, out); });
+    return detail::checked(neuron::allocating(exponent, [&](const Tensor& out) { return neuron::pow_out(self.toDouble(), exponent, out); }));
 }
 inline Tensor pow(const Tensor& self, const Tensor& exponent) {
-    return neuron::allocating(self, [&](const Tensor& out) { return neuron::pow_out(self, exponent, out); });
+    return detail::checked(neuron::allocating(self, [&](const Tensor& out) { return neuron::pow_out(self, exponent, out); }));
 }
 
 // ---- clamp --------------------------------------------------------------------------
 
 inline Tensor& clamp_out(Tensor& result, const Tensor& self, const Scalar& minval, const Scalar& maxval) {
-    neuron::clamp_out(self, minval, maxval, result);
+    detail::check(neuron::clamp_out(self, minval, maxval, result));
     return result;
 }
-inline Tensor clamp(const Tensor& self, const Scalar& minval, const Scalar& maxval) { return neuron::clamp(self, minval, maxval); }
+inline Tensor clamp(const Tensor& self, const Scalar& minval, const Scalar& maxval) { return detail::checked(neuron::clamp(self, minval, maxval)); }
 
 // ---- add, sub (alpha scales other), mul, div ----------------------------------------------
 
 #define NEURON_AT_BINARY_(name, code, ALPHA_PARAM, ALPHA)                                                 \
     inline Tensor& name##_out(Tensor& result, const Tensor& self, const Tensor& other ALPHA_PARAM) {       \
-        neuron::binary_out(code, self, other, ALPHA, result);                                              \
+        detail::check(neuron::binary_out(code, self, other, ALPHA, result));                               \
         return result;                                                                                     \
     }                                                                                                      \
     inline Tensor& name##_out(Tensor& result, const Tensor& self, const Scalar& other ALPHA_PARAM) {       \
-        neuron::binary_scalar_out(code, self, other, ALPHA, result);                                       \
+        detail::check(neuron::binary_scalar_out(code, self, other, ALPHA, result));                        \
         return result;                                                                                     \
     }                                                                                                      \
     inline Tensor name(const Tensor& self, const Tensor& other ALPHA_PARAM) {                              \
-        return neuron::allocating(self, [&](const Tensor& out) { return neuron::binary_out(code, self, other, ALPHA, out); }); \
+        return detail::checked(neuron::allocating(self, [&](const Tensor& out) { return neuron::binary_out(code, self, other, ALPHA, out); })); \
     }                                                                                                      \
     inline Tensor name(const Tensor& self, const Scalar& other ALPHA_PARAM) {                              \
-        return neuron::allocating(self, [&](const Tensor& out) { return neuron::binary_scalar_out(code, self, other, ALPHA, out); }); \
+        return detail::checked(neuron::allocating(self, [&](const Tensor& out) { return neuron::binary_scalar_out(code, self, other, ALPHA, out); })); \
     }
 #define NEURON_AT_ALPHA_PARAM_ , const Scalar& alpha = 1
 #define NEURON_AT_NO_PARAM_
@@ -119,11 +137,11 @@ NEURON_AT_BINARY_(bitwise_or, BINARY_OP_BITWISE_OR, NEURON_AT_NO_PARAM_, 1)
 // dtype first (the vendor's note).
 #define NEURON_AT_SCALAR_FIRST_(name, code)                                                    \
     inline Tensor& name##_out(Tensor& result, const Scalar& self, const Tensor& other) {       \
-        neuron::scalar_binary_out(code, self, other, result);                                  \
+        detail::check(neuron::scalar_binary_out(code, self, other, result));                   \
         return result;                                                                         \
     }                                                                                          \
     inline Tensor name(const Scalar& self, const Tensor& other) {                              \
-        return neuron::allocating(other, [&](const Tensor& out) { return neuron::scalar_binary_out(code, self, other, out); }); \
+        return detail::checked(neuron::allocating(other, [&](const Tensor& out) { return neuron::scalar_binary_out(code, self, other, out); })); \
     }
 NEURON_AT_SCALAR_FIRST_(bitwise_and, BINARY_OP_BITWISE_AND)
 NEURON_AT_SCALAR_FIRST_(bitwise_or, BINARY_OP_BITWISE_OR)

@@ -13,6 +13,7 @@ pub mod heap;
 pub mod init;
 pub mod launch;
 pub mod memcpy;
+pub mod op_failure;
 pub mod ops;
 pub mod pow;
 pub mod printf;

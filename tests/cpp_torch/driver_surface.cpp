@@ -155,11 +155,26 @@ void bitwise() {
         for (size_t i = 0; i < n; i++) CHECK(got[i] == want[i], "bitwise %d [%zu]: %d want %d", which, i, got[i], want[i]);
     }
     // pow on integers (DtypeNotSupported, 88) and operands of two shapes
-    // (ShapeMismatch, 89) are refused with their codes.
-    run<int32_t>("bitwise_ops", {tensor(DTYPE_INT32, {n}, a), tensor(DTYPE_INT32, {n}, b), i64(9)}, DTYPE_INT32, {n});
-    const std::string report = neuron_sim_report(sim);
-    CHECK(report.find("    refused: defined 0 0 0, errors 88 88 89\n") != std::string::npos, "refusals:\n%s", report.c_str());
-    printf("ok: bitwise_and/or (tensor-tensor, tensor-scalar, scalar-tensor), bitwise_not, allocating and _out; pow on integers and mismatched shapes refused\n");
+    // (ShapeMismatch, 89) are refused with their codes, and the first
+    // failure fails the op: an allocating form (case 9) or an _out form
+    // (case 10, add_out over two shapes first).
+    for (int which = 9; which <= 10; which++) {
+        const int want = which == 9 ? 88 : 89;
+        neuron_sim_clear_args(sim);
+        const uint64_t shape[1] = {n};
+        CHECK(neuron_sim_arg_tensor(sim, DTYPE_INT32, shape, 1, a.data(), n * 4) == 0, "a");
+        CHECK(neuron_sim_arg_tensor(sim, DTYPE_INT32, shape, 1, b.data(), n * 4) == 0, "b");
+        const int64_t w = which;
+        CHECK(neuron_sim_arg_value(sim, 5, DTYPE_INT64, &w) == 0, "which");
+        CHECK(neuron_sim_set_output(sim, DTYPE_INT32, shape, 1) == 0, "output");
+        const int rc = neuron_sim_run(sim, "bitwise_ops", 1);
+        const std::string report = neuron_sim_report(sim);
+        CHECK(rc == want, "refusal case %d: the run returned %s, want %d\n%s", which, describe(rc).c_str(), want, report.c_str());
+        char line[128];
+        snprintf(line, sizeof line, "    refused %d: defined 0 0 0, errors %d 88 88 89, status %d\n", which, which == 9 ? 0 : 89, want);
+        CHECK(report.find(line) != std::string::npos, "refusals: [%s] missing\n%s", line, report.c_str());
+    }
+    printf("ok: bitwise_and/or (tensor-tensor, tensor-scalar, scalar-tensor), bitwise_not, allocating and _out; pow on integers and mismatched shapes refused and fail the op\n");
 }
 
 void factories() {

@@ -73,19 +73,25 @@ torch::Tensor bitwise_ops(const torch::Tensor& a, const torch::Tensor& b, int64_
         case 6: return torch::bitwise_not(a);
         case 7: return torch::bitwise_not_out(out, a);
         case 8: return torch::bitwise_and_out(out, a, b);
-        case 9: {
-            // Refusals: pow is floating point only, and operands must have
-            // one shape (no broadcasting). Each gives an undefined tensor
-            // and a recorded code.
+        case 9:
+        case 10: {
+            // Refusals: pow is floating point only (DtypeNotSupported), and
+            // operands must have one shape (ShapeMismatch). Each gives an
+            // undefined tensor or an unwritten result, records the code and
+            // fails the op with the first one; the kernel goes on.
             neuron_clear_error();
+            const torch::Tensor f = torch::ones({a.numel() + 1}, torch::kFloat);
+            torch::Tensor g = torch::ones(a.sizes(), torch::kFloat);
+            if (which == 10) torch::add_out(g, f, g);
+            const int e0 = neuron_last_error();
             const torch::Tensor p1 = torch::pow(a, b);
             const int e1 = neuron_last_error();
             const torch::Tensor p2 = torch::pow(2.0, a);
             const int e2 = neuron_last_error();
-            const torch::Tensor f = torch::ones({a.numel() + 1}, torch::kFloat);
-            const torch::Tensor s = torch::add(f, torch::ones(a.sizes(), torch::kFloat));
+            const torch::Tensor s = torch::add(f, g);
             const int e3 = neuron_last_error();
-            printf("refused: defined %d %d %d, errors %d %d %d\n", p1.defined(), p2.defined(), s.defined(), e1, e2, e3);
+            printf("refused %d: defined %d %d %d, errors %d %d %d %d, status %d\n", static_cast<int>(which), p1.defined(), p2.defined(), s.defined(),
+                   e0, e1, e2, e3, customop_status());
             return torch::bitwise_not(a);
         }
         default: return torch::Tensor();

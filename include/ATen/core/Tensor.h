@@ -307,9 +307,10 @@ public:
     }
     int set_accessor_coherence_policy(int policy) const { return neuron_set_accessor_coherence_policy(&t_, static_cast<uint32_t>(policy)); }
 
-    // Every element = value (converted to the dtype).
+    // Every element = value (converted to the dtype). A failure fails
+    // the op (see ATen/Functions.h).
     const Tensor& fill_(const c10::Scalar& value) const {
-        neuron_op_fill(&t_, value.raw());
+        if (neuron_op_fill(&t_, value.raw()) != 0) neuron_fail_invocation();
         return *this;
     }
 
