@@ -10,7 +10,7 @@
 //! - [`compiler`], [`link`], [`staticlib`]: compiling with the cache, and
 //!   linking the simulator's shared object against the host library;
 //! - [`build`]: all of it, for `customop build`;
-//! - [`npy`], [`dylib`], [`sim`], [`shape`], [`run`]: `customop run`.
+//! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`.
 
 pub mod build;
 pub mod cache;
@@ -20,6 +20,7 @@ pub mod compiler;
 pub mod dylib;
 pub mod error;
 pub mod link;
+pub mod loaded;
 pub mod npy;
 pub mod run;
 pub mod scan;

@@ -2,7 +2,6 @@
 //! the output's shape and dtype, the kernel runs on the simulator, the
 //! output is written as `.npy`.
 
-use crate::dylib::Library;
 use crate::error::{Error, ErrorKind, Result};
 use crate::npy::{self, Array, Dtype};
 use crate::schema::{ArgKind, Op, Schema, Target};
@@ -89,10 +88,7 @@ pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
             format!("{} was built for target {}: `customop run` runs sim builds only (qemu and q7 are not supported yet)", dir.display(), schema.target.name()),
         ));
     }
-    let lib = Library::open(&dir.join(&schema.library_file))?;
-    let api = SimApi::load(&lib)?;
-    // The library stays loaded for the process (see dylib).
-    std::mem::forget(lib);
+    let api = crate::loaded::api(&dir.join(&schema.library_file))?;
     Ok((schema, api))
 }
 

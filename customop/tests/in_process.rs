@@ -44,3 +44,37 @@ fn two_libraries_in_one_process_each_run_their_own_kernel() {
     assert_eq!(e.kind, customop::ErrorKind::BadInput);
     assert_eq!(e.kind.exit_code(), 6);
 }
+
+/// Build, run, edit, rebuild, run, all in one process through the
+/// library (the Python package's loop): the second run sees the new code.
+#[test]
+fn a_library_rebuilt_in_process_is_loaded_anew() {
+    use customop::build::{build, BuildOptions};
+    let src = scratch("rebuild_src");
+    std::fs::copy(kernels().join("stream/scale.cpp"), src.join("scale.cpp")).unwrap();
+    std::fs::copy(kernels().join("stream/shape.cpp"), src.join("shape.cpp")).unwrap();
+    let out = src.join("build");
+    let opts = BuildOptions {
+        name: "rebuilt".into(),
+        compute: vec![src.join("scale.cpp")],
+        shape: vec![src.join("shape.cpp")],
+        multicore: false,
+        target: customop::Target::Sim,
+        out: out.clone(),
+        cflags: vec![],
+        staticlib: None,
+        include: None,
+    };
+    let x = values(20, -1.0, 1.0, 15);
+    let xf = npy_file("rebuild_x.npy", &f32s(&[20], &x)).display().to_string();
+    let run_once = || run(&RunOptions { dir: out.clone(), op: "scale_stream".into(), args: vec![xf.clone()], out: None, cores: None }).unwrap();
+    build(&opts).unwrap();
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>());
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>(), "loaded once, run again");
+    let k = std::fs::read_to_string(src.join("scale.cpp")).unwrap();
+    std::fs::write(src.join("scale.cpp"), k.replace("* 2.0f", "* 3.0f")).unwrap();
+    assert!(build(&opts).unwrap().linked);
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 3.0 + 1.0).collect::<Vec<_>>(), "the rebuilt library runs");
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "the loaded copy is unlinked: {leftovers:?}");
+}
