@@ -202,3 +202,19 @@ fn every_marshallable_dtype_goes_through_npy_the_shape_function_and_the_kernel()
         assert_eq!(out.data, want, "{dt:?}");
     }
 }
+
+#[test]
+fn every_accepted_argument_spelling_links_and_marshals() {
+    let dir = built("spellings", &[]);
+    let n = 33u64;
+    let (a, b, c) = (values(n as usize, -1.0, 1.0, 16), values(n as usize, -1.0, 1.0, 17), values(n as usize, -1.0, 1.0, 18));
+    let files: Vec<String> =
+        [("sp_a.npy", &a), ("sp_b.npy", &b), ("sp_c.npy", &c)].iter().map(|(f, v)| npy_file(f, &f32s(&[n], v)).display().to_string()).collect();
+    let (out, _) = run_op(&dir, "sum_all", &[&files[0], &files[1], &files[2], "0.5", "-2", "0.25", "1000", "0.125"], 1, "spell");
+    let rest = 0.5f32 + -2.0 + 0.25 + 1000.0 + 0.125;
+    let want: Vec<f32> = (0..n as usize).map(|k| a[k] + b[k] + c[k] + rest).collect();
+    assert_eq!(out.to_f32(), want);
+    let schema = customop::Schema::load(&dir).unwrap();
+    let types: Vec<&str> = schema.ops[0].params.iter().map(|p| p.cpp_type.as_str()).collect();
+    assert_eq!(types, ["torch::Tensor", "torch::Tensor&", "torch::Tensor", "torch::Scalar", "int", "float", "long", "const double&"]);
+}
