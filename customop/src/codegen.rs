@@ -30,8 +30,7 @@ fn header(schema: &Schema, what: &str) -> String {
 /// The C++ type of a wrapper's local for a parameter (never a reference:
 /// the local holds the value the reader returned).
 fn local_type(p: &crate::schema::Param) -> &str {
-    let t = p.cpp_type.trim_start_matches("const ").trim_end_matches('&');
-    t
+    p.cpp_type.trim_start_matches("const ").trim_end_matches('&')
 }
 
 /// The reader call that produces a parameter's value.

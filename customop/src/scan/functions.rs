@@ -50,19 +50,17 @@ const TRAILING: &[&str] = &["const", "noexcept", "override", "final"];
 pub fn definitions(toks: &[Token]) -> Vec<FnDef> {
     let mut out = Vec::new();
     let mut stmt = 0usize;
-    let mut transparent = 0usize; // open `extern "C" {` blocks
     let mut i = 0usize;
     while i < toks.len() {
         let t = &toks[i];
         if t.is_punct(";") {
             stmt = i + 1;
         } else if t.is_punct("}") {
-            // Closing an `extern "C" {` block (others are skipped whole).
-            transparent = transparent.saturating_sub(1);
+            // Closes an `extern "C" {` block: every other block is skipped
+            // whole below.
             stmt = i + 1;
         } else if t.is_punct("{") {
             if i >= 2 && toks[i - 2].is_ident("extern") && matches!(&toks[i - 1].tok, Tok::Str(s) if s == "C") {
-                transparent += 1;
                 stmt = i + 1;
                 i += 1;
                 continue;
@@ -77,7 +75,6 @@ pub fn definitions(toks: &[Token]) -> Vec<FnDef> {
         }
         i += 1;
     }
-    let _ = transparent;
     out
 }
 
