@@ -170,3 +170,23 @@ fn generated_sources_and_register_h_compile_freestanding_and_warning_free() {
         }
     }
 }
+
+#[test]
+fn the_staticlib_can_be_named_explicitly() {
+    let src = kernels().join("stream");
+    let (c, s) = (src.join("scale.cpp").display().to_string(), src.join("shape.cpp").display().to_string());
+    let out = scratch("flow").join("explicit_lib").display().to_string();
+    let lib = customop::staticlib::find().expect("the test binary's staticlib");
+    let t = customop_ok(&["build", "--name", "ex", "--compute", &c, "--shape", &s, "--out", &out, "--staticlib", &lib.display().to_string()]);
+    assert!(t.contains("1 op(s): scale_stream"), "{t}");
+    let r = customop(&["build", "--name", "ex", "--compute", &c, "--shape", &s, "--out", &out, "--staticlib", "/nonexistent/libneuroncustomop.a"]);
+    assert_eq!(r.status.code(), Some(10), "{}", text(&r));
+    assert!(text(&r).contains("--staticlib /nonexistent/libneuroncustomop.a does not exist"), "{}", text(&r));
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_customop"))
+        .args(["build", "--name", "ex", "--compute", &c, "--shape", &s, "--out", &out])
+        .env("NEURON_STATICLIB", "/nonexistent/lib.a")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(10), "{}", text(&r));
+    assert!(text(&r).contains("NEURON_STATICLIB=/nonexistent/lib.a does not exist"), "{}", text(&r));
+}
