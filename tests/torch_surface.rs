@@ -82,6 +82,8 @@ const KERNEL_HEADERS: &[&str] = &[
     "neuron/neuron-utils.hpp",
     "neuron/printf.hpp",
     "neuron/detail/format.hpp",
+    "neuron/detail/format_args.hpp",
+    "neuron/detail/decimal.hpp",
     "neuron/detail/traits.hpp",
     "neuroncustomop.hpp",
     "neuroncustomop.h",
