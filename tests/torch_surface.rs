@@ -73,6 +73,8 @@ const KERNEL_HEADERS: &[&str] = &[
     "ATen/ATen.h",
     "ATen/Functions.h",
     "ATen/core/Tensor.h",
+    "ATen/core/TensorAccessor.h",
+    "ATen/core/CoherencyEnforcer.h",
     "c10/core/Scalar.h",
     "c10/core/ScalarType.h",
     "c10/core/TensorOptions.h",
