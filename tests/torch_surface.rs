@@ -220,7 +220,10 @@ fn vendor_style_kernels_run_every_documented_feature() {
 
 #[test]
 fn printf_reaches_the_ring_with_stdio_included_first() {
-    let exe = staticlib::build("torch_printf", &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/driver_printf.cpp"]);
+    let exe = staticlib::build(
+        "torch_printf",
+        &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/printf_no_stdio.cpp", "../cpp_torch/driver_printf.cpp"],
+    );
     let out = staticlib::run_ok(&exe, &[]);
     assert!(out.contains("ok: printf with <stdio.h> first reaches the ring"), "{out}");
 }
