@@ -15,10 +15,30 @@ pub fn kernels() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/kernels")
 }
 
+/// Holds an exclusive lock on this test binary's scratch tree for the
+/// life of the process: two runs of the same binary (two `cargo test` in
+/// one worktree) take turns instead of rebuilding each other's files. The
+/// tree stays from run to run, so the tool's build cache serves reruns.
+fn lock_scratch(root: &Path) {
+    use std::os::unix::io::AsRawFd;
+    static LOCK: OnceLock<std::fs::File> = OnceLock::new();
+    LOCK.get_or_init(|| {
+        std::fs::create_dir_all(root).expect("create the scratch root");
+        let f = std::fs::File::create(root.join(".lock")).expect("create the scratch lock");
+        // SAFETY: flock on a file descriptor this File owns; the File is
+        // kept in a static, so the lock lasts until the process exits.
+        let rc = unsafe { libc::flock(f.as_raw_fd(), libc::LOCK_EX) };
+        assert_eq!(rc, 0, "flock the scratch tree");
+        f
+    });
+}
+
 /// A scratch directory of this test binary (per binary: test binaries run
 /// in parallel under some runners, and builds must not share objects).
 pub fn scratch(name: &str) -> PathBuf {
-    let d = Path::new(env!("CARGO_TARGET_TMPDIR")).join("customop").join(env!("CARGO_CRATE_NAME")).join(name);
+    let root = Path::new(env!("CARGO_TARGET_TMPDIR")).join("customop").join(env!("CARGO_CRATE_NAME"));
+    lock_scratch(&root);
+    let d = root.join(name);
     std::fs::create_dir_all(&d).expect("create the scratch directory");
     d
 }
