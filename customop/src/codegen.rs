@@ -51,8 +51,9 @@ pub fn ops_source(schema: &Schema) -> String {
          //   customop_setup(true); each argument with customop_next_<T>() in declared\n\
          //   order; the call (only if every argument was read); customop_return_tensor(out);\n\
          //   customop_cleanup().\n\
-         // <fn>_stack_switch is its launcher: switch_stack_or_call_wrapper(<fn>_wrapper, STACK_SIZE),\n\
-         // on an HBM stack when the core's stack has less room. -DSTACK_SIZE=N asks for N bytes.\n\
+         // <fn>_stack_switch is its launcher (an OpFn of neuroncustomop.h):\n\
+         // switch_stack_or_call_wrapper(<fn>_wrapper, STACK_SIZE), on an HBM stack when the\n\
+         // core's stack has less room. -DSTACK_SIZE=N asks for N bytes.\n\
          \n\
          #include <torch/torch.h>\n\
          #include \"torchneuron/register.h\"\n\
@@ -83,7 +84,7 @@ pub fn ops_source(schema: &Schema) -> String {
         let _ = writeln!(s, "    }}");
         let _ = writeln!(s, "    customop_cleanup();");
         let _ = writeln!(s, "}}");
-        let _ = writeln!(s, "extern \"C\" int {f}_stack_switch(void) {{ return switch_stack_or_call_wrapper({f}_wrapper, STACK_SIZE); }}");
+        let _ = writeln!(s, "extern \"C\" int32_t {f}_stack_switch(void) {{ return switch_stack_or_call_wrapper({f}_wrapper, STACK_SIZE); }}");
     }
     let n = schema.ops.len();
     let _ = writeln!(s, "\n// The op table the loader walks (register_funcs), in NEURON_LIBRARY order.");
@@ -175,7 +176,7 @@ mod tests {
             "torch::Tensor scale_fn(const torch::Tensor&, const torch::Scalar&, int64_t, long long);",
             "    customop_setup(true);\n    torch::Tensor a0 = torchneuron::detail::tensor_arg(customop_next_tensor());\n    torch::Scalar a1 = torchneuron::detail::scalar_arg(customop_next_scalar());\n    int64_t a2 = static_cast<int64_t>(customop_next_int64());\n    long long a3 = static_cast<long long>(customop_next_long_long());",
             "        torch::Tensor out = scale_fn(a0, a1, a2, a3);\n        customop_return_tensor(torchneuron::detail::raw(out));\n    }\n    customop_cleanup();",
-            "extern \"C\" int scale_fn_stack_switch(void) { return switch_stack_or_call_wrapper(scale_fn_wrapper, STACK_SIZE); }",
+            "extern \"C\" int32_t scale_fn_stack_switch(void) { return switch_stack_or_call_wrapper(scale_fn_wrapper, STACK_SIZE); }",
             "extern \"C\" int32_t get_func_cnt(void) { return 2; }",
             "    \"scale\",\n    \"again\",",
         ] {
