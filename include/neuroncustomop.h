@@ -583,6 +583,13 @@ int32_t init_dma_queue(void);
 // Waits for every outstanding DMA transfer in both directions.
 int32_t neuron_dma_drain(void);
 
+// `neuron_fail_invocation()`: records the calling core's last error as
+// the invocation's status (what `customop_status` and the run report),
+// unless an earlier failure already did: the first failure wins, as for
+// the argument readers. Returns the status now held (0: there was no
+// error to record), or the code of `NoCore` when no core is bound.
+int32_t neuron_fail_invocation(void);
+
 // `dst = op(src)`: `op` 0 abs, 1 ceil, 2 floor, 3 sin, 4 cos, 5 tan,
 // 6 log, 7 log2, 8 log10, 9 exp, 10 bitwise_not.
 //
@@ -648,8 +655,25 @@ int32_t neuron_tensor_empty(uint8_t dtype,
 // `t` null (refused) or readable.
 int32_t neuron_tensor_free(const struct neuron_tensor *t);
 
+// `dst = base ^ exponent`, element by element (floating point).
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
+                             const struct neuron_tensor *exponent,
+                             const struct neuron_tensor *dst);
+
+// `dst = base ^ exponent` for a scalar base (floating point).
+//
+// # Safety
+// Tensor pointers null (refused) or readable.
+int32_t neuron_op_pow_scalar_base(double base,
+                                  const struct neuron_tensor *exponent,
+                                  const struct neuron_tensor *dst);
+
 // Appends `n` bytes of `text` as one entry of the printf ring (the C++
-// header's `neuron_printf` formats with `vsnprintf` and calls this).
+// headers' `neuron_printf` and kernel `printf` format with their own
+// freestanding formatter and call this).
 //
 // # Safety
 // `text` valid for `n` bytes of reads (null with `n == 0` is fine).
@@ -705,6 +729,19 @@ const char *neuron_customop_version(void);
 
 // The ucode-lib ABI version, "1.21.1.0".
 const char *neuron_ucode_lib_version(void);
+
+#if !defined(NEURON_DEVICE)
+// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
+// thread, its runtime initialised (heaps, translate context, the DMA
+// queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the
+// last error a C entry point recorded on the core during the call (0:
+// none). `NoCore` (71) when `f` is null or no SoC can be made.
+//
+// # Safety
+// `f` must be null or sound to call with `ctx`; it must not keep
+// pointers to tensors it made past its return (the core is dropped).
+int32_t neuron_sim_call(int32_t (*f)(void *ctx), void *ctx);
+#endif
 
 #if !defined(NEURON_DEVICE)
 // A new simulator: a mock SoC with eight reset cores. Null on failure.

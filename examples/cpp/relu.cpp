@@ -1,5 +1,8 @@
-// The vendor's public relu kernel, in its two forms, on this library's
-// C++ API (include/neuroncustomop.hpp). Copy this file to start a kernel.
+// The vendor's public relu kernel, in its two forms, written as a vendor
+// kernel is: <torch/torch.h>, torch::Tensor, torch::zeros over a braced
+// list, get_dst_tensor()/get_cpu_id()/get_cpu_count() from
+// <neuron/neuron-utils.hpp>, torch::neuron::tcm_malloc. Copy this file to
+// start a kernel.
 //
 //   relu      per-element accessor: simple, slow (one translate per
 //             element access); single core.
@@ -8,28 +11,28 @@
 //             memory with the TCM accessor and writes the output in place
 //             (get_dst_tensor). In multicore mode only TCM access and the
 //             claimed destination are safe.
-#include "neuroncustomop.hpp"
+//
+// NEURON_CUSTOM_OPS at the end generates the wrappers and the op table
+// (the vendor's build generates them from a NEURON_LIBRARY shape file).
+#include <torch/torch.h>
+#include <neuron/neuron-utils.hpp>
 
-using neuron::Tensor;
-
-Tensor relu(const Tensor& t_in) {
+torch::Tensor relu(const torch::Tensor& t_in) {
     const int64_t num_elem = t_in.numel();
-    const int64_t shape[1] = {num_elem};
-    Tensor t_out = neuron::zeros(shape, DTYPE_FP32);
+    torch::Tensor t_out = torch::zeros({num_elem}, torch::kFloat);
     auto in = t_in.accessor<float, 1>();  // const tensor: read-only
     auto out = t_out.accessor<float, 1>();
     for (int64_t i = 0; i < num_elem; i++) {
-        const float x = in[i];
-        out[i] = x > 0.0f ? x : 0.0f;
+        out[i] = in[i] > 0.0 ? in[i] : 0.0f;
     }
     return t_out;  // copied into the output by the wrapper, then freed
 }
 
-Tensor relu_tcm(const Tensor& t_in) {
+torch::Tensor relu_tcm(const torch::Tensor& t_in) {
     const int64_t num_elem = t_in.numel();
-    Tensor t_out = neuron::get_dst_tensor();
-    const int64_t cpu_id = neuron::get_cpu_id();
-    const int64_t cpu_count = neuron::get_cpu_count();
+    torch::Tensor t_out = get_dst_tensor();
+    const int64_t cpu_id = get_cpu_id();
+    const int64_t cpu_count = get_cpu_count();
     // Even slices; the last core also takes the remainder. (The vendor
     // sample offsets the last core by its own, larger, partition; the
     // start must use the common one.)
@@ -38,7 +41,7 @@ Tensor relu_tcm(const Tensor& t_in) {
     const int64_t partition = cpu_id == cpu_count - 1 ? num_elem - base * (cpu_count - 1) : base;
 
     static constexpr int64_t buffer_size = 1024;
-    float* tcm_buffer = static_cast<float*>(neuron::tcm_malloc(sizeof(float) * buffer_size));
+    float* tcm_buffer = static_cast<float*>(torch::neuron::tcm_malloc(sizeof(float) * buffer_size));
     if (tcm_buffer != nullptr) {
         auto in_tcm = t_in.tcm_accessor();
         auto out_tcm = t_out.tcm_accessor();
@@ -52,7 +55,7 @@ Tensor relu_tcm(const Tensor& t_in) {
             out_tcm.tcm_to_tensor<float>(tcm_buffer, start + i, copy_size);
         }
     }
-    neuron::tcm_free(tcm_buffer);
+    torch::neuron::tcm_free(tcm_buffer);
     return t_out;
 }
 

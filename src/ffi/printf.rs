@@ -6,7 +6,8 @@ use crate::current::with_core;
 use core::ffi::c_char;
 
 /// Appends `n` bytes of `text` as one entry of the printf ring (the C++
-/// header's `neuron_printf` formats with `vsnprintf` and calls this).
+/// headers' `neuron_printf` and kernel `printf` format with their own
+/// freestanding formatter and call this).
 ///
 /// # Safety
 /// `text` valid for `n` bytes of reads (null with `n == 0` is fine).

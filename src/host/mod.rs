@@ -5,6 +5,7 @@
 pub mod diagnostics;
 pub mod fault;
 mod report_text;
+pub mod sim_call;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;

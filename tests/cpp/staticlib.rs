@@ -2,22 +2,17 @@
 //! compiling C++ against it. Shared by `tests/cpp_kernels.rs`,
 //! `tests/bad_input.rs` and `tests/symbols.rs` (`#[path]` module).
 //!
-//! Why not just `target/<profile>/libneuroncustomop.a`: cargo builds the
-//! library (both crate types, `staticlib` and `rlib`) into
-//! `target/<profile>/deps/libneuroncustomop-<hash>.{a,rlib}` before it
-//! builds an integration test, but it copies ("uplifts") the staticlib to
-//! `target/<profile>/` only when the library is a root of the build
-//! (`cargo build`), never for `cargo test --test x`. So that path may be
-//! missing, or stale, or built with other features. The archive that
-//! belongs to *this* test binary is the one with the same `<hash>` as the
-//! rlib the test links; it is recognised by containing a Rust symbol of
-//! the `neuroncustomop` crate that the test binary contains (the symbol
-//! hash depends on the crate's metadata hash, so another build of the
-//! crate does not match).
+//! Finding the archive is `customop/src/staticlib.rs` (one
+//! implementation, shared with the `customop` tool through a `#[path]`
+//! module): the `libneuroncustomop-<hash>.a` cargo built together with
+//! this test binary, recognised by its symbols.
 //!
 //! Overrides: `NEURON_STATICLIB=/path/to/libneuroncustomop.a`.
 
 #![allow(dead_code)]
+
+#[path = "../../customop/src/staticlib.rs"]
+mod finder;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -27,85 +22,10 @@ pub fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// The directory holding the running test binary (`target/<profile>/deps`).
-fn deps_dir() -> PathBuf {
-    let exe = std::env::current_exe().expect("current_exe");
-    exe.parent().expect("test binary has a parent directory").to_path_buf()
-}
-
-fn nm_defined(path: &Path) -> Vec<String> {
-    let out = Command::new("nm")
-        .arg("--defined-only")
-        .arg(path)
-        .output()
-        .unwrap_or_else(|e| panic!("cannot run nm (binutils) on {}: {e}", path.display()));
-    assert!(out.status.success(), "nm {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr));
-    String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect()
-}
-
-/// A few mangled Rust symbols of the `neuroncustomop` crate that the running
-/// test binary defines (it links the rlib built alongside the staticlib).
-fn fingerprint_symbols() -> Vec<String> {
-    // Make sure the binary holds code of the crate, whatever the caller used.
-    std::hint::black_box(neuroncustomop::host::Simulator::new as fn() -> _);
-    let exe = std::env::current_exe().expect("current_exe");
-    nm_defined(&exe)
-        .into_iter()
-        .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
-        .filter(|s| s.starts_with("_ZN14neuroncustomop") && s.contains("17h"))
-        .take(8)
-        .collect()
-}
-
 /// The host staticlib built together with this test binary. Panics with a
 /// clear message if there is none.
 pub fn path() -> PathBuf {
-    if let Some(p) = std::env::var_os("NEURON_STATICLIB") {
-        let p = PathBuf::from(p);
-        assert!(p.is_file(), "NEURON_STATICLIB={} does not exist", p.display());
-        return p;
-    }
-    let deps = deps_dir();
-    let profile_dir = deps.parent().expect("deps has a parent").to_path_buf();
-    let mut candidates: Vec<(std::time::SystemTime, PathBuf)> = std::fs::read_dir(&deps)
-        .map(|rd| {
-            rd.filter_map(Result::ok)
-                .map(|e| e.path())
-                .filter(|p| {
-                    let n = p.file_name().and_then(|n| n.to_str()).unwrap_or("");
-                    n.starts_with("libneuroncustomop-") && n.ends_with(".a")
-                })
-                .filter_map(|p| Some((p.metadata().ok()?.modified().ok()?, p)))
-                .collect()
-        })
-        .unwrap_or_default();
-    // Newest first: the matching one is normally the newest.
-    candidates.sort_by_key(|c| std::cmp::Reverse(c.0));
-    let uplifted = profile_dir.join("libneuroncustomop.a");
-    if uplifted.is_file() {
-        candidates.push((std::time::SystemTime::UNIX_EPOCH, uplifted.clone()));
-    }
-    assert!(
-        !candidates.is_empty(),
-        "the host staticlib libneuroncustomop.a was not found in {} nor {}: \
-         build it with `cargo test -p neuroncustomop` (or `cargo build -p neuroncustomop`), \
-         or point NEURON_STATICLIB at it",
-        deps.display(),
-        profile_dir.display()
-    );
-    let syms = fingerprint_symbols();
-    assert!(!syms.is_empty(), "no neuroncustomop symbols in the test binary to match the staticlib against");
-    for (_, c) in &candidates {
-        let defined = nm_defined(c);
-        if syms.iter().any(|s| defined.iter().any(|l| l.ends_with(s.as_str()))) {
-            return c.clone();
-        }
-    }
-    panic!(
-        "none of the staticlibs {:?} was built together with this test binary (stale build?); \
-         rebuild with `cargo test -p neuroncustomop` or set NEURON_STATICLIB",
-        candidates.iter().map(|c| c.1.display().to_string()).collect::<Vec<_>>()
-    );
+    finder::find().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Where compiled C++ test programs go.

@@ -2,6 +2,8 @@
 #include "neuroncustomop.hpp"
 
 #include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 
 #include <vector>
 

@@ -1,0 +1,112 @@
+//! The rebuild cache: an object is recompiled only when its source, a
+//! header it includes (the compiler's `-MMD` list), the compiler or the
+//! flags changed. Each object has a stamp file beside it holding the
+//! command's key and each input's content hash.
+//!
+//! The hash is 64-bit FNV-1a: a change detector, not a defence against
+//! crafted collisions (the inputs are the user's own files).
+
+use std::path::{Path, PathBuf};
+
+/// 64-bit FNV-1a of `bytes`, continuing from `h`.
+pub fn fnv1a(mut h: u64, bytes: &[u8]) -> u64 {
+    for &b in bytes {
+        h ^= u64::from(b);
+        h = h.wrapping_mul(0x0100_0000_01b3);
+    }
+    h
+}
+
+/// FNV-1a's offset basis.
+pub const FNV_BASIS: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// The hash of a string.
+pub fn hash_str(s: &str) -> u64 {
+    fnv1a(FNV_BASIS, s.as_bytes())
+}
+
+/// The content hash of a file (None if unreadable).
+pub fn hash_file(p: &Path) -> Option<u64> {
+    std::fs::read(p).ok().map(|b| fnv1a(FNV_BASIS, &b))
+}
+
+/// What an object was built from.
+#[derive(Debug, PartialEq, Eq)]
+pub struct Stamp {
+    /// Hash of the compiler, flags and source path.
+    pub command: u64,
+    /// Every input (source and headers) with its content hash.
+    pub inputs: Vec<(PathBuf, u64)>,
+}
+
+impl Stamp {
+    /// Parses a stamp file's text.
+    pub fn parse(text: &str) -> Option<Self> {
+        let mut lines = text.lines();
+        let command = u64::from_str_radix(lines.next()?.strip_prefix("command ")?, 16).ok()?;
+        let mut inputs = Vec::new();
+        for l in lines {
+            let (h, p) = l.split_once(' ')?;
+            inputs.push((PathBuf::from(p), u64::from_str_radix(h, 16).ok()?));
+        }
+        Some(Self { command, inputs })
+    }
+
+    /// The stamp file's text.
+    pub fn render(&self) -> String {
+        let mut s = format!("command {:016x}\n", self.command);
+        for (p, h) in &self.inputs {
+            s.push_str(&format!("{h:016x} {}\n", p.display()));
+        }
+        s
+    }
+
+    /// Whether `stamp_file` says the object is current for `command`:
+    /// same command, every input unchanged.
+    pub fn is_current(stamp_file: &Path, command: u64) -> bool {
+        let Some(s) = std::fs::read_to_string(stamp_file).ok().and_then(|t| Self::parse(&t)) else { return false };
+        s.command == command && !s.inputs.is_empty() && s.inputs.iter().all(|(p, h)| hash_file(p) == Some(*h))
+    }
+}
+
+/// The inputs listed in a make-style dependency file (`-MMD -MF`).
+pub fn depfile_inputs(text: &str) -> Vec<PathBuf> {
+    let joined = text.replace("\\\n", " ");
+    let Some((_, deps)) = joined.split_once(": ") else { return Vec::new() };
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut chars = deps.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            // `\ ` is an escaped space inside a path.
+            '\\' if chars.peek() == Some(&' ') => {
+                cur.push(' ');
+                chars.next();
+            }
+            ' ' | '\n' | '\t' | '\r' => {
+                if !cur.is_empty() {
+                    out.push(PathBuf::from(std::mem::take(&mut cur)));
+                }
+            }
+            c => cur.push(c),
+        }
+    }
+    if !cur.is_empty() {
+        out.push(PathBuf::from(cur));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn depfiles_and_stamps_round_trip() {
+        let d = depfile_inputs("obj/a.o: src/a.cpp \\\n include/torch/torch.h my\\ dir/x.h\n");
+        assert_eq!(d, [PathBuf::from("src/a.cpp"), "include/torch/torch.h".into(), "my dir/x.h".into()]);
+        let s = Stamp { command: 0xabc, inputs: vec![("a b.cpp".into(), 7)] };
+        assert_eq!(Stamp::parse(&s.render()), Some(s));
+        assert_eq!(hash_str("a"), 0xaf63dc4c8601ec8c);
+    }
+}

@@ -1,0 +1,149 @@
+//! The compiler driver: one C++ source to one object, skipped when the
+//! cache says the object is current ([`crate::cache`]).
+
+use crate::cache::{self, Stamp};
+use crate::error::{Error, ErrorKind, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// How to compile.
+#[derive(Clone, Debug)]
+pub struct Compiler {
+    /// The compiler (`$CXX`, else `g++`).
+    pub cxx: PathBuf,
+    /// Flags for every source: the standard, optimisation, PIC, the
+    /// include directory, then the user's `--cflags`.
+    pub flags: Vec<String>,
+}
+
+/// Whether an object was compiled or found current.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Compiled now.
+    Compiled,
+    /// Up to date: not recompiled.
+    Cached,
+}
+
+impl Compiler {
+    /// The host compiler with the tool's flags, `-I include`, and `user`.
+    pub fn host(include: &Path, user: &[String]) -> Self {
+        let cxx = std::env::var_os("CXX").map_or_else(|| PathBuf::from("g++"), PathBuf::from);
+        let mut flags: Vec<String> = ["-std=c++17", "-O2", "-fPIC"].iter().map(|s| (*s).to_owned()).collect();
+        flags.push("-I".into());
+        flags.push(include.display().to_string());
+        flags.extend(user.iter().cloned());
+        Self { cxx, flags }
+    }
+
+    fn command_key(&self, src: &Path) -> u64 {
+        let mut h = cache::hash_str(&self.cxx.display().to_string());
+        for f in &self.flags {
+            h = cache::fnv1a(h, f.as_bytes());
+            h = cache::fnv1a(h, &[0]);
+        }
+        cache::fnv1a(h, src.display().to_string().as_bytes())
+    }
+
+    /// Compiles `src` to `obj` unless the cache says `obj` is current.
+    /// A compiler failure is an error carrying its diagnostics.
+    pub fn compile(&self, src: &Path, obj: &Path) -> Result<Outcome> {
+        let stamp = obj.with_extension("stamp");
+        let dep = obj.with_extension("d");
+        let key = self.command_key(src);
+        if obj.is_file() && Stamp::is_current(&stamp, key) {
+            return Ok(Outcome::Cached);
+        }
+        let _ = std::fs::remove_file(&stamp);
+        let mut cmd = Command::new(&self.cxx);
+        cmd.args(&self.flags).arg("-MMD").arg("-MF").arg(&dep).arg("-c").arg(src).arg("-o").arg(obj);
+        let out = cmd.output().map_err(|e| {
+            Error::new(ErrorKind::Environment, format!("cannot run the compiler {}: {e} (set CXX to a C++17 compiler)", self.cxx.display()))
+        })?;
+        if !out.status.success() {
+            return Err(Error::new(
+                ErrorKind::Compile,
+                format!(
+                    "compiling {} failed ({}):\n{}{}",
+                    src.display(),
+                    shell_line(&cmd),
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                ),
+            ));
+        }
+        let deps = std::fs::read_to_string(&dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
+        let inputs = std::iter::once(src.to_path_buf())
+            .chain(deps)
+            .filter_map(|p| cache::hash_file(&p).map(|h| (p, h)))
+            .collect::<Vec<_>>();
+        std::fs::write(&stamp, Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &stamp, e))?;
+        Ok(Outcome::Compiled)
+    }
+}
+
+/// A command as a shell line (for messages).
+pub fn shell_line(cmd: &Command) -> String {
+    std::iter::once(cmd.get_program())
+        .chain(cmd.get_args())
+        .map(|a| {
+            let s = a.to_string_lossy();
+            if s.contains(' ') { format!("'{s}'") } else { s.into_owned() }
+        })
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
+/// Splits a `--cflags` string as a shell would (whitespace, single and
+/// double quotes, backslash escapes; no expansion).
+pub fn split_flags(s: &str) -> Result<Vec<String>> {
+    let mut out = Vec::new();
+    let mut cur = String::new();
+    let mut have = false;
+    let mut quote: Option<char> = None;
+    let mut chars = s.chars();
+    while let Some(c) = chars.next() {
+        match (quote, c) {
+            (None, '\'' | '"') => {
+                quote = Some(c);
+                have = true;
+            }
+            (Some(q), c) if c == q => quote = None,
+            (None | Some('"'), '\\') => {
+                if let Some(n) = chars.next() {
+                    cur.push(n);
+                    have = true;
+                }
+            }
+            (None, c) if c.is_whitespace() => {
+                if have {
+                    out.push(std::mem::take(&mut cur));
+                    have = false;
+                }
+            }
+            (_, c) => {
+                cur.push(c);
+                have = true;
+            }
+        }
+    }
+    if quote.is_some() {
+        return Err(Error::new(ErrorKind::Usage, format!("--cflags has an unterminated quote: {s}")));
+    }
+    if have {
+        out.push(cur);
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cflags_split_like_a_shell() {
+        assert_eq!(split_flags(" -DSTACK_SIZE=8192  -I'my dir' -DX=\"a b\"").unwrap(), ["-DSTACK_SIZE=8192", "-Imy dir", "-DX=a b"]);
+        assert!(split_flags("-I'open").is_err());
+        assert!(split_flags("").unwrap().is_empty());
+    }
+}

@@ -1,0 +1,82 @@
+//! The tool's errors: a kind (which fixes the process exit status, stable
+//! and documented in `docs/kernel-guide.md`) and a message that names the
+//! file and op concerned.
+
+use std::fmt;
+
+/// What went wrong, by the exit status it gives.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ErrorKind {
+    /// Bad command line (2).
+    Usage,
+    /// The sources declare something the tool refuses: too many ops or
+    /// arguments, an unsupported argument kind or return type, a missing
+    /// compute or shape function, a malformed `NEURON_LIBRARY` (3).
+    Refused,
+    /// The compiler or linker failed; its diagnostics follow (4).
+    Compile,
+    /// A file could not be read or written (5).
+    Io,
+    /// `run` was given inputs that do not fit the op: a bad `.npy`, the
+    /// wrong number or kind of arguments, a build directory that is not
+    /// one (6).
+    BadInput,
+    /// The kernel ran and failed; the reason and report follow (7).
+    RunFailed,
+    /// The op's shape function failed on the host (8).
+    ShapeFailed,
+    /// The target exists but is not supported yet (9).
+    NotYet,
+    /// The environment lacks something: the host staticlib, the
+    /// compiler, the simulator entry points in the built library (10).
+    Environment,
+}
+
+impl ErrorKind {
+    /// The process exit status for this kind.
+    pub fn exit_code(self) -> i32 {
+        match self {
+            Self::Usage => 2,
+            Self::Refused => 3,
+            Self::Compile => 4,
+            Self::Io => 5,
+            Self::BadInput => 6,
+            Self::RunFailed => 7,
+            Self::ShapeFailed => 8,
+            Self::NotYet => 9,
+            Self::Environment => 10,
+        }
+    }
+}
+
+/// An error of the tool.
+#[derive(Clone, Debug)]
+pub struct Error {
+    /// Its kind.
+    pub kind: ErrorKind,
+    /// What to tell the user.
+    pub message: String,
+}
+
+impl Error {
+    /// An error of `kind`.
+    pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
+        Self { kind, message: message.into() }
+    }
+
+    /// An I/O error on `path`.
+    pub fn io(what: &str, path: &std::path::Path, e: std::io::Error) -> Self {
+        Self::new(ErrorKind::Io, format!("cannot {what} {}: {e}", path.display()))
+    }
+}
+
+impl fmt::Display for Error {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Error {}
+
+/// The tool's result.
+pub type Result<T> = std::result::Result<T, Error>;

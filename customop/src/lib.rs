@@ -1,0 +1,33 @@
+//! `customop`: builds vendor-style custom-op kernels and runs them on the
+//! host simulator — what the vendor's `build_custom_op.py` and
+//! `custom_op.load` do, as a library (the `customop` binary is a thin
+//! command line over it; a Python package can link the same code).
+//!
+//! - [`scan`]: the schema from the sources (`NEURON_LIBRARY` in the shape
+//!   files, compute function signatures in the compute files);
+//! - [`codegen`]: the generated wrapper source (kernel side) and shape
+//!   entry (host side);
+//! - [`compiler`], [`link`], [`staticlib`]: compiling with the cache, and
+//!   linking the simulator's shared object against the host library;
+//! - [`build`]: all of it, for `customop build`;
+//! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`.
+
+pub mod build;
+pub mod cache;
+pub mod cli;
+pub mod codegen;
+pub mod compiler;
+pub mod dylib;
+pub mod error;
+pub mod link;
+pub mod loaded;
+pub mod npy;
+pub mod run;
+pub mod scan;
+pub mod schema;
+pub mod shape;
+pub mod sim;
+pub mod staticlib;
+
+pub use error::{Error, ErrorKind, Result};
+pub use schema::{ArgKind, Op, Param, Schema, Target};

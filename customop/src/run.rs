@@ -1,0 +1,139 @@
+//! `customop run DIR OP ARG... -o OUT.npy`: the op's shape function gives
+//! the output's shape and dtype, the kernel runs on the simulator, the
+//! output is written as `.npy`.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::npy::{self, Array, Dtype};
+use crate::schema::{ArgKind, Op, Schema, Target};
+use crate::shape::{self, OutputSpec, Value};
+use crate::sim::{Sim, SimApi};
+use std::path::{Path, PathBuf};
+
+/// What to run.
+#[derive(Clone, Debug)]
+pub struct RunOptions {
+    /// The build directory.
+    pub dir: PathBuf,
+    /// The op.
+    pub op: String,
+    /// One per argument: a `.npy` path (tensor) or a number.
+    pub args: Vec<String>,
+    /// Where the output goes (`None`: not written).
+    pub out: Option<PathBuf>,
+    /// Cores (default: 8 for a `--multicore` build, else 1).
+    pub cores: Option<u32>,
+}
+
+/// What a run gave.
+#[derive(Clone, Debug)]
+pub struct RunOutcome {
+    /// The output tensor.
+    pub output: Array,
+    /// The per-core report.
+    pub report: String,
+    /// The cores it ran on.
+    pub cores: u32,
+}
+
+/// One argument, ready to place.
+enum Placed {
+    Tensor(Array),
+    Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
+}
+
+fn bad(msg: String) -> Error {
+    Error::new(ErrorKind::BadInput, msg)
+}
+
+/// Parses argument `i` (1-based in messages) of `op` for its declared kind.
+fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
+    let p = &op.params[i];
+    let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
+    let int = || text.parse::<i64>().ok();
+    let float = || text.parse::<f64>().ok().filter(|_| !text.is_empty());
+    Ok(match p.kind {
+        ArgKind::Tensor => {
+            if float().is_some() {
+                return Err(bad(format!("{what} is a tensor: give a .npy file, not the number {text}")));
+            }
+            Placed::Tensor(npy::read(Path::new(text))?)
+        }
+        ArgKind::Scalar => match (int(), float()) {
+            (Some(v), _) => Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) },
+            (None, Some(v)) => Placed::Value { kind: p.kind, dtype: Dtype::F32, bytes: (v as f32).to_le_bytes().to_vec(), value: Value::Float(v) },
+            _ => return Err(bad(format!("{what} is a scalar: give a number, not `{text}`"))),
+        },
+        ArgKind::Int => {
+            let v = int().and_then(|v| i32::try_from(v).ok()).ok_or_else(|| bad(format!("{what} is an int: `{text}` is not a 32-bit integer")))?;
+            Placed::Value { kind: p.kind, dtype: Dtype::I32, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v.into()) }
+        }
+        ArgKind::LongLong => {
+            let v = int().ok_or_else(|| bad(format!("{what} is a 64-bit integer: `{text}` is not an integer")))?;
+            Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) }
+        }
+        // No dtype wider than f32 marshals: a double travels as f32.
+        ArgKind::Float | ArgKind::Double => {
+            let v = float().ok_or_else(|| bad(format!("{what} is a floating-point number: `{text}` is not a number")))?;
+            Placed::Value { kind: p.kind, dtype: Dtype::F32, bytes: (v as f32).to_le_bytes().to_vec(), value: Value::Float(v) }
+        }
+    })
+}
+
+/// Loads the build directory's library and its simulator API.
+pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
+    let schema = Schema::load(dir)?;
+    if schema.target != Target::Sim {
+        return Err(Error::new(
+            ErrorKind::NotYet,
+            format!("{} was built for target {}: `customop run` runs sim builds only (qemu and q7 are not supported yet)", dir.display(), schema.target.name()),
+        ));
+    }
+    let api = crate::loaded::api(&dir.join(&schema.library_file))?;
+    Ok((schema, api))
+}
+
+/// Runs an op.
+pub fn run(o: &RunOptions) -> Result<RunOutcome> {
+    let (schema, api) = load(&o.dir)?;
+    let op = schema.op(&o.op)?;
+    if o.args.len() != op.params.len() {
+        let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
+        return Err(bad(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), o.args.len())));
+    }
+    let cores = o.cores.unwrap_or(if schema.multicore { 8 } else { 1 });
+    if !(1..=8).contains(&cores) {
+        return Err(Error::new(ErrorKind::Usage, format!("--cores {cores}: a NeuronCore has 1 to 8 GPSIMD cores")));
+    }
+    let placed = o.args.iter().enumerate().map(|(i, a)| parse_arg(op, i, a)).collect::<Result<Vec<_>>>()?;
+    let values: Vec<Value> = placed
+        .iter()
+        .map(|p| match p {
+            Placed::Tensor(a) => Value::Tensor(a.dtype, a.shape.clone()),
+            Placed::Value { value, .. } => value.clone(),
+        })
+        .collect();
+    let OutputSpec { dtype, shape } = shape::evaluate(&api, op, &values)?;
+    let mut sim = Sim::new(api)?;
+    for (i, p) in placed.iter().enumerate() {
+        let what = format!("argument {} of op `{}` ({})", i + 1, op.name, o.args[i]);
+        match p {
+            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
+            Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
+        }
+    }
+    sim.set_output(dtype.code(), &shape)?;
+    let (rc, report) = sim.run(&op.name, cores);
+    if rc != 0 {
+        return Err(Error::new(
+            ErrorKind::RunFailed,
+            format!("op `{}` failed on {cores} core(s): error {rc}: {}\n{report}", op.name, sim.api().error_message(rc)),
+        ));
+    }
+    let numel: u64 = shape.iter().product();
+    let data = sim.read_output(numel as usize * dtype.size())?;
+    let output = Array { dtype, shape, data };
+    if let Some(out) = &o.out {
+        npy::write(out, &output)?;
+    }
+    Ok(RunOutcome { output, report, cores })
+}

@@ -1,0 +1,182 @@
+//! The simulator C API (`neuron_sim_*`, `include/neuroncustomop.h`) of a
+//! built library, as typed function pointers, and a handle that frees
+//! itself.
+//!
+//! The simulator driven here is the copy inside the built shared object
+//! (its kernel binds to it), never the `neuroncustomop` crate this tool
+//! links: that is why everything goes through the library's exports.
+
+use crate::dylib::Library;
+use crate::error::{Error, ErrorKind, Result};
+use std::ffi::{c_char, c_void, CStr, CString};
+
+type SimCallFn = unsafe extern "C" fn(*mut c_void) -> i32;
+
+/// The entry points of one loaded library.
+#[derive(Clone, Copy, Debug)]
+pub struct SimApi {
+    /// `neuron_sim_new`.
+    pub new: unsafe extern "C" fn() -> *mut c_void,
+    /// `neuron_sim_free`.
+    pub free: unsafe extern "C" fn(*mut c_void),
+    /// `neuron_sim_register`.
+    pub register: unsafe extern "C" fn(*mut c_void) -> i32,
+    /// `neuron_sim_arg_tensor`.
+    pub arg_tensor: unsafe extern "C" fn(*mut c_void, u8, *const u64, u32, *const c_void, usize) -> i32,
+    /// `neuron_sim_arg_value`.
+    pub arg_value: unsafe extern "C" fn(*mut c_void, u8, u8, *const c_void) -> i32,
+    /// `neuron_sim_set_output`.
+    pub set_output: unsafe extern "C" fn(*mut c_void, u8, *const u64, u32) -> i32,
+    /// `neuron_sim_run`.
+    pub run: unsafe extern "C" fn(*mut c_void, *const c_char, u32) -> i32,
+    /// `neuron_sim_report`.
+    pub report: unsafe extern "C" fn(*mut c_void) -> *const c_char,
+    /// `neuron_sim_read_output`.
+    pub read_output: unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> i32,
+    /// `neuron_sim_call`.
+    pub call: unsafe extern "C" fn(Option<SimCallFn>, *mut c_void) -> i32,
+    /// `neuron_error_message`.
+    pub error_message_fn: unsafe extern "C" fn(i32) -> *const c_char,
+    /// The generated `customop_shape_eval`.
+    pub shape_eval: SimCallFn,
+}
+
+/// Reinterprets a symbol's address as the function pointer type `T`.
+///
+/// # Safety
+/// `p` must be the address of a function whose C signature is `T`.
+unsafe fn cast<T: Copy>(p: *mut c_void) -> T {
+    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
+    // SAFETY: T is a function pointer type of the address's size, and the
+    // caller vouches that the address is a function of that signature.
+    unsafe { std::mem::transmute_copy(&p) }
+}
+
+macro_rules! sym {
+    ($lib:expr, $name:literal) => {{
+        let p = $lib.symbol($name)?;
+        // SAFETY: the symbol is the library's export of that name, whose C
+        // signature (include/neuroncustomop.h, or the generated shape
+        // entry) is the field's type.
+        unsafe { cast(p) }
+    }};
+}
+
+impl SimApi {
+    /// Looks up every entry point in `lib`.
+    pub fn load(lib: &Library) -> Result<Self> {
+        Ok(Self {
+            new: sym!(lib, "neuron_sim_new"),
+            free: sym!(lib, "neuron_sim_free"),
+            register: sym!(lib, "neuron_sim_register"),
+            arg_tensor: sym!(lib, "neuron_sim_arg_tensor"),
+            arg_value: sym!(lib, "neuron_sim_arg_value"),
+            set_output: sym!(lib, "neuron_sim_set_output"),
+            run: sym!(lib, "neuron_sim_run"),
+            report: sym!(lib, "neuron_sim_report"),
+            read_output: sym!(lib, "neuron_sim_read_output"),
+            call: sym!(lib, "neuron_sim_call"),
+            error_message_fn: sym!(lib, "neuron_error_message"),
+            shape_eval: sym!(lib, "customop_shape_eval"),
+        })
+    }
+
+    /// The runtime's message for error `code`.
+    pub fn error_message(&self, code: i32) -> String {
+        // SAFETY: neuron_error_message takes any code and returns a static
+        // C string (or null for an unknown one).
+        let p = unsafe { (self.error_message_fn)(code) };
+        if p.is_null() {
+            return format!("unknown error {code}");
+        }
+        // SAFETY: non-null: a static NUL-terminated string.
+        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
+    }
+}
+
+/// A simulator of the library, freed on drop.
+pub struct Sim {
+    api: SimApi,
+    h: *mut c_void,
+}
+
+impl Sim {
+    /// A fresh simulator with the library's ops registered.
+    pub fn new(api: SimApi) -> Result<Self> {
+        // SAFETY: neuron_sim_new takes nothing; null is checked.
+        let h = unsafe { (api.new)() };
+        if h.is_null() {
+            return Err(Error::new(ErrorKind::Environment, "neuron_sim_new failed (cannot map the mock SoC)"));
+        }
+        let s = Self { api, h };
+        // SAFETY: h is live.
+        let n = unsafe { (api.register)(h) };
+        if n < 0 {
+            return Err(Error::new(ErrorKind::RunFailed, format!("registering the ops failed: {}", api.error_message(-n))));
+        }
+        Ok(s)
+    }
+
+    fn check(&self, rc: i32, what: &str) -> Result<()> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Error::new(ErrorKind::BadInput, format!("{what}: error {rc}: {}", self.api.error_message(rc))))
+        }
+    }
+
+    /// Places a tensor argument.
+    pub fn arg_tensor(&mut self, dtype: u8, shape: &[u64], data: &[u8], what: &str) -> Result<()> {
+        // SAFETY: h live; shape readable for its length; data for its length.
+        let rc = unsafe { (self.api.arg_tensor)(self.h, dtype, shape.as_ptr(), shape.len() as u32, data.as_ptr().cast(), data.len()) };
+        self.check(rc, what)
+    }
+
+    /// Places a one-element value argument of kind `kind`.
+    pub fn arg_value(&mut self, kind: u8, dtype: u8, elem: &[u8], what: &str) -> Result<()> {
+        // SAFETY: h live; elem holds one element of dtype (the caller
+        // encodes it with that dtype's size).
+        let rc = unsafe { (self.api.arg_value)(self.h, kind, dtype, elem.as_ptr().cast()) };
+        self.check(rc, what)
+    }
+
+    /// Sets the output.
+    pub fn set_output(&mut self, dtype: u8, shape: &[u64]) -> Result<()> {
+        // SAFETY: h live; shape readable.
+        let rc = unsafe { (self.api.set_output)(self.h, dtype, shape.as_ptr(), shape.len() as u32) };
+        self.check(rc, "the output")
+    }
+
+    /// Runs op `name` on `cores` cores: the status (0 = every core
+    /// succeeded) and the report text.
+    pub fn run(&mut self, name: &str, cores: u32) -> (i32, String) {
+        let c = CString::new(name).expect("op names are identifiers");
+        // SAFETY: h live; c a C string.
+        let rc = unsafe { (self.api.run)(self.h, c.as_ptr(), cores) };
+        // SAFETY: h live; the report is a C string valid until the next
+        // run, copied at once.
+        let rep = unsafe { CStr::from_ptr((self.api.report)(self.h)) }.to_string_lossy().into_owned();
+        (rc, rep)
+    }
+
+    /// The output's bytes (`n` of them).
+    pub fn read_output(&mut self, n: usize) -> Result<Vec<u8>> {
+        let mut v = vec![0u8; n];
+        // SAFETY: h live; v writable for n bytes.
+        let rc = unsafe { (self.api.read_output)(self.h, v.as_mut_ptr().cast(), n) };
+        self.check(rc, "reading the output")?;
+        Ok(v)
+    }
+
+    /// The API.
+    pub fn api(&self) -> &SimApi {
+        &self.api
+    }
+}
+
+impl Drop for Sim {
+    fn drop(&mut self) {
+        // SAFETY: h came from neuron_sim_new and is not used again.
+        unsafe { (self.api.free)(self.h) };
+    }
+}

@@ -1,0 +1,80 @@
+//! The library API in-process, as the Python package will use it: two
+//! built libraries loaded into one process (which itself links the
+//! `neuroncustomop` crate), each op run several times, from two threads.
+//! Each shared object binds its kernel to its own runtime, so nothing
+//! leaks between them.
+
+mod common;
+use common::*;
+use customop::run::{run, RunOptions};
+
+#[test]
+fn two_libraries_in_one_process_each_run_their_own_kernel() {
+    let relu = built("relu2d", &[]);
+    let stream = built("stream", &[]);
+    let x = values(6 * 7, -3.0, 3.0, 14);
+    let xf = npy_file("inproc_x.npy", &f32s(&[6, 7], &x)).display().to_string();
+    let opts = |dir: &std::path::Path, op: &str, cores: u32| RunOptions {
+        dir: dir.to_path_buf(),
+        op: op.into(),
+        args: vec![xf.clone()],
+        out: None,
+        cores: Some(cores),
+    };
+    let relu_want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
+    let scale_want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
+    std::thread::scope(|s| {
+        for t in 0..2 {
+            let (relu, stream, opts, rw, sw) = (&relu, &stream, &opts, &relu_want, &scale_want);
+            s.spawn(move || {
+                for round in 0..3 {
+                    let cores = if (t + round) % 2 == 0 { 1 } else { 8 };
+                    let r = run(&opts(relu, "relu_forward", cores)).unwrap();
+                    assert_eq!(r.output.to_f32(), *rw, "thread {t} round {round}: relu on {cores}");
+                    assert_eq!(r.cores, cores);
+                    let r = run(&opts(stream, "scale_stream", cores)).unwrap();
+                    assert_eq!(r.output.to_f32(), *sw, "thread {t} round {round}: scale on {cores}");
+                    assert!(r.report.contains("core 0:"), "{}", r.report);
+                }
+            });
+        }
+    });
+    // An error is a value, not an exit: the process goes on.
+    let e = run(&RunOptions { args: vec![], ..opts(&relu, "relu_forward", 1) }).unwrap_err();
+    assert_eq!(e.kind, customop::ErrorKind::BadInput);
+    assert_eq!(e.kind.exit_code(), 6);
+}
+
+/// Build, run, edit, rebuild, run, all in one process through the
+/// library (the Python package's loop): the second run sees the new code.
+#[test]
+fn a_library_rebuilt_in_process_is_loaded_anew() {
+    use customop::build::{build, BuildOptions};
+    let src = scratch("rebuild_src");
+    std::fs::copy(kernels().join("stream/scale.cpp"), src.join("scale.cpp")).unwrap();
+    std::fs::copy(kernels().join("stream/shape.cpp"), src.join("shape.cpp")).unwrap();
+    let out = src.join("build");
+    let opts = BuildOptions {
+        name: "rebuilt".into(),
+        compute: vec![src.join("scale.cpp")],
+        shape: vec![src.join("shape.cpp")],
+        multicore: false,
+        target: customop::Target::Sim,
+        out: out.clone(),
+        cflags: vec![],
+        staticlib: None,
+        include: None,
+    };
+    let x = values(20, -1.0, 1.0, 15);
+    let xf = npy_file("rebuild_x.npy", &f32s(&[20], &x)).display().to_string();
+    let run_once = || run(&RunOptions { dir: out.clone(), op: "scale_stream".into(), args: vec![xf.clone()], out: None, cores: None }).unwrap();
+    build(&opts).unwrap();
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>());
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>(), "loaded once, run again");
+    let k = std::fs::read_to_string(src.join("scale.cpp")).unwrap();
+    std::fs::write(src.join("scale.cpp"), k.replace("* 2.0f", "* 3.0f")).unwrap();
+    assert!(build(&opts).unwrap().linked);
+    assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 3.0 + 1.0).collect::<Vec<_>>(), "the rebuilt library runs");
+    let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
+    assert!(leftovers.is_empty(), "the loaded copy is unlinked: {leftovers:?}");
+}

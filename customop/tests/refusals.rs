@@ -1,0 +1,207 @@
+//! Every refusal of `customop build` and `customop run`: a clear message
+//! naming the file and op, and a stable exit status (see
+//! `customop::ErrorKind::exit_code`, documented in docs/kernel-guide.md).
+
+mod common;
+use common::*;
+use std::path::PathBuf;
+
+const HEADERS: &str = "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n";
+
+/// Writes `compute` and `shape` sources for case `case`; returns their paths.
+fn sources(case: &str, compute: &str, shape: &str) -> (PathBuf, PathBuf) {
+    let d = scratch("refusals").join(case);
+    std::fs::create_dir_all(&d).unwrap();
+    let (c, s) = (d.join("kernel.cpp"), d.join("shape.cpp"));
+    std::fs::write(&c, format!("#include <torch/torch.h>\n{compute}")).unwrap();
+    std::fs::write(&s, format!("{HEADERS}{shape}")).unwrap();
+    (c, s)
+}
+
+/// Builds a case; returns the exit status and the message.
+fn build_case(case: &str, compute: &str, shape: &str, extra: &[&str]) -> (i32, String) {
+    let (c, s) = sources(case, compute, shape);
+    let out = scratch("refusals").join(case).join("build");
+    let (c, s, o) = (c.display().to_string(), s.display().to_string(), out.display().to_string());
+    let mut args = vec!["build", "--name", case, "--compute", &c, "--shape", &s, "--out", &o];
+    args.extend_from_slice(extra);
+    let r = customop(&args);
+    (r.status.code().unwrap_or(-1), text(&r))
+}
+
+const RELU: &str = "torch::Tensor relu(const torch::Tensor& t) { return t; }\n";
+const SHAPE_FN: &str = "torch::Tensor sh(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n";
+
+#[test]
+fn more_than_10_ops_is_refused() {
+    let defs: String = (0..11).map(|i| format!("    m.def(\"op{i}\", &sh, \"relu\");\n")).collect();
+    let (rc, msg) = build_case("many_ops", RELU, &format!("{SHAPE_FN}NEURON_LIBRARY(lots, m) {{\n{defs}}}\n"), &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("shape.cpp:15: op `op10` is op number 11 of library `lots`: a custom-op library has at most 10 ops"), "{msg}");
+}
+
+#[test]
+fn more_than_10_arguments_is_refused() {
+    let params: Vec<String> = (0..11).map(|i| format!("const torch::Tensor& t{i}")).collect();
+    let compute = format!("torch::Tensor wide({}) {{ return t0; }}\n", params.join(", "));
+    let (rc, msg) = build_case("many_args", &compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"wide\", &sh, \"wide\"); }}\n"), &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("kernel.cpp:2: compute function `wide` of op `wide` takes 11 arguments: at most 10"), "{msg}");
+}
+
+#[test]
+fn an_argument_kind_outside_the_list_is_refused() {
+    let compute = "torch::Tensor gate(const torch::Tensor& t, bool on) { return t; }\n";
+    let (rc, msg) = build_case("bad_kind", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"gate\", &sh, \"gate\"); }}\n"), &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(
+        msg.contains("kernel.cpp:2: compute function `gate` of op `gate`: argument 2 `bool on` is not a supported kind (torch::Tensor, torch::Scalar, double, int64_t, int, float, long long)"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn a_return_type_other_than_one_tensor_is_refused() {
+    for (case, ret, spelled) in [("ret_void", "void", "void"), ("ret_tuple", "std::tuple<torch::Tensor, torch::Tensor>", "std::tuple<torch::Tensor, torch::Tensor>")] {
+        let compute = format!("{ret} two(const torch::Tensor& t) {{ }}\n");
+        let (rc, msg) = build_case(case, &compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"two\", &sh, \"two\"); }}\n"), &[]);
+        assert_eq!(rc, 3, "{msg}");
+        assert!(
+            msg.contains(&format!("kernel.cpp:2: compute function `two` of op `two` returns `{spelled}`: a compute function returns exactly one tensor")),
+            "{msg}"
+        );
+    }
+}
+
+#[test]
+fn a_compute_function_the_sources_do_not_define_is_refused() {
+    // Declared but not defined, and a same-named function in a namespace:
+    // neither is a definition at global scope.
+    let compute = "torch::Tensor relu_fwd(const torch::Tensor& t);\nnamespace k { torch::Tensor relu_fwd(const torch::Tensor& t) { return t; } }\n";
+    let (rc, msg) = build_case("no_compute", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{\n  m.def(\"relu\", &sh, \"relu_fwd\");\n}}\n"), &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("shape.cpp:5: op `relu`: compute function `relu_fwd` is not defined at global scope in the compute sources ("), "{msg}");
+    assert!(msg.contains("kernel.cpp)"), "{msg}");
+}
+
+#[test]
+fn a_shape_function_that_does_not_exist_is_refused() {
+    let (rc, msg) = build_case("no_shape", RELU, "NEURON_LIBRARY(l, m) {\n  m.def(\"relu\", &relu_shape, \"relu\");\n}\n", &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("shape.cpp:4: op `relu`: shape function `relu_shape` is not defined at global scope in the shape sources"), "{msg}");
+}
+
+#[test]
+fn a_malformed_or_missing_neuron_library_is_refused() {
+    let (rc, msg) = build_case("malformed", RELU, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{\n  m.def(\"relu\", sh, relu);\n}}\n"), &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("shape.cpp:5: malformed NEURON_LIBRARY: expected `m.def(\"op_name\", &shape_fn, \"compute_fn\");`"), "{msg}");
+    let (rc, msg) = build_case("missing", RELU, SHAPE_FN, &[]);
+    assert_eq!(rc, 3, "{msg}");
+    assert!(msg.contains("no NEURON_LIBRARY block in the shape sources"), "{msg}");
+}
+
+#[test]
+fn compiler_errors_come_with_the_compilers_diagnostics() {
+    let compute = "torch::Tensor relu(const torch::Tensor& t) { return t.no_such_method(); }\n";
+    let (rc, msg) = build_case("bad_cpp", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"relu\", &sh, \"relu\"); }}\n"), &[]);
+    assert_eq!(rc, 4, "{msg}");
+    assert!(msg.contains("compiling ") && msg.contains("kernel.cpp failed"), "{msg}");
+    assert!(msg.contains("no_such_method"), "g++'s own diagnostic is shown:\n{msg}");
+}
+
+#[test]
+fn the_device_targets_are_not_yet_supported() {
+    for t in ["qemu", "q7"] {
+        let (rc, msg) = build_case(&format!("target_{t}"), RELU, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"relu\", &sh, \"relu\"); }}\n"), &["--target", t]);
+        assert_eq!(rc, 9, "{msg}");
+        assert!(msg.contains(&format!("--target {t}: not yet supported")), "{msg}");
+    }
+    let (rc, msg) = build_case("target_x", RELU, SHAPE_FN, &["--target", "x86"]);
+    assert_eq!(rc, 2, "{msg}");
+    assert!(msg.contains("unknown target `x86` (expected sim, qemu or q7)"), "{msg}");
+}
+
+#[test]
+fn run_refuses_arguments_that_do_not_fit_the_op() {
+    let dir = built("scalar_args", &[]);
+    let d = dir.display().to_string();
+    let x = npy_file("refuse_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
+    let out = scratch("out").join("refused.npy").display().to_string();
+    let cases: [(&[&str], i32, &str); 6] = [
+        (&["affine", &x, "1.5"], 6, "op `affine` takes 3 argument(s) (const torch::Tensor&, const torch::Scalar&, int64_t), 2 given"),
+        (&["affine", "2.0", "1.5", "3"], 6, "argument 1 of op `affine` (const torch::Tensor&) is a tensor: give a .npy file, not the number 2.0"),
+        (&["affine", &x, "1.5", "3.5"], 6, "argument 3 of op `affine` (int64_t) is a 64-bit integer: `3.5` is not an integer"),
+        (&["affine", &x, "abc", "3"], 6, "argument 2 of op `affine` (const torch::Scalar&) is a scalar: give a number, not `abc`"),
+        (&["nope", &x], 6, "library `scalar_args` has no op `nope` (its ops: affine, offset_int)"),
+        (&["affine", "/nonexistent.npy", "1", "2"], 5, "cannot read /nonexistent.npy"),
+    ];
+    for (args, code, want) in cases {
+        let mut a = vec!["run", d.as_str()];
+        a.extend_from_slice(args);
+        a.extend_from_slice(&["-o", &out]);
+        let r = customop(&a);
+        let t = text(&r);
+        assert_eq!(r.status.code(), Some(code), "{args:?}: {t}");
+        assert!(t.contains(want), "{args:?}: want `{want}` in:\n{t}");
+    }
+    // A float64 file is not a dtype that marshals.
+    let f64_file = scratch("npy").join("f64.npy");
+    let mut b = customop::npy::render(&f32s(&[2], &[1.0, 2.0]));
+    let at = b.windows(3).position(|w| w == b"<f4").unwrap();
+    b[at..at + 3].copy_from_slice(b"<f8");
+    std::fs::write(&f64_file, b).unwrap();
+    let r = customop(&["run", &d, "affine", &f64_file.display().to_string(), "1", "2", "-o", &out]);
+    assert_eq!(r.status.code(), Some(6), "{}", text(&r));
+    assert!(text(&r).contains("dtype '<f8' does not marshal"), "{}", text(&r));
+}
+
+#[test]
+fn a_failing_kernel_fails_the_run_with_the_reason() {
+    // The kernel returns an int32 tensor where its shape function said float.
+    let compute = "torch::Tensor wrong(const torch::Tensor& t) { return torch::zeros(t.sizes(), torch::kInt); }\n";
+    let (c, s) = sources("wrong_dtype", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"wrong\", &sh, \"wrong\"); }}\n"));
+    let dir = scratch("refusals").join("wrong_dtype").join("build").display().to_string();
+    customop_ok(&["build", "--name", "wrong_dtype", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    let x = npy_file("wrong_x.npy", &f32s(&[3], &[1.0, 2.0, 3.0])).display().to_string();
+    let out = scratch("out").join("wrong.npy");
+    let _ = std::fs::remove_file(&out);
+    let r = customop(&["run", &dir, "wrong", &x, "-o", &out.display().to_string()]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{t}");
+    assert!(t.contains("op `wrong` failed on 1 core(s): error 35: returned tensor dtype differs from the output descriptor"), "{t}");
+    assert!(t.contains("core 0:"), "the report follows:\n{t}");
+    assert!(!out.exists(), "no output written for a failed run");
+}
+
+#[test]
+fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_run() {
+    // The compute function takes two tensors, the shape function one.
+    let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
+    let (c, s) = sources("shape_arity", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"two\", &sh, \"two\"); }}\n"));
+    let dir = scratch("refusals").join("shape_arity").join("build").display().to_string();
+    customop_ok(&["build", "--name", "shape_arity", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    let x = npy_file("arity_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
+    let out = scratch("out").join("arity.npy").display().to_string();
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out]);
+    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
+    assert!(text(&r).contains("the shape function takes another number of arguments than the compute function"), "{}", text(&r));
+    // And the core count is checked.
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", "9"]);
+    assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+    assert!(text(&r).contains("--cores 9: a NeuronCore has 1 to 8 GPSIMD cores"), "{}", text(&r));
+}
+
+#[test]
+fn a_shape_function_parameter_of_another_kind_fails_the_run() {
+    let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
+    let shape = "torch::Tensor sh2(torch::Tensor t, double k) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+                 NEURON_LIBRARY(l, m) { m.def(\"two\", &sh2, \"two\"); }\n";
+    let (c, s) = sources("shape_kind", compute, shape);
+    let dir = scratch("refusals").join("shape_kind").join("build").display().to_string();
+    customop_ok(&["build", "--name", "shape_kind", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    let x = npy_file("kind_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &scratch("out").join("kind.npy").display().to_string()]);
+    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
+    assert!(text(&r).contains("op `two`: the shape function's parameter does not take argument 2"), "{}", text(&r));
+}
