@@ -113,7 +113,7 @@ impl Array {
 
     /// The elements as f32 (F32 arrays).
     pub fn to_f32(&self) -> Vec<f32> {
-        self.data.chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+        self.data.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect()
     }
 
     /// The number of elements.

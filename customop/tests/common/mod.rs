@@ -108,7 +108,7 @@ pub fn i32s(shape: &[u64], v: &[i32]) -> Array {
 /// The elements of an i32 array.
 pub fn to_i32(a: &Array) -> Vec<i32> {
     assert_eq!(a.dtype, Dtype::I32);
-    a.data.chunks_exact(4).map(|c| i32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect()
+    a.data.as_chunks::<4>().0.iter().map(|c| i32::from_le_bytes(*c)).collect()
 }
 
 /// Runs `op` of build `dir` with `args` on `cores` through the binary;
