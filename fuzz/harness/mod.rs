@@ -2,6 +2,7 @@
 //! and by the plain `#[test]`s that replay the committed seeds and crash
 //! inputs (`tests/fuzz_regressions.rs` in the root package). Each
 //! harness's `run(data)` panics on a broken property; any input is valid.
+// Shared by the fuzz targets and the replay tests; each uses only some.
 #![allow(dead_code)]
 
 pub mod heap_ops;

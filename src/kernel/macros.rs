@@ -24,9 +24,12 @@
 macro_rules! custom_ops {
     ($( fn $name:ident ( $($arg:ident : $ty:ty),* $(,)? ) ; )+) => {
         $(
+            // The module is named after the op (any case); the launcher is
+            // reached only through the op table on some targets.
             #[allow(non_snake_case, dead_code)]
             #[doc(hidden)]
             pub mod $name {
+                // The op's argument types come from the caller's scope.
                 #[allow(unused_imports)]
                 use super::*;
                 /// `<fn>_wrapper`.

@@ -9,6 +9,7 @@
 //!
 //! Overrides: `NEURON_STATICLIB=/path/to/libneuroncustomop.a`.
 
+// Included by several test binaries; each uses only some of it.
 #![allow(dead_code)]
 
 #[path = "../../customop/src/staticlib.rs"]

@@ -2,6 +2,7 @@
 //! each test kernel once per test binary (and, through the tool's own
 //! cache, once across runs), write and read `.npy` files.
 
+// Included by several test binaries; each uses only some of it.
 #![allow(dead_code)]
 
 use customop::npy::{self, Array, Dtype};

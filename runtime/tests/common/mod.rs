@@ -1,4 +1,5 @@
 //! Shared helpers of the runtime's host tests.
+// Included by several test binaries; each uses only some of it.
 #![allow(dead_code)]
 
 use neuron_hal::dma::DmaDirection;
