@@ -210,6 +210,16 @@ pub(crate) fn run(cmd: &mut Command) -> Result {
 pub(crate) fn nightly_cargo() -> Command {
     let mut cmd = Command::new("rustup");
     cmd.args(["run", TOOLCHAIN, "cargo"]);
+    // cargo finds `cargo-miri`, `cargo-clippy` and `cargo-fmt` on PATH;
+    // rustup's proxies for them are not on every machine (a hand-made or
+    // minimal rustup install lacks them), the toolchain's own bin is.
+    if let Some(bin) = preflight::toolchain_bin() {
+        let path = std::env::var_os("PATH").unwrap_or_default();
+        let joined = std::env::join_paths(std::iter::once(bin).chain(std::env::split_paths(&path)));
+        if let Ok(p) = joined {
+            cmd.env("PATH", p);
+        }
+    }
     for v in [
         "RUSTC",
         "RUSTC_WRAPPER",

@@ -94,6 +94,12 @@ fn sysroot() -> Option<PathBuf> {
     out.status.success().then(|| PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()))
 }
 
+/// The pinned nightly's `bin` directory (looked up once).
+pub(crate) fn toolchain_bin() -> Option<PathBuf> {
+    static BIN: std::sync::OnceLock<Option<PathBuf>> = std::sync::OnceLock::new();
+    BIN.get_or_init(|| sysroot().map(|s| s.join("bin"))).clone()
+}
+
 /// What `for_` needs and this machine lacks, as `(what, source)`.
 fn missing(for_: For) -> Vec<(String, Source)> {
     let sysroot = sysroot();
