@@ -45,7 +45,9 @@ cargo xtask <command>
   setup
       Install what the commands need and this machine lacks (as root):
       the Debian packages (without recommends), nightly-2026-10-15 with
-      rust-src, llvm-tools, miri, clippy and rustfmt, cargo-fuzz 0.13.2.
+      rust-src, llvm-tools, miri, clippy and rustfmt, cargo-fuzz 0.13.2,
+      the PyPI package ziglang 0.17.1 (the clang front end of the Xtensa
+      C++ build).
       `test` and `run-example` check the same list first and stop, naming
       what provides each missing piece.
   miri

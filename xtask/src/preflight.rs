@@ -10,6 +10,9 @@ use std::process::Command;
 
 /// The pinned cargo-fuzz (`cargo install --locked`).
 pub(crate) const CARGO_FUZZ_VERSION: &str = "0.13.2";
+/// The PyPI `ziglang` whose clang front end the Xtensa C++ build is
+/// verified with (TOOLCHAIN.md; customop checks the same version).
+pub(crate) const ZIGLANG_VERSION: &str = "0.17.1";
 /// The components of the pinned nightly: `rust-src` for `-Zbuild-std`,
 /// `llvm-tools` for llvm-objdump/llc, `miri`, and `clippy`/`rustfmt` for
 /// the lint steps (run with the pinned toolchain, so a newer stable on a
@@ -25,6 +28,8 @@ enum Source {
     Component(&'static str),
     /// `cargo install cargo-fuzz --version CARGO_FUZZ_VERSION --locked`.
     CargoFuzz,
+    /// `python3 -m pip install ziglang==ZIGLANG_VERSION`.
+    Ziglang,
 }
 
 /// Which command needs a requirement.
@@ -47,6 +52,8 @@ enum Want {
     Program(&'static str),
     /// A path inside the pinned nightly's sysroot.
     SysrootFile(&'static str),
+    /// `python3 -m ziglang version` prints ZIGLANG_VERSION.
+    Ziglang,
 }
 
 fn needs() -> Vec<Need> {
@@ -69,6 +76,9 @@ fn needs() -> Vec<Need> {
         n(SysrootFile("bin/cargo-clippy"), Component("clippy"), false),
         n(SysrootFile("bin/rustfmt"), Component("rustfmt"), false),
         n(Program("cargo-fuzz"), CargoFuzz, false),
+        // The C++ kernels built for the emulated cores (customop --target qemu|q7).
+        n(Program("python3"), Apt("python3"), false),
+        n(Want::Ziglang, Source::Ziglang, false),
     ]
 }
 
@@ -110,6 +120,7 @@ fn missing(for_: For) -> Vec<(String, Source)> {
     for n in needs().into_iter().filter(|n| n.main_job || for_ == For::Tests) {
         let (ok, what) = match n.what {
             Want::Program(p) => (on_path(p), format!("`{p}`")),
+            Want::Ziglang => (ziglang_ok(), format!("the Python package ziglang {ZIGLANG_VERSION}")),
             Want::SysrootFile(f) => {
                 if sysroot.is_none() {
                     continue;
@@ -125,6 +136,11 @@ fn missing(for_: For) -> Vec<(String, Source)> {
     m
 }
 
+fn ziglang_ok() -> bool {
+    let out = Command::new("python3").args(["-m", "ziglang", "version"]).output();
+    out.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == ZIGLANG_VERSION)
+}
+
 fn how(s: Source) -> String {
     match s {
         Source::Apt(p) => format!("apt-get install --no-install-recommends {p}"),
@@ -133,6 +149,7 @@ fn how(s: Source) -> String {
         }
         Source::Component(c) => format!("rustup component add {c} --toolchain {TOOLCHAIN}"),
         Source::CargoFuzz => format!("cargo install cargo-fuzz --version {CARGO_FUZZ_VERSION} --locked"),
+        Source::Ziglang => format!("python3 -m pip install ziglang=={ZIGLANG_VERSION}"),
     }
 }
 
@@ -171,6 +188,21 @@ pub(crate) fn setup() -> Result {
         }
         run(&mut cmd)?;
     }
+    if m.iter().any(|(_, s)| *s == Source::Ziglang) {
+        let pip = |extra: &[&str]| {
+            run(Command::new("python3")
+                .args(["-m", "pip", "install", "--no-input", &format!("ziglang=={ZIGLANG_VERSION}")])
+                .args(extra))
+        };
+        // Debian's own python3 is "externally managed" (PEP 668): pip
+        // refuses a plain install there; ziglang is self-contained, so the
+        // override is safe. A python3 without pip gets Debian's.
+        if run(Command::new("python3").args(["-m", "pip", "--version"])).is_err() {
+            run(Command::new("apt-get").args(["update", "-qq"]))?;
+            run(Command::new("apt-get").env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y", "-qq", "--no-install-recommends", "python3-pip"]))?;
+        }
+        pip(&[]).or_else(|_| pip(&["--break-system-packages"]))?;
+    }
     if m.iter().any(|(_, s)| *s == Source::CargoFuzz) {
         run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
     }
@@ -187,7 +219,10 @@ mod tests {
     fn every_missing_thing_names_its_installer() {
         for n in needs() {
             let h = how(n.source);
-            assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install"), "{h}");
+            assert!(
+                h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"),
+                "{h}"
+            );
         }
         assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
     }
