@@ -1,6 +1,6 @@
 //! One simulated core bound to host threads while it runs.
 
-use crate::current::{bind, Bound, CoreHal};
+use crate::current::{bind, Bound, CoreHal, CoreSlot};
 use neuron_hal_mock::MockCore;
 use neuron_runtime::CoreState;
 use std::boxed::Box;
@@ -8,41 +8,52 @@ use std::boxed::Box;
 /// One simulated core with its runtime state. The state is boxed so the
 /// translation context kernels hold a pointer to never moves.
 pub struct SimCore {
-    bound: Box<Bound<CoreHal>>,
+    bound: Box<CoreSlot<CoreHal>>,
 }
 
 
 impl SimCore {
     /// A core whose runtime is not initialised yet (as after reset).
     pub fn new(core: MockCore) -> Self {
-        Self { bound: Box::new(Bound::new(CoreState::new(core))) }
+        Self { bound: Box::new(CoreSlot::new(Bound::new(CoreState::new(core)))) }
     }
 
     /// Runs `f` with this core bound to the calling thread, so the C entry
     /// points act on it. Bindings nest: the previous one comes back after.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _guard = bind(&mut *self.bound);
+        let _guard = bind(&mut self.bound);
         f()
     }
 
     /// The runtime state (outside `enter`).
     pub fn state(&mut self) -> &mut CoreState<MockCore> {
-        &mut self.bound.state
+        &mut self.bound.get_mut().state
     }
 
     /// The mock hardware of this core.
     pub fn hal(&self) -> &MockCore {
-        &self.bound.state.hal
+        &self.bound.get().state.hal
     }
 
     /// First marshalling failure of the last invocation (0: none).
     pub fn invocation_status(&self) -> i32 {
-        self.bound.invocation_status
+        self.bound.get().invocation_status
     }
 
     /// The last error a C entry point recorded on this core.
     pub fn last_error(&self) -> i32 {
-        self.bound.last_error
+        self.bound.get().last_error
+    }
+
+    /// Every error entry points recorded on this core since
+    /// [`clear_errors`](Self::clear_errors), in order.
+    pub fn errors(&self) -> &neuron_runtime::ErrorLog {
+        &self.bound.get().errors
+    }
+
+    /// Empties the error log (the simulator does at the start of a run).
+    pub fn clear_errors(&mut self) {
+        self.bound.get_mut().errors.clear();
     }
 }
 
