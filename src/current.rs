@@ -26,6 +26,10 @@ pub struct Bound<H: neuron_hal::Hal> {
     pub errors: neuron_runtime::ErrorLog,
     /// First marshalling failure since `customop_setup` (0: none).
     pub invocation_status: i32,
+    /// Set when the kernel asked `get_cpu_id()` or `get_cpu_count()`: a
+    /// kernel that slices its work by core (the simulator reports one run
+    /// on a single core).
+    pub cpu_queried: bool,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -42,6 +46,7 @@ impl<H: neuron_hal::Hal> Bound<H> {
             last_error: 0,
             errors: neuron_runtime::ErrorLog::new(),
             invocation_status: 0,
+            cpu_queried: false,
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]
@@ -488,6 +493,11 @@ pub fn read_view() -> neuron_runtime::marshal::tensor::TensorView {
         }
         core::ptr::addr_of!((*(*p).bound.get()).view).read()
     }
+}
+
+/// Whether a core is bound to the calling thread (always, on the device).
+pub fn is_bound() -> bool {
+    !current().is_null()
 }
 
 /// The calling core's last error, or the thread's when no core is bound.

@@ -51,9 +51,27 @@ impl SimCore {
         &self.bound.get().errors
     }
 
-    /// Empties the error log (the simulator does at the start of a run).
-    pub fn clear_errors(&mut self) {
-        self.bound.get_mut().errors.clear();
+    /// Starts a run's bookkeeping: empties the error log, the last
+    /// error, the core-query flag, and restarts every counter the report
+    /// reads (translate hits and misses, heap high-water marks), so the
+    /// report covers exactly this run.
+    pub fn begin_run(&mut self) {
+        let b = self.bound.get_mut();
+        b.errors.clear();
+        b.last_error = 0;
+        b.invocation_status = 0;
+        b.cpu_queried = false;
+        b.state.translator.stats = Default::default();
+        b.state.translator.thrash = neuron_runtime::thrash::ThrashStats::new();
+        b.state.hbm.restart_stats();
+        b.state.dataram.restart_stats();
+        b.state.libc.restart_stats();
+    }
+
+    /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()` since
+    /// [`begin_run`](Self::begin_run).
+    pub fn cpu_queried(&self) -> bool {
+        self.bound.get().cpu_queried
     }
 }
 
