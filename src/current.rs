@@ -79,12 +79,14 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         Self { busy: core::cell::Cell::new(false), reentered: core::cell::Cell::new(false), bound: core::cell::UnsafeCell::new(bound) }
     }
 
-    /// The state, through exclusive access to the slot.
+    /// The state, through exclusive access to the slot (host: `SimCore`).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub fn get_mut(&mut self) -> &mut Bound<H> {
         self.bound.get_mut()
     }
 
-    /// The state, shared.
+    /// The state, shared (host: `SimCore`).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub fn get(&self) -> &Bound<H> {
         debug_assert!(!self.busy.get(), "core slot read while an entry point holds it");
         // SAFETY: a `&mut Bound` only exists inside `with_core`, reached
