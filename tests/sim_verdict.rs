@@ -58,10 +58,51 @@ fn first_125(t: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// The known bug: the last core offsets itself by its own, larger
+/// partition (`cpu * mine` instead of `cpu * per`), leaving a gap and
+/// running past the end.
+fn last_offset_by_own_partition(t: Tensor) -> Result<Tensor> {
+    let out = dst_tensor()?;
+    let (cpu, cores, n) = (get_cpu_id() as i64, get_cpu_count() as i64, out.numel() as i64);
+    let per = n / cores;
+    let mine = if cpu == cores - 1 { n - per * (cores - 1) } else { per };
+    let (a, w) = (t.const_accessor::<f32, 1>()?, out.accessor::<f32, 1>()?);
+    let base = neuroncustomop::ffi::translate::neuron_translate_ctx();
+    for i in cpu * mine..cpu * mine + mine {
+        if i < n {
+            w.set([i], a.get([i])?)?;
+        } else {
+            // Past the end: what a raw pointer write does (the accessor
+            // would refuse), straight into the guard region.
+            let p = neuroncustomop::ffi::translate::neuron_translate(base, out.storage_addr() + i as u64 * 4);
+            // SAFETY: p is a translated pointer into mapped mock HBM (the
+            // simulator's guard region after the output).
+            unsafe { p.cast::<f32>().write_volatile(1.0) };
+        }
+    }
+    Ok(out)
+}
+
+/// Rounds the slice up, and aligns the last core to the end: its slice
+/// overlaps the one before.
+fn tail_aligned(t: Tensor) -> Result<Tensor> {
+    let out = dst_tensor()?;
+    let (cpu, cores, n) = (get_cpu_id() as i64, get_cpu_count() as i64, out.numel() as i64);
+    let per = (n + cores - 1) / cores;
+    let start = if cpu == cores - 1 { n - per } else { cpu * per };
+    let (a, w) = (t.const_accessor::<f32, 1>()?, out.accessor::<f32, 1>()?);
+    for i in start..(start + per).min(n) {
+        w.set([i], a.get([i])? + 1.0)?;
+    }
+    Ok(out)
+}
+
 custom_ops! {
     fn double(t: Tensor);
     fn sliced(t: Tensor);
     fn first_125(t: Tensor);
+    fn last_offset_by_own_partition(t: Tensor);
+    fn tail_aligned(t: Tensor);
 }
 
 // ---- helpers ----
@@ -79,7 +120,7 @@ fn sim() -> Sim {
     let s = neuron_sim_new();
     assert!(!s.is_null());
     // SAFETY: s is live.
-    assert_eq!(unsafe { neuron_sim_register(s) }, 3);
+    assert_eq!(unsafe { neuron_sim_register(s) }, 5);
     Sim(s)
 }
 
@@ -365,4 +406,34 @@ fn the_output_is_no_result_before_a_run_or_after_a_failed_one() {
     assert_eq!(run(&s, c"double", 1), 0);
     assert_code(run(&s, c"double", 3), Error::BadCoreCount);
     assert_code(read(&s, 16).0, Error::NoRunResult);
+}
+
+// ---- cross-core writes ----
+
+#[test]
+fn overlapping_cores_are_named_with_their_ranges() {
+    let s = sim();
+    arg(&s, 1001);
+    output(&s, FP32, 1001);
+    // Cores 0..=6 take 126 elements from cpu * 126; core 7 takes the last
+    // 126, [875, 1001), overlapping core 6's [756, 882) on [875, 882).
+    assert_code(run(&s, c"tail_aligned", 8), Error::CoreWritesOverlap);
+    let text = report(&s);
+    assert!(text.contains("cores 6 and 7 both wrote output bytes [3500, 3528)"), "{text}");
+    assert_eq!(text.matches("both wrote").count(), 2, "named once in the verdict, once in the list:\n{text}");
+    assert_usable(&s);
+}
+
+#[test]
+fn the_last_core_offset_by_its_own_partition_is_reported() {
+    let s = sim();
+    arg(&s, 1003);
+    output(&s, FP32, 1003);
+    // per = 125; core 7's partition is 128 and it starts at 7 * 128 = 896:
+    // [875, 896) is never written and [1003, 1024) lies past the end.
+    assert_code(run(&s, c"last_offset_by_own_partition", 8), Error::GuardOverwritten);
+    let text = report(&s);
+    assert!(text.contains("core 7: kernel wrote past the end of the output"), "{text}");
+    assert!(text.contains("21 of 1003 output elements were never written: [875, 896)"), "{text}");
+    assert_usable(&s);
 }

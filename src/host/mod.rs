@@ -9,6 +9,7 @@ mod report_text;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;
+mod writes;
 
 pub use sim_core::{with_bound_hal, SimCore};
 pub use simulator::{Arg, CoreReport, RunFailure, RunReport, Simulator};

@@ -53,6 +53,9 @@ impl fmt::Display for RunReport {
         for e in &self.guard_errors {
             writeln!(f, "  guard: {e}")?;
         }
+        for o in &self.overlaps {
+            writeln!(f, "  overlap: {o}")?;
+        }
         for c in &self.failed_threads {
             writeln!(f, "  core {c}: its host thread could not start or did not finish")?;
         }

@@ -114,6 +114,9 @@ pub struct RunReport {
     pub unwritten: Option<String>,
     /// Whether the caller allowed unwritten output for this run.
     pub unwritten_allowed: bool,
+    /// Output bytes two cores both wrote (multicore runs), one sentence
+    /// per pair of cores: "cores 6 and 7 both wrote output bytes [..)".
+    pub overlaps: Vec<String>,
     /// Cores whose host thread could not start or did not finish.
     pub failed_threads: Vec<u32>,
     /// The verdict: None when the run is a pass.
@@ -153,6 +156,9 @@ impl RunReport {
         }
         if let Some(g) = self.guard_errors.first() {
             return fail(Error::GuardOverwritten, None, g.clone());
+        }
+        if let Some(o) = self.overlaps.first() {
+            return fail(Error::CoreWritesOverlap, None, o.clone());
         }
         for c in &self.cores {
             if c.args_read.0 < c.args_read.1 {
@@ -292,6 +298,24 @@ impl Simulator {
         let base = self.soc.platform().hbm_soc_base;
         RawTensorDesc::contiguous(Location::Hbm, dtype.code(), base, shape).ok_or(Error::BadShape)
     }
+    /// Refills every guard region with the canary (between the attribution
+    /// runs, so each core's overrun is its own).
+    pub(crate) fn refill_guards(&self) {
+        for (at, len, _) in &self.guards {
+            let _ = coverage::fill(&self.soc, *at, *len, GUARD_CANARY);
+        }
+    }
+
+    /// Runs launcher `f` on core `cpu` alone (the attribution runs).
+    pub(crate) fn launch_one(&mut self, f: OpFn, cpu: usize, at: u64) -> bool {
+        self.launch(f, cpu..cpu + 1, at).1.is_empty()
+    }
+
+    /// The byte the output is filled with before a run.
+    pub(crate) fn sentinel(&self) -> u8 {
+        self.sentinel
+    }
+
     /// Checks every guard region; one line per overwritten one.
     pub fn check_guards(&self) -> Vec<String> {
         let mut bad = Vec::new();
@@ -474,9 +498,17 @@ impl Simulator {
         if let Some(o) = placed {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
-        let (reports, failed_threads) = self.launch(f, cores, at);
+        let (reports, failed_threads) = self.launch(f, 0..cores, at);
         let mut rep = RunReport { cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
+        if let Some(o) = placed {
+            let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
+            if cores > 1 && clean && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
+                let w = super::writes::attribute(self, f, cores, at, o)?;
+                rep.overlaps = w.overlaps;
+                rep.guard_errors.extend(w.outside);
+            }
+        }
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
             let mut ranges = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
@@ -504,12 +536,14 @@ impl Simulator {
     /// Runs launcher `f` on cores `0..cores` in parallel threads serving
     /// the block at `at`: each core's report (a placeholder for a core
     /// whose thread did not run), and the cores whose thread failed.
-    fn launch(&mut self, f: OpFn, cores: usize, at: u64) -> (Vec<CoreReport>, Vec<u32>) {
-        let mut reports = std::vec![None::<CoreReport>; cores];
+    fn launch(&mut self, f: OpFn, cores: core::ops::Range<usize>, at: u64) -> (Vec<CoreReport>, Vec<u32>) {
+        let first = cores.start;
+        let mut reports = std::vec![None::<CoreReport>; cores.len()];
         let mut failed_threads = Vec::new();
         std::thread::scope(|s| {
             let mut handles = Vec::new();
-            for (i, (core, rep)) in self.cores[..cores].iter_mut().zip(reports.iter_mut()).enumerate() {
+            for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
+                let i = first + i;
                 let run = move || {
                     core.begin_run();
                     let before = Counters::of(core.hal());
@@ -538,7 +572,7 @@ impl Simulator {
         // of its own: a placeholder naming it, never counted as a pass (the
         // verdict fails on `failed_threads` first).
         let reports: Vec<CoreReport> =
-            reports.into_iter().enumerate().map(|(i, r)| r.unwrap_or_else(|| CoreReport { cpu: i as u32, ..CoreReport::default() })).collect();
+            reports.into_iter().enumerate().map(|(i, r)| r.unwrap_or_else(|| CoreReport { cpu: (first + i) as u32, ..CoreReport::default() })).collect();
         (reports, failed_threads)
     }
 
@@ -549,7 +583,7 @@ impl Simulator {
     fn confirm_unwritten(&mut self, f: OpFn, cores: usize, at: u64, o: RawTensorDesc, elem: u64, candidates: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, Error> {
         let second = !self.sentinel;
         coverage::fill(&self.soc, o.storage, o.buffer_bytes, second).map_err(|_| Error::AddressUnmapped)?;
-        let _ = self.launch(f, cores, at);
+        let _ = self.launch(f, 0..cores, at);
         let again = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, second).map_err(|_| Error::AddressUnmapped)?;
         let both = coverage::intersect(candidates, &again);
         for r in &both {
