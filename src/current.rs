@@ -30,6 +30,10 @@ pub struct Bound<H: neuron_hal::Hal> {
     /// kernel that slices its work by core (the simulator reports one run
     /// on a single core).
     pub cpu_queried: bool,
+    /// The byte `neuron_tensor_empty` fills new tensors with: the
+    /// simulator's output sentinel of the run (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub empty_fill: u8,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -47,6 +51,8 @@ impl<H: neuron_hal::Hal> Bound<H> {
             errors: neuron_runtime::ErrorLog::new(),
             invocation_status: 0,
             cpu_queried: false,
+            #[cfg(not(target_arch = "xtensa"))]
+            empty_fill: 0,
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]

@@ -97,7 +97,18 @@ fn tail_aligned(t: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// Returns an `empty` tensor of which it wrote only the first half.
+fn half_of_empty(t: Tensor) -> Result<OwnedTensor> {
+    let e = ops::empty(t.sizes(), Dtype::Fp32)?;
+    let w = e.accessor::<f32, 1>()?;
+    for i in 0..t.numel() as i64 / 2 {
+        w.set([i], 3.0)?;
+    }
+    Ok(e)
+}
+
 custom_ops! {
+    fn half_of_empty(t: Tensor);
     fn double(t: Tensor);
     fn sliced(t: Tensor);
     fn first_125(t: Tensor);
@@ -120,7 +131,7 @@ fn sim() -> Sim {
     let s = neuron_sim_new();
     assert!(!s.is_null());
     // SAFETY: s is live.
-    assert_eq!(unsafe { neuron_sim_register(s) }, 5);
+    assert_eq!(unsafe { neuron_sim_register(s) }, 6);
     Sim(s)
 }
 
@@ -436,4 +447,15 @@ fn the_last_core_offset_by_its_own_partition_is_reported() {
     assert!(text.contains("core 7: kernel wrote past the end of the output"), "{text}");
     assert!(text.contains("21 of 1003 output elements were never written: [875, 896)"), "{text}");
     assert_usable(&s);
+}
+
+#[test]
+fn an_empty_tensor_partly_written_and_returned_is_reported() {
+    let s = sim();
+    arg(&s, 100);
+    output(&s, FP32, 100);
+    // `empty` hands out sentinel-filled storage: the half never written
+    // reaches the output as sentinel bytes, and is reported.
+    assert_code(run(&s, c"half_of_empty", 1), Error::OutputNotCovered);
+    assert!(report(&s).contains("50 of 100 output elements were never written: [50, 100)"), "{}", report(&s));
 }

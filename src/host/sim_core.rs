@@ -55,8 +55,10 @@ impl SimCore {
     /// error, the core-query flag, and restarts every counter the report
     /// reads (translate hits and misses, heap high-water marks), so the
     /// report covers exactly this run.
-    pub fn begin_run(&mut self) {
+    /// `fill` is the run's output sentinel, which `empty` tensors get too.
+    pub fn begin_run(&mut self, fill: u8) {
         let b = self.bound.get_mut();
+        b.empty_fill = fill;
         b.errors.clear();
         b.last_error = 0;
         b.invocation_status = 0;

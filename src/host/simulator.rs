@@ -307,8 +307,8 @@ impl Simulator {
     }
 
     /// Runs launcher `f` on core `cpu` alone (the attribution runs).
-    pub(crate) fn launch_one(&mut self, f: OpFn, cpu: usize, at: u64) -> bool {
-        self.launch(f, cpu..cpu + 1, at).1.is_empty()
+    pub(crate) fn launch_one(&mut self, f: OpFn, cpu: usize, at: u64, fill: u8) -> bool {
+        self.launch(f, cpu..cpu + 1, at, fill).1.is_empty()
     }
 
     /// The byte the output is filled with before a run.
@@ -498,7 +498,7 @@ impl Simulator {
         if let Some(o) = placed {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
-        let (reports, failed_threads) = self.launch(f, 0..cores, at);
+        let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
         let mut rep = RunReport { cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
@@ -536,7 +536,7 @@ impl Simulator {
     /// Runs launcher `f` on cores `0..cores` in parallel threads serving
     /// the block at `at`: each core's report (a placeholder for a core
     /// whose thread did not run), and the cores whose thread failed.
-    fn launch(&mut self, f: OpFn, cores: core::ops::Range<usize>, at: u64) -> (Vec<CoreReport>, Vec<u32>) {
+    fn launch(&mut self, f: OpFn, cores: core::ops::Range<usize>, at: u64, fill: u8) -> (Vec<CoreReport>, Vec<u32>) {
         let first = cores.start;
         let mut reports = std::vec![None::<CoreReport>; cores.len()];
         let mut failed_threads = Vec::new();
@@ -545,7 +545,7 @@ impl Simulator {
             for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
                 let i = first + i;
                 let run = move || {
-                    core.begin_run();
+                    core.begin_run(fill);
                     let before = Counters::of(core.hal());
                     core.hal().set_invocation_block(at);
                     let paint = super::diagnostics::paint_stack();
@@ -583,7 +583,7 @@ impl Simulator {
     fn confirm_unwritten(&mut self, f: OpFn, cores: usize, at: u64, o: RawTensorDesc, elem: u64, candidates: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, Error> {
         let second = !self.sentinel;
         coverage::fill(&self.soc, o.storage, o.buffer_bytes, second).map_err(|_| Error::AddressUnmapped)?;
-        let _ = self.launch(f, 0..cores, at);
+        let _ = self.launch(f, 0..cores, at, second);
         let again = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, second).map_err(|_| Error::AddressUnmapped)?;
         let both = coverage::intersect(candidates, &again);
         for r in &both {

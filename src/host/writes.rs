@@ -44,7 +44,7 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
         for fill in [sim.sentinel(), !sim.sentinel()] {
             coverage::fill(sim.soc(), o.storage, o.buffer_bytes, fill).map_err(unmapped)?;
             sim.refill_guards();
-            if !sim.launch_one(f, cpu, at) {
+            if !sim.launch_one(f, cpu, at, fill) {
                 return Err(neuron_runtime::Error::CoreThreadFailed);
             }
             sim.read(o.storage, &mut buf)?;
