@@ -459,3 +459,14 @@ fn an_empty_tensor_partly_written_and_returned_is_reported() {
     assert_code(run(&s, c"half_of_empty", 1), Error::OutputNotCovered);
     assert!(report(&s).contains("50 of 100 output elements were never written: [50, 100)"), "{}", report(&s));
 }
+
+#[test]
+fn a_core_whose_thread_cannot_start_fails_the_run() {
+    let s = sim();
+    arg(&s, 16);
+    output(&s, FP32, 16);
+    neuroncustomop::host::fault::fail_next_spawn(5);
+    assert_code(run(&s, c"sliced", 8), Error::CoreThreadFailed);
+    assert!(report(&s).contains("core 5: its host thread could not start or did not finish"), "{}", report(&s));
+    assert_eq!(run(&s, c"sliced", 8), 0, "{}", report(&s));
+}

@@ -556,7 +556,12 @@ impl Simulator {
                     r.stack_high_water = paint.high_water();
                     *rep = Some(r);
                 };
-                match std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run) {
+                let spawned = if super::fault::take_spawn_failure(i as u32) {
+                    Err(std::io::Error::other("injected spawn failure"))
+                } else {
+                    std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run)
+                };
+                match spawned {
                     Ok(h) => handles.push((i, h)),
                     Err(_) => failed_threads.push(i as u32),
                 }
