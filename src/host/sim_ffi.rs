@@ -96,11 +96,13 @@ pub unsafe extern "C" fn neuron_sim_free(s: *mut NeuronSim) {
 /// `s` must be a live handle; the kernel's op table must be linked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_sim_register(s: *mut NeuronSim) -> i32 {
-    // SAFETY: forwarded from the caller.
-    match unsafe { sim(s) }.and_then(|s| s.register(OpTable::linked())) {
-        Ok(n) => n as i32,
-        Err(e) => -e.code(),
-    }
+    no_unwind(|| {
+        // SAFETY: forwarded from the caller.
+        match unsafe { sim(s) }.and_then(|s| s.register(OpTable::linked())) {
+            Ok(n) => n as i32,
+            Err(e) => -e.code(),
+        }
+    })
 }
 
 /// Places a tensor argument (`data`: `nbytes` bytes, row-major) in HBM.
