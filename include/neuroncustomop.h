@@ -468,7 +468,10 @@ int32_t neuron_last_error(void);
 // unknown code gets a generic message. Never null.
 const char *neuron_error_message(int32_t code);
 
-// Clears the calling core's last error.
+// Clears the calling core's last error, and marks every error recorded
+// so far as handled: a kernel that probes an error on purpose says so
+// with this call, and the simulator's verdict then does not fail the run
+// for it (the report still lists it).
 void neuron_clear_error(void);
 
 // `neuron_hbm_allocate(size, out, align)`: `size` bytes of HBM aligned to
@@ -769,9 +772,10 @@ int32_t neuron_sim_register(struct NeuronSim *s);
 // Places a tensor argument (`data`: `nbytes` bytes, row-major) in HBM.
 //
 // # Safety
-// `s` live; `shape` readable for `ndim`; `data` readable for `nbytes`.
+// `s` null or live; `shape` null or readable for `ndim`; `data` null or
+// readable for `nbytes`.
 int32_t neuron_sim_arg_tensor(struct NeuronSim *s,
-                              uint8_t dtype,
+                              uint8_t dtype_,
                               const uint64_t *shape_,
                               uint32_t ndim,
                               const void *data,
@@ -783,8 +787,8 @@ int32_t neuron_sim_arg_tensor(struct NeuronSim *s,
 // 4 float, 5 long long, 6 double) with dtype `dtype`; `elem` is its bytes.
 //
 // # Safety
-// `s` live; `elem` readable for the dtype's element size.
-int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype, const void *elem);
+// `s` null or live; `elem` null or readable for the dtype's element size.
+int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype_, const void *elem);
 #endif
 
 #if !defined(NEURON_DEVICE)
@@ -792,28 +796,69 @@ int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype, c
 // testing the gates).
 //
 // # Safety
-// `s` live; `desc` readable for 48 bytes.
+// `s` null or live; `desc` null or readable for 48 bytes.
 int32_t neuron_sim_arg_raw(struct NeuronSim *s, uint8_t kind, const uint8_t *desc);
 #endif
 
 #if !defined(NEURON_DEVICE)
-// Sets the output tensor (zeroed, in HBM).
+// Sets the output tensor (in HBM; filled with the sentinel before each
+// run). A tensor larger than the free HBM is refused (`TensorTooLarge`).
 //
 // # Safety
-// `s` live; `shape` readable for `ndim`.
+// `s` null or live; `shape` null or readable for `ndim`.
 int32_t neuron_sim_set_output(struct NeuronSim *s,
-                              uint8_t dtype,
+                              uint8_t dtype_,
                               const uint64_t *shape_,
                               uint32_t ndim);
 #endif
 
 #if !defined(NEURON_DEVICE)
-// Runs op `name` on cores `0..cores` (1..=8) in parallel. 0 if every core
-// finished with status 0, else the first failing core's code.
+// Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
+// run passed; otherwise the code of the first failure: a refusal before
+// the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first
+// error any core recorded (cores in order), a guard overwrite, an op that
+// ignored arguments, or output left unwritten. The report says which.
 //
 // # Safety
-// `s` live; `name` a C string.
+// `s` null or live; `name` null or a C string.
 int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Runs op `name` as [`neuron_sim_run`] does, serving the `len` bytes at
+// `block` as the invocation block byte for byte (a raw block: the
+// runtime's gates decide). The block's descriptors must point at
+// tensors the simulator placed (`neuron_sim_arg_*`, `neuron_sim_set_output`,
+// `neuron_sim_block` gives the block it would build).
+//
+// # Safety
+// `s` null or live; `name` null or a C string; `block` null or readable
+// for `len` bytes.
+int32_t neuron_sim_run_block(struct NeuronSim *s,
+                             const char *name,
+                             uint32_t cores,
+                             const uint8_t *block,
+                             size_t len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the invocation block the pending arguments and output make into
+// `dst` (at most `cap` bytes) and stores its length in `*len`. 0 or code;
+// `cap` too small is `BadBlockSize` (with `*len` set).
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `cap` bytes; `len` null
+// or writable.
+int32_t neuron_sim_block(struct NeuronSim *s, uint8_t *dst, size_t cap, size_t *len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Lets the next run on `s` leave output elements unwritten: they are
+// still listed in the report, but do not fail the run. One run only.
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_allow_unwritten_output(struct NeuronSim *s);
 #endif
 
 #if !defined(NEURON_DEVICE)
@@ -828,11 +873,23 @@ const char *neuron_sim_report(struct NeuronSim *s);
 #endif
 
 #if !defined(NEURON_DEVICE)
-// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code.
+// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code:
+// `NoRunResult` before a run or after a failed one (no placeholder
+// bytes), `NullArgument` for a NULL `dst`.
 //
 // # Safety
-// `s` live; `dst` writable for `n` bytes.
+// `s` null or live; `dst` null or writable for `n` bytes.
 int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the output tensor's bytes as they are now into `dst` (at most
+// `n`), whatever the last run did: for checking that a refused run
+// wrote nothing (`neuron_sim_read_output` refuses after a failed run).
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `n` bytes.
+int32_t neuron_sim_inspect_output(struct NeuronSim *s, void *dst, size_t n);
 #endif
 
 #if !defined(NEURON_DEVICE)
@@ -840,7 +897,7 @@ int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
 // later that a rejected run wrote nothing). 0 or code.
 //
 // # Safety
-// `s` live.
+// `s` null or live.
 int32_t neuron_sim_fill_output(struct NeuronSim *s, uint8_t byte);
 #endif
 

@@ -29,7 +29,10 @@ pub fn abort_with(error: Error, what: &str, loc: &core::panic::Location<'_>) -> 
 /// on the host: its `Location` does not outlive the panic hook).
 #[cold]
 pub fn abort_at(error: Error, what: &str, file: &str, line: u32) -> ! {
-    let cpu = crate::current::with_core(|b| Ok(b.state.cpu_id() as i32)).unwrap_or(-1);
+    // The PRID from the hardware, not through `with_core`: an abort often
+    // comes from inside an entry point, where entering again would be
+    // refused (and recorded over the real reason).
+    let cpu = crate::current::abort_cpu();
     imp::abort(AbortReport { code: error.code(), cpu, line }, error, what, file)
 }
 

@@ -21,10 +21,19 @@ pub struct Bound<H: neuron_hal::Hal> {
     pub state: CoreState<H>,
     /// The last error a C entry point reported on this core (0: none).
     pub last_error: i32,
+    /// Every error entry points reported on this core since the log was
+    /// last cleared (the simulator clears it at the start of a run).
+    pub errors: neuron_runtime::ErrorLog,
     /// First marshalling failure since `customop_setup` (0: none).
     pub invocation_status: i32,
-    /// Set while an entry point holds the state, to refuse re-entry.
-    busy: bool,
+    /// Set when the kernel asked `get_cpu_id()` or `get_cpu_count()`: a
+    /// kernel that slices its work by core (the simulator reports one run
+    /// on a single core).
+    pub cpu_queried: bool,
+    /// The byte `neuron_tensor_empty` fills new tensors with: the
+    /// simulator's output sentinel of the run (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub empty_fill: u8,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -39,13 +48,57 @@ impl<H: neuron_hal::Hal> Bound<H> {
         Self {
             state,
             last_error: 0,
+            errors: neuron_runtime::ErrorLog::new(),
             invocation_status: 0,
-            busy: false,
+            cpu_queried: false,
+            #[cfg(not(target_arch = "xtensa"))]
+            empty_fill: 0,
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]
             view: unsafe { core::mem::zeroed() },
         }
+    }
+
+    /// Records `e` as the last error and in the log.
+    fn record(&mut self, e: Error) {
+        self.last_error = e.code();
+        self.errors.record(e);
+    }
+}
+
+/// Where a core's [`Bound`] lives, with the re-entry guard *beside* it:
+/// the guard is checked through a shared reference before any `&mut
+/// Bound` is formed, so a re-entered call never aliases the live one.
+pub struct CoreSlot<H: neuron_hal::Hal> {
+    /// Set while an entry point holds the state.
+    busy: core::cell::Cell<bool>,
+    /// Set by a refused re-entry; the holder records `Reentered` when it
+    /// returns (the refused call may not touch the held state).
+    reentered: core::cell::Cell<bool>,
+    bound: core::cell::UnsafeCell<Bound<H>>,
+}
+
+impl<H: neuron_hal::Hal> CoreSlot<H> {
+    /// A slot holding `bound`, not busy.
+    pub const fn new(bound: Bound<H>) -> Self {
+        Self { busy: core::cell::Cell::new(false), reentered: core::cell::Cell::new(false), bound: core::cell::UnsafeCell::new(bound) }
+    }
+
+    /// The state, through exclusive access to the slot (host: `SimCore`).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
+    pub fn get_mut(&mut self) -> &mut Bound<H> {
+        self.bound.get_mut()
+    }
+
+    /// The state, shared (host: `SimCore`).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
+    pub fn get(&self) -> &Bound<H> {
+        debug_assert!(!self.busy.get(), "core slot read while an entry point holds it");
+        // SAFETY: a `&mut Bound` only exists inside `with_core`, reached
+        // through the binding while the slot's owner is mutably borrowed
+        // (`SimCore::enter`), so none is live while `&self` is.
+        unsafe { &*self.bound.get() }
     }
 }
 
@@ -55,24 +108,34 @@ mod host_binding {
     use core::cell::Cell;
 
     std::thread_local! {
-        static CURRENT: Cell<*mut Bound<CoreHal>> = const { Cell::new(core::ptr::null_mut()) };
+        static CURRENT: Cell<*mut CoreSlot<CoreHal>> = const { Cell::new(core::ptr::null_mut()) };
+        /// The bound core's PRID, read from its HAL at bind time, for the
+        /// abort report (which must not enter the state).
+        static CPU: Cell<i32> = const { Cell::new(-1) };
         static UNBOUND_ERROR: Cell<i32> = const { Cell::new(0) };
     }
 
     /// Binds `b` to this thread until the returned guard drops (restoring
     /// the previous binding, so simulated calls nest).
-    pub fn bind(b: *mut Bound<CoreHal>) -> impl Drop {
-        struct Restore(*mut Bound<CoreHal>);
+    pub fn bind(b: &mut CoreSlot<CoreHal>) -> impl Drop {
+        struct Restore(*mut CoreSlot<CoreHal>, i32);
         impl Drop for Restore {
             fn drop(&mut self) {
                 CURRENT.with(|c| c.set(self.0));
+                CPU.with(|c| c.set(self.1));
             }
         }
-        Restore(CURRENT.with(|c| c.replace(b)))
+        let cpu = neuron_hal::Hal::prid(&b.get_mut().state.hal) as i32;
+        Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)))
     }
 
-    pub fn current() -> *mut Bound<CoreHal> {
+    pub fn current() -> *mut CoreSlot<CoreHal> {
         CURRENT.with(Cell::get)
+    }
+
+    /// The bound core's PRID, or -1.
+    pub fn abort_cpu() -> i32 {
+        CPU.with(Cell::get)
     }
 
     pub fn set_unbound_error(code: i32) {
@@ -93,11 +156,10 @@ mod host_binding {
 #[cfg(target_arch = "xtensa")]
 mod device_binding {
     use super::*;
-    use core::cell::UnsafeCell;
     use neuron_hal::xtensa::MmioHal;
 
     /// A core's state in a static.
-    pub struct Slot(UnsafeCell<Bound<CoreHal>>);
+    pub struct Slot(CoreSlot<CoreHal>);
 
     // SAFETY: a slot is only ever used by the one core it belongs to (on
     // the Q7 the image is private to its core; under QEMU a core uses the
@@ -107,7 +169,7 @@ mod device_binding {
 
     impl Slot {
         const fn new(hal: MmioHal) -> Self {
-            Self(UnsafeCell::new(Bound::new(CoreState::new(hal))))
+            Self(CoreSlot::new(Bound::new(CoreState::new(hal))))
         }
     }
 
@@ -115,8 +177,21 @@ mod device_binding {
     static CORE: Slot = Slot::new(MmioHal::q7());
 
     #[cfg(not(feature = "qemu"))]
-    pub fn current() -> *mut Bound<CoreHal> {
-        CORE.0.get()
+    pub fn current() -> *mut CoreSlot<CoreHal> {
+        core::ptr::addr_of!(CORE.0).cast_mut()
+    }
+
+    /// The calling core's PRID, read from the hardware (the abort path
+    /// must not enter the state, which may be held).
+    #[cfg(not(feature = "qemu"))]
+    pub fn abort_cpu() -> i32 {
+        neuron_hal::Hal::prid(&MmioHal::q7()) as i32
+    }
+
+    /// The calling core's PRID, read from the hardware.
+    #[cfg(feature = "qemu")]
+    pub fn abort_cpu() -> i32 {
+        neuron_hal::Hal::prid(&MmioHal::qemu(0)) as i32
     }
 
     #[cfg(feature = "qemu")]
@@ -139,17 +214,18 @@ mod device_binding {
     /// The first use puts the core's emulated registers in their reset
     /// state.
     #[cfg(feature = "qemu")]
-    pub fn current() -> *mut Bound<CoreHal> {
+    pub fn current() -> *mut CoreSlot<CoreHal> {
         use core::sync::atomic::Ordering;
         let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0)) as usize;
         let Some(slot) = CORES.get(cpu) else {
             return core::ptr::null_mut();
         };
-        let p = slot.0.get();
+        let p = core::ptr::addr_of!(slot.0).cast_mut();
         if !POWERED[cpu].load(Ordering::Relaxed) {
-            // SAFETY: the slot is this core's (see `Sync` above); only
-            // the HAL, a plain value, is read.
-            unsafe { (*p).state.hal.power_on() };
+            // SAFETY: the slot is this core's (see `Sync` above), and this
+            // is its first use: no entry point holds it yet; only the HAL,
+            // a plain value, is read.
+            unsafe { (*(*p).bound.get()).state.hal.power_on() };
             POWERED[cpu].store(true, Ordering::Relaxed);
         }
         p
@@ -216,15 +292,18 @@ mod device_binding {
 
 #[cfg(target_arch = "xtensa")]
 use device_binding::{current, open_translator, set_open_translator, set_unbound_error, unbound_error};
+#[cfg(target_arch = "xtensa")]
+pub(crate) use device_binding::abort_cpu;
 
 #[cfg(not(target_arch = "xtensa"))]
-pub(crate) use host_binding::bind;
+pub(crate) use host_binding::{abort_cpu, bind};
 #[cfg(not(target_arch = "xtensa"))]
 use host_binding::{current, current as current_raw, set_unbound_error, unbound_error};
 
 /// Runs `f` on the calling core's state. Errors when no core is bound (host
 /// only) or when the runtime is re-entered; the error is recorded as the
-/// core's last error either way.
+/// core's last error and in its log either way (a re-entry when the held
+/// call returns: the refused call may not touch the held state).
 pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> Result<R, Error> {
     let p = current();
     if p.is_null() {
@@ -232,37 +311,83 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
         return Err(Error::NoCore);
     }
     // SAFETY: a bound pointer stays valid while bound (the guard of `bind`
-    // outlives every call made under it) and is used by this thread only;
-    // `busy` makes sure no second &mut is formed while one is live.
-    let b = unsafe { &mut *p };
-    if b.busy {
-        b.last_error = Error::Reentered.code();
+    // outlives every call made under it) and is used by this thread only.
+    // Only a shared reference to the slot is formed here: its guard cells
+    // are `Cell`s and the state sits in an `UnsafeCell`, so this does not
+    // alias a `&mut Bound` a call further up may hold.
+    enter_slot(unsafe { &*p }, f)
+}
+
+/// [`with_core`] on a given slot: the re-entry check, then `f` on the
+/// state, then the error bookkeeping. Generic over the HAL so the guard
+/// is tested on a fake core (under Miri too).
+fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bound<H>) -> Result<R, Error>) -> Result<R, Error> {
+    if slot.busy.replace(true) {
+        slot.reentered.set(true);
         return Err(Error::Reentered);
     }
-    b.busy = true;
     #[cfg(target_arch = "xtensa")]
     set_open_translator(0);
+    // SAFETY: `busy` was false and is now true: no other `&mut Bound` to
+    // this slot exists, and none is formed until it is false again.
+    let b = unsafe { &mut *slot.bound.get() };
     // No panic crosses the C ABI: one in the runtime becomes the abort
     // report (on the device the panic handler does this).
     #[cfg(not(target_arch = "xtensa"))]
     let r = match crate::abort::catch_panic(|| f(&mut *b)) {
         Ok(r) => r,
         Err(c) => {
-            b.busy = false;
+            slot.busy.set(false);
             crate::abort::abort_panic(c)
         }
     };
     #[cfg(target_arch = "xtensa")]
-    let r = f(b);
-    b.busy = false;
+    let r = f(&mut *b);
+    if slot.reentered.replace(false) {
+        b.record(Error::Reentered);
+    }
+    if let Err(e) = &r {
+        b.record(*e);
+    }
     // The translator's address, exposed: the hit path turns the `ctx`
     // integer it is given back into a pointer with this provenance.
     #[cfg(target_arch = "xtensa")]
     set_open_translator(core::ptr::addr_of!(b.state.translator).expose_provenance());
-    if let Err(e) = &r {
-        b.last_error = e.code();
-    }
+    slot.busy.set(false);
     r
+}
+
+#[cfg(all(test, not(target_arch = "xtensa")))]
+mod tests {
+    use super::*;
+    use neuron_hal_mock::FakeHal;
+    use std::boxed::Box;
+
+    /// A call made from inside another on the same core is refused before
+    /// it touches the state (no second `&mut`: Miri checks that), and the
+    /// holder records `Reentered` when it returns; the slot is usable after.
+    #[test]
+    fn reentry_is_refused_without_aliasing_and_recorded() {
+        let slot = Box::new(CoreSlot::new(Bound::new(CoreState::new(FakeHal::new(3)))));
+        let r = enter_slot(&slot, |outer| {
+            outer.invocation_status = 7;
+            let inner = enter_slot(&slot, |b| {
+                b.invocation_status = 99;
+                Ok(())
+            });
+            assert_eq!(inner, Err(Error::Reentered));
+            // The held state was not touched by the refused call.
+            assert_eq!(outer.invocation_status, 7);
+            Ok(5)
+        });
+        assert_eq!(r, Ok(5));
+        assert_eq!(slot.get().last_error, Error::Reentered.code());
+        assert_eq!(slot.get().errors.entries(), &[Error::Reentered]);
+        assert_eq!(enter_slot(&slot, |b| Ok(b.invocation_status)), Ok(7));
+        let e = enter_slot(&slot, |_| Err::<(), _>(Error::DmaFault));
+        assert_eq!(e, Err(Error::DmaFault));
+        assert_eq!(slot.get().errors.entries(), &[Error::Reentered, Error::DmaFault]);
+    }
 }
 
 /// The translate hit path, without entering the core's state: when `ctx`
@@ -339,17 +464,21 @@ pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> O
     // through the raw pointer: no reference to the state is formed while
     // `busy` says no entry point holds one.
     unsafe {
-        let own = core::ptr::addr_of!((*p).state.translator.ctx);
-        if ctx != own || core::ptr::addr_of!((*p).busy).read() {
+        if (*p).busy.get() {
+            return None;
+        }
+        let b = (*p).bound.get();
+        let own = core::ptr::addr_of!((*b).state.translator.ctx);
+        if ctx != own {
             return None;
         }
         let (i, q) = (*own).lookup(addr)?;
-        if neuron_runtime::Translator::past_sbuf(&*own, &*core::ptr::addr_of!((*p).state.hal), i, addr) {
+        if neuron_runtime::Translator::past_sbuf(&*own, &*core::ptr::addr_of!((*b).state.hal), i, addr) {
             return None;
         }
         #[cfg(not(target_arch = "xtensa"))]
         {
-            (*core::ptr::addr_of_mut!((*p).state.translator.stats)).hits[i] += 1;
+            (*core::ptr::addr_of_mut!((*b).state.translator.stats)).hits[i] += 1;
         }
         Some(q)
     }
@@ -364,8 +493,19 @@ pub fn read_view() -> neuron_runtime::marshal::tensor::TensorView {
         return unsafe { core::mem::zeroed() };
     }
     // SAFETY: as in with_core; no entry point holds the state now (this
-    // runs between entry points), and only a plain field is copied.
-    unsafe { core::ptr::addr_of!((*p).view).read() }
+    // runs between entry points, `busy` is checked), and only a plain
+    // field is copied.
+    unsafe {
+        if (*p).busy.get() {
+            return core::mem::zeroed();
+        }
+        core::ptr::addr_of!((*(*p).bound.get()).view).read()
+    }
+}
+
+/// Whether a core is bound to the calling thread (always, on the device).
+pub fn is_bound() -> bool {
+    !current().is_null()
 }
 
 /// The calling core's last error, or the thread's when no core is bound.
@@ -374,6 +514,13 @@ pub fn last_error() -> i32 {
     if p.is_null() {
         return unbound_error();
     }
-    // SAFETY: as in with_core; only a plain field is read.
-    unsafe { (*p).last_error }
+    // SAFETY: as in with_core; only a plain field is read, and only while
+    // no entry point holds the state (inside one, the read would alias it:
+    // the caller re-entered the runtime).
+    unsafe {
+        if (*p).busy.get() {
+            return Error::Reentered.code();
+        }
+        (*(*p).bound.get()).last_error
+    }
 }

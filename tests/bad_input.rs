@@ -237,7 +237,12 @@ fn a_good_invocation_writes_the_output() {
     s.push_arg(ArgKind::Tensor, a);
     let out = output(&mut s, Dtype::Fp32, &[24]);
     *PLAN.lock().unwrap() = ONE_TENSOR;
+    // The probe writes the whole output on whichever core runs it: on 8
+    // cores that is every core writing the same bytes, which is reported.
     let rep = s.run("probe", 8).unwrap();
+    assert_eq!(rep.code(), Error::CoreWritesOverlap.code(), "{rep}");
+    assert!(rep.overlaps.iter().any(|o| o == "cores 0 and 1 both wrote output bytes [0, 96)"), "{rep}");
+    let rep = s.run("probe", 1).unwrap();
     assert!(rep.ok(), "{rep:?}");
     assert!(s.read_output().unwrap().iter().all(|&b| b == WRITTEN));
     // And returning a tensor copies it.

@@ -11,7 +11,8 @@ use neuroncustomop::runtime::marshal::dtype::Dtype;
 use neuroncustomop::runtime::Error;
 use std::ffi::{c_char, CStr};
 
-/// Prints, then writes `out[numel]` (one element past the end) when asked.
+/// Prints, then writes every output element (and `out[numel]`, one
+/// element past the end, when asked).
 fn body(overrun: bool) {
     customop_setup(true);
     let _x = customop_next_tensor();
@@ -20,11 +21,13 @@ fn body(overrun: bool) {
         // SAFETY: msg is a readable buffer of its length.
         unsafe { neuron_print(msg.as_ptr().cast(), msg.len()) };
         let out = get_dst_tensor();
-        let last = if overrun { out.numel } else { out.numel - 1 };
-        let p = neuron_translate(neuron_translate_ctx(), out.storage.addr + last as u64 * 4);
-        // SAFETY: p is a translated pointer into mapped mock HBM (the
-        // element past the end lies in the simulator's guard region).
-        unsafe { p.cast::<f32>().write_volatile(1.0) };
+        let end = if overrun { out.numel + 1 } else { out.numel };
+        for i in 0..end {
+            let p = neuron_translate(neuron_translate_ctx(), out.storage.addr + i as u64 * 4);
+            // SAFETY: p is a translated pointer into mapped mock HBM (the
+            // element past the end lies in the simulator's guard region).
+            unsafe { p.cast::<f32>().write_volatile(1.0) };
+        }
     }
     customop_cleanup();
 }
@@ -87,7 +90,7 @@ fn run_code_report_text_and_guard_overwrite() {
     assert!(text.contains("FAILED") && text.contains("guard:"), "{text}");
     // SAFETY: as above.
     unsafe {
-        assert_eq!(neuron_sim_run(s, c"no-such-op".as_ptr(), 1), Error::NoInvocation.code());
+        assert_eq!(neuron_sim_run(s, c"no-such-op".as_ptr(), 1), Error::UnknownOp.code());
         assert!(report(s).starts_with("run refused"));
         neuron_sim_free(s);
     }

@@ -142,14 +142,20 @@ fn run(op: &str, tensors: &[&[u8]], d: Dtype, shape: &[u64], code: i32) -> (bool
     s.arg_value(ArgKind::Int, Dtype::Int32, &code.to_le_bytes()).unwrap();
     s.set_output(d, shape).unwrap();
     let rep = s.run(op, 1).unwrap();
-    let out = decode(d, &s.read_output().unwrap());
-    (rep.ok(), out, rep.cores[0].printf.clone())
+    // The bytes as they are: a refused op's run fails, and its output is
+    // not a result (`read_output` refuses it).
+    let mut bytes = vec![0u8; s.output().unwrap().buffer_bytes as usize];
+    s.inspect_output(&mut bytes).unwrap();
+    let out = decode(d, &bytes);
+    (rep.ok(), out, std::format!("{}{rep}", rep.cores[0].printf))
 }
 
 /// The op returned `DtypeNotSupported` (the kernel claimed its output
-/// first, so the run itself completes; the wrapper prints the error).
-fn expect_refused(op: &str, d: Dtype, printf: &str, _ok: bool) {
+/// first, so the run itself completes; the wrapper prints the error), and
+/// the run's verdict is a failure.
+fn expect_refused(op: &str, d: Dtype, printf: &str, ok: bool) {
     assert!(printf.contains("custom op failed: error 88"), "{op} must refuse {d:?}: {printf}");
+    assert!(!ok, "{op} on {d:?}: the refusal must fail the run");
 }
 
 #[test]

@@ -86,13 +86,8 @@ impl Hal for MockCore {
         self.nx.ptr(nx)
     }
 
-    fn write_window_register(&self, reg: u32, region_base: u64) {
-        let Some(i) = self.window_index(reg) else {
-            // No register there: the write goes nowhere, as on a bus
-            // without a slave. The runtime only writes registers from its
-            // platform table, so this is a runtime bug if it happens.
-            return;
-        };
+    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+        let i = w.index();
         self.window_regs[i].set(region_base);
         CoreCounters::bump(&self.counters.window_programs[i], 1);
         let win = self.soc.platform().dynamic_windows[i].nx_base;
@@ -128,8 +123,9 @@ impl Hal for MockCore {
         self.engine.borrow_mut().poll(dir, self.cpu, &self.nx, &self.soc, &self.counters)
     }
 
-    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
-        self.engine.borrow_mut().arm(dir, ring_nx, len);
+    fn dma_arm(&self, dir: DmaDirection) {
+        let nx = self.soc.platform().dma_ring_nx(dir);
+        self.engine.borrow_mut().arm(dir, nx, neuron_hal::dma::RING_LEN);
     }
 
     fn invocation_block(&self) -> u64 {

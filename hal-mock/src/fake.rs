@@ -127,11 +127,9 @@ impl Hal for FakeHal {
         core::ptr::without_provenance_mut(UNBACKED_BASE + nx as usize)
     }
 
-    fn write_window_register(&self, reg: u32, region_base: u64) {
-        if let Some(i) = self.platform.dynamic_windows.iter().position(|w| w.register == reg) {
-            self.window_regs[i].set(region_base);
-            self.programs.set(self.programs.get() + 1);
-        }
+    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+        self.window_regs[w.index()].set(region_base);
+        self.programs.set(self.programs.get() + 1);
     }
 
     fn memw(&self) {
@@ -147,7 +145,7 @@ impl Hal for FakeHal {
         self.rung[dir as usize].get()
     }
 
-    fn dma_arm(&self, dir: DmaDirection, _ring_nx: u32, _len: u32) {
+    fn dma_arm(&self, dir: DmaDirection) {
         self.rung[dir as usize].set(0);
     }
 

@@ -28,10 +28,13 @@ fn window_register_decides_what_the_window_shows() {
     soc.write(a + 16, &[1]).unwrap();
     soc.write(b + 16, &[2]).unwrap();
     let p = core.nx_ptr(w.nx_base + 16);
-    core.write_window_register(w.register, a);
+    let id = neuron_hal::WindowId::new(1).unwrap();
+    core.write_window_register(id, a);
+    // The register the id names reads back what was written.
+    assert_eq!(core.read_window_register(w.register), a);
     // SAFETY: the window is mapped to HBM now.
     assert_eq!(unsafe { p.read_volatile() }, 1);
-    core.write_window_register(w.register, b);
+    core.write_window_register(id, b);
     // SAFETY: as above.
     assert_eq!(unsafe { p.read_volatile() }, 2);
     assert_eq!(core.read_window_register(w.register), b);

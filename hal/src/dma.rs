@@ -105,3 +105,9 @@ pub const MAX_DESCRIPTOR_BYTES: u32 = crate::platform::DMA_WINDOW_SIZE;
 pub const RING_LEN: u32 = 16;
 /// Bytes of one ring.
 pub const RING_BYTES: u32 = RING_LEN * core::mem::size_of::<DmaDescriptor>() as u32;
+
+/// Where the ring of `dir` starts in the DMA staging window: the two
+/// rings side by side at its start (the runtime's reserve).
+pub const fn ring_offset(dir: DmaDirection) -> u32 {
+    dir.index() as u32 * RING_BYTES
+}

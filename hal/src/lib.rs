@@ -11,9 +11,11 @@
 pub mod dma;
 pub mod platform;
 mod traits;
+pub mod window;
 #[cfg(target_arch = "xtensa")]
 pub mod xtensa;
 
 pub use dma::{DmaDescriptor, DmaDirection, DescriptorFlags};
 pub use platform::{Platform, WindowSpec, Q7, QEMU};
 pub use traits::Hal;
+pub use window::WindowId;

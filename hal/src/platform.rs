@@ -111,6 +111,12 @@ impl Platform {
         (self.dataram_nx, self.dataram_nx + DATARAM_SIZE)
     }
 
+    /// The NX address the ring of `dir` starts at: the DMA staging
+    /// window's start plus [`crate::dma::ring_offset`].
+    pub const fn dma_ring_nx(&self, dir: crate::dma::DmaDirection) -> u32 {
+        self.dma_window_nx + crate::dma::ring_offset(dir)
+    }
+
     /// The NX range `(start, len)` of the data-RAM heap: the staging window
     /// after the runtime's reserve, so every block is DMA-reachable.
     pub const fn dataram_heap(&self) -> (u32, u32) {

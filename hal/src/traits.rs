@@ -2,6 +2,7 @@
 
 use crate::dma::DmaDirection;
 use crate::platform::Platform;
+use crate::window::WindowId;
 
 /// What the runtime needs from one Q7 core, and nothing more.
 ///
@@ -21,10 +22,11 @@ pub trait Hal {
     /// the mock's reservation for this core's NX space.
     fn nx_ptr(&self, nx: u32) -> *mut u8;
 
-    /// Writes `region_base` to the window register at NX address `reg`, so
-    /// that the window it controls shows the SoC region starting there.
-    /// The caller brackets it with [`Hal::memw`] as the hardware requires.
-    fn write_window_register(&self, reg: u32, region_base: u64);
+    /// Writes `region_base` to the register of dynamic window `w` (its
+    /// address is the platform table's), so that the window shows the SoC
+    /// region starting there. The caller brackets it with [`Hal::memw`] as
+    /// the hardware requires. Typed: no other register can be written.
+    fn write_window_register(&self, w: WindowId, region_base: u64);
 
     /// Memory-write fence (`memw`): every earlier store is visible to the
     /// SoC before any later one.
@@ -41,9 +43,11 @@ pub trait Hal {
     /// may use the read as the moment time passes.
     fn dma_completed(&self, dir: DmaDirection) -> u32;
 
-    /// Arms the ring of `dir`: its descriptors start at NX address
-    /// `ring_nx`, `len` entries long; the completion counter restarts at 0.
-    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32);
+    /// Arms the ring of `dir` where the platform puts it (the DMA staging
+    /// window's start plus [`crate::dma::ring_offset`], [`crate::dma::RING_LEN`]
+    /// entries); the completion counter restarts at 0. The ring's place is
+    /// not an argument, so safe code cannot point the engine elsewhere.
+    fn dma_arm(&self, dir: DmaDirection);
 
     /// Reads a window register back (`MEM_WINDOW0_LO` is checked against
     /// the APB base when the DMA queue is armed).

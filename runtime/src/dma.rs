@@ -45,7 +45,7 @@ pub const MIN_BOUNCE_BYTES: usize = 64;
 
 /// NX offset of `dir`'s ring from the staging window's start.
 pub const fn ring_offset(dir: DmaDirection) -> u32 {
-    dir.index() as u32 * RING_BYTES
+    neuron_hal::dma::ring_offset(dir)
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -119,7 +119,7 @@ impl DmaQueue {
             return Err(Error::DmaWindowCheck);
         }
         for dir in DmaDirection::ALL {
-            let nx = p.dma_window_nx + ring_offset(dir);
+            let nx = p.dma_ring_nx(dir);
             // Slots past `dirty` were cleared and never written since
             // (slot = count % RING_LEN from 0 after arming): still zero.
             let dirty = core::mem::replace(&mut self.dirty[dir.index()], 0).min(RING_LEN);
@@ -132,7 +132,7 @@ impl DmaQueue {
                 unsafe { DmaDescriptor::default().store_volatile(at) };
             }
             hal.memw();
-            hal.dma_arm(dir, nx, RING_LEN);
+            hal.dma_arm(dir);
             let base = hal.dma_completed(dir);
             self.rings[dir.index()] = Ring { nx, head: 0, rung: 0, base, checked: 0, faulted: false };
         }

@@ -157,6 +157,27 @@ errors! {
     AccessorNotRegistered = 93, "accessor released that was not registered";
     /// The simulator found a guard region after a tensor overwritten.
     GuardOverwritten = 94, "a kernel wrote past the end of a tensor (guard region overwritten)";
+    // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
+    /// A run names an op the kernel did not register (or an empty name).
+    UnknownOp = 100, "no op of this name is registered";
+    /// A run with no output tensor set.
+    NoOutput = 101, "no output tensor is set (call set_output first)";
+    /// The op read fewer arguments than the invocation holds.
+    ArgCountMismatch = 102, "the invocation holds more arguments than the op reads";
+    /// A core count other than 1 or 8.
+    BadCoreCount = 103, "core count must be 1 or 8";
+    /// A pointer argument that must not be NULL is NULL.
+    NullArgument = 104, "a required pointer argument is NULL";
+    /// A tensor larger than the simulator's HBM can still hold.
+    TensorTooLarge = 105, "tensor does not fit in the simulated HBM";
+    /// The output was read before a run, or after a failed run.
+    NoRunResult = 106, "no successful run has produced the output (none yet, or the last one failed)";
+    /// The kernel left output elements unwritten.
+    OutputNotCovered = 107, "output elements were never written by the run";
+    /// A simulated core's host thread could not be started.
+    CoreThreadFailed = 108, "a simulated core's thread could not be started";
+    /// Two cores wrote the same output bytes in a multicore run.
+    CoreWritesOverlap = 109, "two cores wrote the same output bytes";
 }
 
 impl Error {

@@ -256,7 +256,11 @@ impl TranslationCtx {
         let r = &mut self.records[victim];
         r.ptr = addr & r.mask;
         hal.memw();
-        hal.write_window_register(r.reg_location as u32, r.ptr);
+        // The window by its index, not by the context's `reg_location`
+        // (kernels hold the context, so that field is not trusted).
+        if let Some(w) = neuron_hal::WindowId::new(victim) {
+            hal.write_window_register(w, r.ptr);
+        }
         hal.memw();
         victim
     }

@@ -89,6 +89,11 @@ pub unsafe extern "C" fn neuron_tensor_empty(dtype: u8, sizes: *const i64, ndim:
         // SAFETY: the caller guarantees ndim readable sizes (at most 8).
         let shape = unsafe { core::slice::from_raw_parts(sizes, ndim as usize) };
         let t = b.state.tensor_empty(dtype, shape)?;
+        // The simulator's sentinel, not whatever the heap block held: an
+        // element the kernel never writes stays recognisable (and is
+        // reported if the tensor becomes the output).
+        #[cfg(not(target_arch = "xtensa"))]
+        crate::host::coverage::fill(b.state.hal.soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write_unaligned(t) };
         Ok(())

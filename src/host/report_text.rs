@@ -7,6 +7,19 @@ impl fmt::Display for CoreReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let t = &self.translate;
         writeln!(f, "core {}: launcher returned {}, status {}, last error {}", self.cpu, self.returned, self.status, self.last_error)?;
+        if !self.errors.is_empty() {
+            writeln!(f, "  errors, in order:")?;
+            for (i, &e) in self.errors.iter().enumerate() {
+                let handled = if i < self.errors_handled { " (handled: the kernel cleared it)" } else { "" };
+                writeln!(f, "    {}{handled}", super::simulator::describe(e))?;
+            }
+            if self.errors_dropped != 0 {
+                writeln!(f, "    ... and {} more", self.errors_dropped)?;
+            }
+        }
+        if self.args_read.0 < self.args_read.1 {
+            writeln!(f, "  the op read {} of the invocation's {} arguments", self.args_read.0, self.args_read.1)?;
+        }
         writeln!(
             f,
             "  translate: hits {:?} (dynamic 0-2, SBUF, scratch), misses {:?}, refused {}, window programs {}",
@@ -34,8 +47,20 @@ impl fmt::Display for CoreReport {
 impl fmt::Display for RunReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         writeln!(f, "run: {} core(s), {}", self.cores.len(), if self.ok() { "ok" } else { "FAILED" })?;
+        if let Some(x) = &self.failure {
+            writeln!(f, "  verdict: error {}: {}", super::simulator::describe(x.code), x.reason)?;
+        }
         for e in &self.guard_errors {
             writeln!(f, "  guard: {e}")?;
+        }
+        for o in &self.overlaps {
+            writeln!(f, "  overlap: {o}")?;
+        }
+        for c in &self.failed_threads {
+            writeln!(f, "  core {c}: its host thread could not start or did not finish")?;
+        }
+        if let Some(u) = &self.unwritten {
+            writeln!(f, "  output: {u}{}", if self.unwritten_allowed { " (allowed for this run)" } else { "" })?;
         }
         for c in &self.cores {
             write!(f, "{c}")?;

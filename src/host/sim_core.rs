@@ -1,6 +1,6 @@
 //! One simulated core bound to host threads while it runs.
 
-use crate::current::{bind, Bound, CoreHal};
+use crate::current::{bind, Bound, CoreHal, CoreSlot};
 use neuron_hal_mock::MockCore;
 use neuron_runtime::CoreState;
 use std::boxed::Box;
@@ -8,41 +8,72 @@ use std::boxed::Box;
 /// One simulated core with its runtime state. The state is boxed so the
 /// translation context kernels hold a pointer to never moves.
 pub struct SimCore {
-    bound: Box<Bound<CoreHal>>,
+    bound: Box<CoreSlot<CoreHal>>,
 }
 
 
 impl SimCore {
     /// A core whose runtime is not initialised yet (as after reset).
     pub fn new(core: MockCore) -> Self {
-        Self { bound: Box::new(Bound::new(CoreState::new(core))) }
+        Self { bound: Box::new(CoreSlot::new(Bound::new(CoreState::new(core)))) }
     }
 
     /// Runs `f` with this core bound to the calling thread, so the C entry
     /// points act on it. Bindings nest: the previous one comes back after.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _guard = bind(&mut *self.bound);
+        let _guard = bind(&mut self.bound);
         f()
     }
 
     /// The runtime state (outside `enter`).
     pub fn state(&mut self) -> &mut CoreState<MockCore> {
-        &mut self.bound.state
+        &mut self.bound.get_mut().state
     }
 
     /// The mock hardware of this core.
     pub fn hal(&self) -> &MockCore {
-        &self.bound.state.hal
+        &self.bound.get().state.hal
     }
 
     /// First marshalling failure of the last invocation (0: none).
     pub fn invocation_status(&self) -> i32 {
-        self.bound.invocation_status
+        self.bound.get().invocation_status
     }
 
     /// The last error a C entry point recorded on this core.
     pub fn last_error(&self) -> i32 {
-        self.bound.last_error
+        self.bound.get().last_error
+    }
+
+    /// Every error entry points recorded on this core since
+    /// [`clear_errors`](Self::clear_errors), in order.
+    pub fn errors(&self) -> &neuron_runtime::ErrorLog {
+        &self.bound.get().errors
+    }
+
+    /// Starts a run's bookkeeping: empties the error log, the last
+    /// error, the core-query flag, and restarts every counter the report
+    /// reads (translate hits and misses, heap high-water marks), so the
+    /// report covers exactly this run.
+    /// `fill` is the run's output sentinel, which `empty` tensors get too.
+    pub fn begin_run(&mut self, fill: u8) {
+        let b = self.bound.get_mut();
+        b.empty_fill = fill;
+        b.errors.clear();
+        b.last_error = 0;
+        b.invocation_status = 0;
+        b.cpu_queried = false;
+        b.state.translator.stats = Default::default();
+        b.state.translator.thrash = neuron_runtime::thrash::ThrashStats::new();
+        b.state.hbm.restart_stats();
+        b.state.dataram.restart_stats();
+        b.state.libc.restart_stats();
+    }
+
+    /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()` since
+    /// [`begin_run`](Self::begin_run).
+    pub fn cpu_queried(&self) -> bool {
+        self.bound.get().cpu_queried
     }
 }
 

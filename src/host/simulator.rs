@@ -1,7 +1,10 @@
 //! The host simulator: a mock SoC with eight cores, tensors placed in HBM,
 //! ops launched through their registered `<fn>_stack_switch` launchers on
-//! 1..=8 cores in parallel threads, and a report per core.
+//! 1 or 8 cores in parallel threads, a report per core and a verdict: a
+//! run fails when any core recorded an error, a guard region was
+//! overwritten, the op ignored arguments or output was left unwritten.
 
+use super::coverage;
 use super::SimCore;
 use crate::ffi::launch::{OpFn, OpTable};
 use core::ffi::{c_char, c_void, CStr};
@@ -49,6 +52,19 @@ pub struct CoreReport {
     pub status: i32,
     /// Last error recorded.
     pub last_error: i32,
+    /// Every error recorded on the core during the run, in order (codes).
+    pub errors: Vec<i32>,
+    /// Errors after the core's log was full (counted, not kept).
+    pub errors_dropped: u32,
+    /// How many of `errors` (the first ones) the kernel acknowledged with
+    /// `neuron_clear_error` (handled: they do not fail the run).
+    pub errors_handled: usize,
+    /// Whether an error came after the last acknowledgement.
+    pub unhandled_error: bool,
+    /// (arguments the op read, arguments the invocation held).
+    pub args_read: (usize, usize),
+    /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()`.
+    pub cpu_queried: bool,
     /// Translate hits/misses per record.
     pub translate: TranslateStats,
     /// Window-register writes.
@@ -73,6 +89,18 @@ pub struct CoreReport {
     pub thrash_warning: Option<String>,
 }
 
+/// Why a run failed: the first failure found (cores in order, each core's
+/// errors in the order they happened, then the simulator's own checks).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct RunFailure {
+    /// The error code (what `neuron_sim_run` returns).
+    pub code: i32,
+    /// The core it happened on, if it is a core's.
+    pub cpu: Option<u32>,
+    /// What happened, in words.
+    pub reason: String,
+}
+
 /// The reports of one run, one per core used.
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
@@ -81,12 +109,74 @@ pub struct RunReport {
     /// Guard regions found overwritten after the run, one line per
     /// tensor: a kernel wrote past that tensor's end.
     pub guard_errors: Vec<String>,
+    /// Output elements the run never wrote, as a sentence (None: all
+    /// written, or no output placed by the simulator).
+    pub unwritten: Option<String>,
+    /// Whether the caller allowed unwritten output for this run.
+    pub unwritten_allowed: bool,
+    /// Output bytes two cores both wrote (multicore runs), one sentence
+    /// per pair of cores: "cores 6 and 7 both wrote output bytes [..)".
+    pub overlaps: Vec<String>,
+    /// Cores whose host thread could not start or did not finish.
+    pub failed_threads: Vec<u32>,
+    /// The verdict: None when the run is a pass.
+    pub failure: Option<RunFailure>,
 }
 
 impl RunReport {
-    /// Whether every core finished with status 0.
+    /// Whether the run passed: no core recorded an error, no guard was
+    /// overwritten, the op read every argument and wrote all its output
+    /// (unless allowed), every core's thread ran.
     pub fn ok(&self) -> bool {
-        self.guard_errors.is_empty() && self.cores.iter().all(|c| c.status == 0 && c.returned == 0)
+        self.failure.is_none()
+    }
+
+    /// The verdict as a code: 0 for a pass.
+    pub fn code(&self) -> i32 {
+        self.failure.as_ref().map_or(0, |f| f.code)
+    }
+
+    /// Finds the first failure (see [`RunFailure`]).
+    fn judge(&self) -> Option<RunFailure> {
+        let fail = |e: Error, cpu: Option<u32>, reason: String| Some(RunFailure { code: e.code(), cpu, reason });
+        if let Some(&cpu) = self.failed_threads.first() {
+            return fail(Error::CoreThreadFailed, Some(cpu), std::format!("core {cpu}: its host thread could not start or did not finish"));
+        }
+        for c in &self.cores {
+            if c.unhandled_error {
+                // A dropped error is one the log had no room for: the last
+                // kept one stands for it.
+                let code = c.errors.get(c.errors_handled).or(c.errors.last()).copied().unwrap_or(c.last_error);
+                return Some(RunFailure { code, cpu: Some(c.cpu), reason: std::format!("core {}: first error {}", c.cpu, describe(code)) });
+            }
+            let code = if c.status != 0 { c.status } else { c.returned.saturating_abs() };
+            if code != 0 {
+                return Some(RunFailure { code, cpu: Some(c.cpu), reason: std::format!("core {}: launcher returned {}, status {}", c.cpu, c.returned, c.status) });
+            }
+        }
+        if let Some(g) = self.guard_errors.first() {
+            return fail(Error::GuardOverwritten, None, g.clone());
+        }
+        if let Some(o) = self.overlaps.first() {
+            return fail(Error::CoreWritesOverlap, None, o.clone());
+        }
+        for c in &self.cores {
+            if c.args_read.0 < c.args_read.1 {
+                return fail(Error::ArgCountMismatch, Some(c.cpu), std::format!("core {}: the op read {} of the invocation's {} arguments", c.cpu, c.args_read.0, c.args_read.1));
+            }
+        }
+        match &self.unwritten {
+            Some(u) if !self.unwritten_allowed => fail(Error::OutputNotCovered, None, u.clone()),
+            _ => None,
+        }
+    }
+}
+
+/// "85 (accessor element type differs ...)".
+pub(crate) fn describe(code: i32) -> String {
+    match Error::from_code(code) {
+        Some(e) => std::format!("{code} ({})", e.message()),
+        None => std::format!("{code}"),
     }
 }
 
@@ -100,6 +190,14 @@ pub struct Simulator {
     output: Option<RawTensorDesc>,
     /// Guard regions: (first byte past the tensor, length, tensor name).
     guards: Vec<(u64, u64, String)>,
+    /// The output the simulator placed (coverage is checked on it).
+    placed_output: Option<RawTensorDesc>,
+    /// The byte the output is filled with before a run.
+    sentinel: u8,
+    /// Unwritten output is allowed for the next run only.
+    allow_unwritten: bool,
+    /// Whether the last run passed (the output may be read).
+    last_ok: bool,
 }
 
 impl Simulator {
@@ -108,7 +206,19 @@ impl Simulator {
         let soc = MockSoc::new()?;
         let cores = (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new)).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
-        Ok(Self { soc, cores, ops: Vec::new(), next, args: Vec::new(), output: None, guards: Vec::new() })
+        Ok(Self {
+            soc,
+            cores,
+            ops: Vec::new(),
+            next,
+            args: Vec::new(),
+            output: None,
+            guards: Vec::new(),
+            placed_output: None,
+            sentinel: coverage::DEFAULT_SENTINEL,
+            allow_unwritten: false,
+            last_ok: false,
+        })
     }
 
     /// The mock SoC.
@@ -145,22 +255,65 @@ impl Simulator {
     }
 
     /// Reserves `bytes` of HBM for a tensor (zeroed), returns its address.
-    pub fn alloc(&mut self, bytes: u64) -> u64 {
+    /// A tensor the rest of HBM cannot hold is refused, and nothing is
+    /// reserved.
+    pub fn alloc(&mut self, bytes: u64) -> Result<u64, Error> {
         let at = self.next;
-        let span = bytes.div_ceil(PLACEMENT_ALIGN).max(1) * PLACEMENT_ALIGN;
-        self.next += span + PLACEMENT_ALIGN;
-        at
+        let p = self.soc.platform();
+        let hbm_end = p.hbm_soc_base + p.hbm_size;
+        let span = bytes.div_ceil(PLACEMENT_ALIGN).max(1).checked_mul(PLACEMENT_ALIGN).ok_or(Error::TensorTooLarge)?;
+        let end = at.checked_add(span).and_then(|e| e.checked_add(PLACEMENT_ALIGN)).ok_or(Error::TensorTooLarge)?;
+        if end > hbm_end {
+            return Err(Error::TensorTooLarge);
+        }
+        self.next = end;
+        Ok(at)
     }
 
     /// Reserves `bytes` for tensor `name` and fills the guard region after
     /// it (to the end of the free granule that follows) with the canary.
-    fn alloc_guarded(&mut self, bytes: u64, name: String) -> u64 {
-        let at = self.alloc(bytes);
-        let end = at + bytes.div_ceil(PLACEMENT_ALIGN).max(1) * PLACEMENT_ALIGN + PLACEMENT_ALIGN;
+    fn alloc_guarded(&mut self, bytes: u64, name: String) -> Result<u64, Error> {
+        let at = self.alloc(bytes)?;
+        let end = self.next;
         let len = end - (at + bytes);
-        let _ = self.soc.write(at + bytes, &std::vec![GUARD_CANARY; len as usize]);
+        coverage::fill(&self.soc, at + bytes, len, GUARD_CANARY).map_err(|_| Error::AddressUnmapped)?;
         self.guards.push((at + bytes, len, name));
-        at
+        Ok(at)
+    }
+
+    /// The descriptor of a contiguous HBM tensor, checked before anything
+    /// is placed: a dtype that marshals, a rank of 1..=8 (4 when an entry
+    /// needs 32 bits), no zero entry, an element count that does not
+    /// overflow.
+    fn contiguous(&self, dtype: Dtype, shape: &[u64]) -> Result<RawTensorDesc, Error> {
+        if dtype.elem_size() == 0 {
+            return Err(Error::DtypeNotMarshallable);
+        }
+        if shape.is_empty() || shape.len() > 8 {
+            return Err(Error::BadRank);
+        }
+        if shape.contains(&0) {
+            return Err(Error::BadShape);
+        }
+        let base = self.soc.platform().hbm_soc_base;
+        RawTensorDesc::contiguous(Location::Hbm, dtype.code(), base, shape).ok_or(Error::BadShape)
+    }
+    /// Refills every guard region with the canary (between the attribution
+    /// runs, so each core's overrun is its own).
+    pub(crate) fn refill_guards(&self) {
+        for (at, len, _) in &self.guards {
+            let _ = coverage::fill(&self.soc, *at, *len, GUARD_CANARY);
+        }
+    }
+
+    /// Runs launcher `f` on core `cpu` alone (the attribution runs).
+    pub(crate) fn launch_one(&mut self, f: OpFn, cpu: usize, at: u64, fill: u8) -> bool {
+        self.launch(f, cpu..cpu + 1, at, fill).1.is_empty()
+    }
+
+    /// The byte the output is filled with before a run.
+    pub(crate) fn sentinel(&self) -> u8 {
+        self.sentinel
     }
 
     /// Checks every guard region; one line per overwritten one.
@@ -184,13 +337,13 @@ impl Simulator {
 
     /// Places a contiguous tensor with `data` in HBM; returns its descriptor.
     pub fn place(&mut self, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<RawTensorDesc, Error> {
-        let name = std::format!("argument {}", self.args.len());
-        let at = self.alloc_guarded(data.len() as u64, name);
-        let d = RawTensorDesc::contiguous(Location::Hbm, dtype.code(), at, shape).ok_or(Error::BadShape)?;
+        let mut d = self.contiguous(dtype, shape)?;
         if d.buffer_bytes != data.len() as u64 {
             return Err(Error::BufferTooSmall);
         }
-        self.soc.write(at, data).map_err(|_| Error::AddressUnmapped)?;
+        let name = std::format!("argument {}", self.args.len());
+        d.storage = self.alloc_guarded(data.len() as u64, name)?;
+        self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
         Ok(d)
     }
 
@@ -213,19 +366,23 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Sets the output: a zeroed tensor of `shape` in HBM.
+    /// Sets the output: a tensor of `shape` in HBM (filled with the
+    /// sentinel before each run). A refused output leaves the previous
+    /// one (and everything else) as it was.
     pub fn set_output(&mut self, dtype: Dtype, shape: &[u64]) -> Result<RawTensorDesc, Error> {
-        let numel: u64 = shape.iter().product();
-        let bytes = numel * dtype.elem_size() as u64;
-        let at = self.alloc_guarded(bytes, "the output".into());
-        let d = RawTensorDesc::contiguous(Location::Hbm, dtype.code(), at, shape).ok_or(Error::BadShape)?;
+        let mut d = self.contiguous(dtype, shape)?;
+        d.storage = self.alloc_guarded(d.buffer_bytes, "the output".into())?;
         self.output = Some(d);
+        self.placed_output = Some(d);
+        self.last_ok = false;
         Ok(d)
     }
 
-    /// Sets a raw output descriptor (tests of the gates).
+    /// Sets a raw output descriptor (tests of the gates). Coverage is still
+    /// checked on the output [`set_output`](Self::set_output) placed, if any.
     pub fn set_output_raw(&mut self, d: RawTensorDesc) {
         self.output = Some(d);
+        self.last_ok = false;
     }
 
     /// The pending output.
@@ -237,6 +394,14 @@ impl Simulator {
     pub fn clear_args(&mut self) {
         self.args.clear();
         self.output = None;
+        self.placed_output = None;
+        self.last_ok = false;
+    }
+
+    /// Lets the next run leave output elements unwritten (they are still
+    /// reported, but do not fail the run). Applies to one run.
+    pub fn allow_unwritten_output(&mut self) {
+        self.allow_unwritten = true;
     }
 
     /// Reads SoC memory.
@@ -245,27 +410,67 @@ impl Simulator {
     }
 
     /// Fills the output tensor's storage (`buffer_bytes` of it) with
-    /// `byte`: a sentinel, to show later that a run wrote nothing.
-    pub fn fill_output(&self, byte: u8) -> Result<(), Error> {
-        let d = self.output.ok_or(Error::NoInvocation)?;
-        let v = std::vec![byte; d.buffer_bytes as usize];
-        self.soc.write(d.storage, &v).map_err(|_| Error::AddressUnmapped)
+    /// `byte`, and makes `byte` the sentinel later runs fill it with (so a
+    /// caller can check that a rejected run wrote nothing).
+    pub fn fill_output(&mut self, byte: u8) -> Result<(), Error> {
+        let d = self.output.ok_or(Error::NoOutput)?;
+        if self.soc.resolve(d.storage, d.buffer_bytes).is_none() {
+            return Err(Error::AddressUnmapped);
+        }
+        coverage::fill(&self.soc, d.storage, d.buffer_bytes, byte).map_err(|_| Error::AddressUnmapped)?;
+        self.sentinel = byte;
+        Ok(())
     }
 
-    /// Reads the output tensor's bytes.
+    /// Reads the output tensor's bytes: only after a run that passed.
     pub fn read_output(&self) -> Result<Vec<u8>, Error> {
-        let d = self.output.ok_or(Error::NoInvocation)?;
-        let mut v = std::vec![0u8; d.buffer_bytes as usize];
-        self.read(d.storage, &mut v)?;
+        let d = self.output.ok_or(Error::NoOutput)?;
+        let mut v = std::vec![0u8; usize::try_from(d.buffer_bytes).map_err(|_| Error::TensorTooLarge)?];
+        self.read_output_into(&mut v)?;
         Ok(v)
     }
 
-    /// Runs op `name` on cores `0..cores` in parallel threads, each serving
-    /// the same invocation block (each core takes its slice by
-    /// `get_cpu_id()`).
+    /// Copies the first `dst.len()` bytes of the output (at most its size)
+    /// into `dst`; returns how many. Only after a run that passed.
+    pub fn read_output_into(&self, dst: &mut [u8]) -> Result<usize, Error> {
+        let d = self.output.ok_or(Error::NoOutput)?;
+        if !self.last_ok {
+            return Err(Error::NoRunResult);
+        }
+        let k = (d.buffer_bytes.min(dst.len() as u64)) as usize;
+        self.read(d.storage, &mut dst[..k])?;
+        Ok(k)
+    }
+
+    /// Copies the first `dst.len()` bytes of the output as they are now
+    /// (at most its size), whatever the last run did; returns how many.
+    pub fn inspect_output(&self, dst: &mut [u8]) -> Result<usize, Error> {
+        let d = self.output.ok_or(Error::NoOutput)?;
+        let k = (d.buffer_bytes.min(dst.len() as u64)) as usize;
+        self.read(d.storage, &mut dst[..k])?;
+        Ok(k)
+    }
+
+    /// Runs op `name` on cores `0..cores` (1 or 8) in parallel threads,
+    /// each serving the same invocation block (each core takes its slice
+    /// by `get_cpu_id()`). `Err` when the run is refused before it starts;
+    /// otherwise the report, whose [`RunReport::failure`] is the verdict.
     pub fn run(&mut self, name: &str, cores: u32) -> Result<RunReport, Error> {
+        self.last_ok = false;
+        self.check_launch(name, cores)?;
+        if self.output.is_none() {
+            return Err(Error::NoOutput);
+        }
         let block = self.block()?;
         self.run_block(name, cores, &block)
+    }
+
+    /// The refusals every run makes before it starts.
+    fn check_launch(&self, name: &str, cores: u32) -> Result<OpFn, Error> {
+        if cores != 1 && cores != CORE_COUNT {
+            return Err(Error::BadCoreCount);
+        }
+        self.ops.iter().find(|(n, _)| n == name).map(|(_, f)| *f).ok_or(Error::UnknownOp)
     }
 
     /// The invocation block the pending arguments and output make.
@@ -284,41 +489,140 @@ impl Simulator {
     /// the invocation block, byte for byte (tests of the header gates:
     /// a block the builder would refuse to make).
     pub fn run_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
-        let f = self.ops.iter().find(|(n, _)| n == name).map(|(_, f)| *f).ok_or(Error::NoInvocation)?;
-        let cores = cores.clamp(1, CORE_COUNT) as usize;
-        let at = self.alloc(block.len() as u64);
+        self.last_ok = false;
+        let f = self.check_launch(name, cores)?;
+        let cores = cores as usize;
+        let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
-        let mut reports = std::vec![CoreReport::default(); cores];
+        let placed = self.placed_output;
+        if let Some(o) = placed {
+            coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+        }
+        let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
+        let mut rep = RunReport { cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
+        rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
+        if let Some(o) = placed {
+            let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
+            if cores > 1 && clean && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
+                let w = super::writes::attribute(self, f, cores, at, o)?;
+                rep.overlaps = w.overlaps;
+                rep.guard_errors.extend(w.outside);
+            }
+        }
+        if let Some(o) = placed {
+            let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
+            let mut ranges = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            if !ranges.is_empty() && rep.judge().is_none() {
+                // An element still holding the sentinel may have been
+                // written with exactly those bytes: run again over a second
+                // sentinel and keep only what holds it in both runs (exact
+                // for a kernel whose writes do not depend on the output's
+                // old contents). A run that already failed is not repeated.
+                ranges = self.confirm_unwritten(f, cores, at, o, elem, &ranges)?;
+            }
+            if !ranges.is_empty() {
+                let mut m = coverage::message(&ranges, o.buffer_bytes / elem);
+                if cores == 1 && rep.cores.iter().any(|c| c.cpu_queried) {
+                    m.push_str(" (the kernel asked get_cpu_id()/get_cpu_count() but ran on 1 core: run it on 8)");
+                }
+                rep.unwritten = Some(m);
+            }
+        }
+        rep.failure = rep.judge();
+        self.last_ok = rep.failure.is_none();
+        Ok(rep)
+    }
+
+    /// Runs launcher `f` on cores `0..cores` in parallel threads serving
+    /// the block at `at`: each core's report (a placeholder for a core
+    /// whose thread did not run), and the cores whose thread failed.
+    fn launch(&mut self, f: OpFn, cores: core::ops::Range<usize>, at: u64, fill: u8) -> (Vec<CoreReport>, Vec<u32>) {
+        let first = cores.start;
+        let mut reports = std::vec![None::<CoreReport>; cores.len()];
+        let mut failed_threads = Vec::new();
         std::thread::scope(|s| {
-            for (core, rep) in self.cores[..cores].iter_mut().zip(reports.iter_mut()) {
+            let mut handles = Vec::new();
+            for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
+                let i = first + i;
                 let run = move || {
+                    core.begin_run(fill);
+                    let before = Counters::of(core.hal());
                     core.hal().set_invocation_block(at);
-                    core.state().translator.thrash = neuron_runtime::thrash::ThrashStats::new();
                     let paint = super::diagnostics::paint_stack();
                     // SAFETY: f is a launcher the kernel registered.
                     let returned = core.enter(|| unsafe { f() });
                     core.hal().set_invocation_block(0);
-                    *rep = report(core, returned);
-                    rep.stack_high_water = paint.high_water();
+                    let mut r = report(core, returned, before);
+                    r.stack_high_water = paint.high_water();
+                    *rep = Some(r);
                 };
-                // A thread that cannot start leaves its report empty (returned
-                // 0, status 0, cpu 0): visible as a report of the wrong core.
-                let _ = std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run);
+                let spawned = if super::fault::take_spawn_failure(i as u32) {
+                    Err(std::io::Error::other("injected spawn failure"))
+                } else {
+                    std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run)
+                };
+                match spawned {
+                    Ok(h) => handles.push((i, h)),
+                    Err(_) => failed_threads.push(i as u32),
+                }
+            }
+            for (i, h) in handles {
+                if h.join().is_err() {
+                    failed_threads.push(i as u32);
+                }
             }
         });
-        let guard_errors = self.check_guards();
-        Ok(RunReport { cores: reports, guard_errors })
+        failed_threads.sort_unstable();
+        // A core whose thread did not run (or did not finish) has no report
+        // of its own: a placeholder naming it, never counted as a pass (the
+        // verdict fails on `failed_threads` first).
+        let reports: Vec<CoreReport> =
+            reports.into_iter().enumerate().map(|(i, r)| r.unwrap_or_else(|| CoreReport { cpu: (first + i) as u32, ..CoreReport::default() })).collect();
+        (reports, failed_threads)
+    }
+
+    /// The elements of `candidates` that a second run, over the
+    /// complement of the sentinel, also leaves holding it: those were
+    /// never written. The output then holds the first sentinel there
+    /// again, the second run's values elsewhere.
+    fn confirm_unwritten(&mut self, f: OpFn, cores: usize, at: u64, o: RawTensorDesc, elem: u64, candidates: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, Error> {
+        let second = !self.sentinel;
+        coverage::fill(&self.soc, o.storage, o.buffer_bytes, second).map_err(|_| Error::AddressUnmapped)?;
+        let _ = self.launch(f, 0..cores, at, second);
+        let again = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, second).map_err(|_| Error::AddressUnmapped)?;
+        let both = coverage::intersect(candidates, &again);
+        for r in &both {
+            coverage::fill(&self.soc, o.storage + r.0 * elem, (r.1 - r.0) * elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+        }
+        Ok(both)
     }
 }
 
-fn report(core: &mut SimCore, returned: i32) -> CoreReport {
+/// The hardware counters a report reads, at one moment: a run's report
+/// gives the difference, so it covers that run alone.
+#[derive(Clone, Copy)]
+struct Counters {
+    window_programs: u64,
+    dma_in: u64,
+    dma_out: u64,
+}
+
+impl Counters {
+    fn of(hal: &neuron_hal_mock::MockCore) -> Self {
+        let c = hal.counters();
+        Self { window_programs: c.total_window_programs(), dma_in: c.dma_bytes(DmaDirection::M2S), dma_out: c.dma_bytes(DmaDirection::S2M) }
+    }
+}
+
+fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
     let (status, last_error) = (core.invocation_status(), core.last_error());
+    let (errors, errors_dropped, errors_handled, unhandled_error) = {
+        let log = core.errors();
+        (log.entries().iter().map(|e| e.code()).collect(), log.dropped(), log.acknowledged(), log.has_unacknowledged())
+    };
+    let cpu_queried = core.cpu_queried();
     let hal = core.hal();
-    let (programs, dma_in, dma_out) = (
-        hal.counters().total_window_programs(),
-        hal.counters().dma_bytes(DmaDirection::M2S),
-        hal.counters().dma_bytes(DmaDirection::S2M),
-    );
+    let now = Counters::of(hal);
     let cpu = neuron_hal::Hal::prid(hal);
     let st = core.state();
     CoreReport {
@@ -326,10 +630,16 @@ fn report(core: &mut SimCore, returned: i32) -> CoreReport {
         returned,
         status,
         last_error,
+        errors,
+        errors_dropped,
+        errors_handled,
+        unhandled_error,
+        args_read: st.args.last_reads(),
+        cpu_queried,
         translate: st.translator.stats,
-        window_programs: programs,
-        dma_in,
-        dma_out,
+        window_programs: now.window_programs - before.window_programs,
+        dma_in: now.dma_in - before.dma_in,
+        dma_out: now.dma_out - before.dma_out,
         hbm: st.hbm.stats(),
         dataram: st.dataram.stats(),
         libc: st.libc.stats(),

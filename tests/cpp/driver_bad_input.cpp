@@ -65,7 +65,10 @@ void expect_refused(NeuronSim* s, const char* op, uint32_t cores, int code, cons
     const char* msg = neuron_error_message(rc);
     CHECK(msg != nullptr && strlen(msg) > 0, "%s: no message", what);
     std::vector<uint8_t> out(N * 4, 0);
-    CHECK(neuron_sim_read_output(s, out.data(), out.size()) == 0, "read output");
+    // A failed run has no result to read; its bytes as they are show it
+    // wrote nothing.
+    CHECK(neuron_sim_read_output(s, out.data(), out.size()) == 106 /* NoRunResult */, "%s: read output after a failed run", what);
+    CHECK(neuron_sim_inspect_output(s, out.data(), out.size()) == 0, "inspect output");
     for (size_t i = 0; i < out.size(); ++i) {
         CHECK(out[i] == SENTINEL, "%s: output byte %zu was written (0x%02x)", what, i, out[i]);
     }

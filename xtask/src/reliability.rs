@@ -43,12 +43,19 @@ pub fn fuzz_smoke() -> Result {
 
 /// `cargo xtask miri`: the runtime's pure-logic tests under Miri (unit
 /// tests, pure.rs on the fake core, heap_model.rs with fewer cases; the
-/// mock-based files are compiled out under `cfg(miri)`). Isolation is off
-/// only so that proptest can read its failure-persistence path.
+/// mock-based files are compiled out under `cfg(miri)`), then the root
+/// crate's `with_core` re-entry test. Isolation is off only so that
+/// proptest can read its failure-persistence path.
 pub fn miri() -> Result {
     run(nightly_cargo()
         .current_dir(root())
         .env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance")
         .env("PROPTEST_CASES", "4")
-        .args(["miri", "test", "-p", "neuron-runtime"]))
+        .args(["miri", "test", "-p", "neuron-runtime"]))?;
+    // The C surface's re-entry guard on the host binding (`with_core`),
+    // on a fake core: the one unit test of the root crate Miri can run.
+    run(nightly_cargo()
+        .current_dir(root())
+        .env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance")
+        .args(["miri", "test", "-p", "neuroncustomop", "--lib", "current::tests"]))
 }

@@ -129,7 +129,8 @@ impl Hal for MmioHal {
         }
     }
 
-    fn write_window_register(&self, reg: u32, region_base: u64) {
+    fn write_window_register(&self, w: crate::WindowId, region_base: u64) {
+        let reg = self.platform().dynamic_windows[w.index()].register;
         // MEM_WINDOWn_LO, then _HI at +4 (assumed register pair).
         self.write_reg(reg, region_base as u32);
         self.write_reg(reg + 4, (region_base >> 32) as u32);
@@ -157,10 +158,10 @@ impl Hal for MmioHal {
         self.read_reg(bank + dma_regs::COMPLETED)
     }
 
-    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
+    fn dma_arm(&self, dir: DmaDirection) {
         let bank = self.bank(dir);
-        self.write_reg(bank + dma_regs::RING_BASE, ring_nx);
-        self.write_reg(bank + dma_regs::RING_LEN, len);
+        self.write_reg(bank + dma_regs::RING_BASE, self.platform().dma_ring_nx(dir));
+        self.write_reg(bank + dma_regs::RING_LEN, crate::dma::RING_LEN);
         if let Soc::Qemu { .. } = self.soc {
             emulated::arm(self, bank);
         }

@@ -205,7 +205,7 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     fail |= (hit("translate_miss", base + 3 * R + 0x40)) << 7;
     // The window-register write alone (what the miss target excludes).
     let hal = black_box(MmioHal::qemu(0));
-    let reg = black_box(QEMU.dynamic_windows[1].register);
+    let reg = black_box(neuroncustomop::hal::WindowId::new(1).unwrap());
     region("window_register_write", || hal.write_window_register(reg, base + 4 * R));
 
     // The invocation of a 2-tensor op: setup, next x2, return (copy of

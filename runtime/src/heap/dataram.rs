@@ -86,6 +86,12 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
         self.stats
     }
 
+    /// Restarts the counters and the high-water mark (see
+    /// [`HeapStats::restart`]).
+    pub fn restart_stats(&mut self) {
+        self.stats.restart();
+    }
+
     /// `neuron_dataram_allocate` / `tcm_malloc`: `size` bytes aligned to
     /// `align` (at least 64).
     pub fn allocate(&mut self, size: usize, align: usize) -> Result<NonNull<u8>> {

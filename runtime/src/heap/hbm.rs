@@ -75,6 +75,12 @@ impl<const N: usize> HbmHeap<N> {
         self.stats
     }
 
+    /// Restarts the counters and the high-water mark (see
+    /// [`HeapStats::restart`]).
+    pub fn restart_stats(&mut self) {
+        self.stats.restart();
+    }
+
     /// Block headers in use (the fixed table's fill).
     pub fn headers_used(&self) -> usize {
         self.blocks.len()

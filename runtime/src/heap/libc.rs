@@ -140,6 +140,12 @@ impl LibcHeap {
         self.stats
     }
 
+    /// Restarts the counters and the high-water mark (see
+    /// [`HeapStats::restart`]).
+    pub fn restart_stats(&mut self) {
+        self.stats.restart();
+    }
+
     /// `malloc`.
     pub fn malloc(&mut self, size: usize) -> Result<NonNull<u8>> {
         self.memalign(HEAP_ALIGN, size)

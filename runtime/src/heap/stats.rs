@@ -20,6 +20,15 @@ pub struct HeapStats {
 }
 
 impl HeapStats {
+    /// Starts a new measuring period (a simulator run): the high-water
+    /// mark restarts from the current use, the call counts from zero.
+    pub fn restart(&mut self) {
+        self.high_water = self.in_use;
+        self.allocs = 0;
+        self.frees = 0;
+        self.failures = 0;
+    }
+
     pub(crate) fn on_alloc(&mut self, bytes: u64) {
         self.in_use += bytes;
         self.allocs += 1;

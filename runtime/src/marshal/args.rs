@@ -41,6 +41,9 @@ pub struct ArgState {
     has_return: bool,
     claimed: bool,
     returned: bool,
+    /// (arguments read, arguments held) of the last invocation cleaned up:
+    /// the simulator reports an op that ignored some of its arguments.
+    last_reads: (u8, u8),
 }
 
 impl Default for ArgState {
@@ -52,7 +55,7 @@ impl Default for ArgState {
 impl ArgState {
     /// Nothing bound.
     pub const fn new() -> Self {
-        Self { block: [0; MAX_BLOCK_BYTES], header: None, cursor: 0, has_return: false, claimed: false, returned: false }
+        Self { block: [0; MAX_BLOCK_BYTES], header: None, cursor: 0, has_return: false, claimed: false, returned: false, last_reads: (0, 0) }
     }
 
     /// Whether an invocation is bound.
@@ -63,6 +66,12 @@ impl ArgState {
     /// Arguments of the bound invocation (0 if none).
     pub fn argc(&self) -> usize {
         self.header.map_or(0, |h| h.argc as usize)
+    }
+
+    /// (arguments read, arguments held) of the last invocation
+    /// `customop_cleanup` unbound; (0, 0) before any.
+    pub fn last_reads(&self) -> (usize, usize) {
+        (self.last_reads.0 as usize, self.last_reads.1 as usize)
     }
 
     /// Index of the next argument a reader takes.
@@ -182,6 +191,7 @@ impl<H: Hal> CoreState<H> {
     /// nothing is bound.
     pub fn setup(&mut self, has_return: bool, block: BlockSource<'_>) -> Result<()> {
         self.args.header = None;
+        self.args.last_reads = (0, 0);
         self.args.cursor = 0;
         self.args.claimed = false;
         self.args.returned = false;
@@ -429,6 +439,7 @@ impl<H: Hal> CoreState<H> {
         } else {
             Ok(())
         };
+        self.args.last_reads = (self.args.cursor, self.args.header.map_or(0, |h| h.argc));
         self.args.header = None;
         drained.and(written)
     }

@@ -5,8 +5,45 @@
 use crate::marshal::dtype::Dtype;
 use half::{bf16, f16};
 
-/// An element type of one of the eight dtypes.
-pub trait Elem: Copy + PartialOrd {
+/// Sealed: only the eight element types below implement [`Elem`]. The
+/// kernel API reads tensor bytes as `T: Elem`, which is sound only for a
+/// type every bit pattern of whose size is a valid value (integers,
+/// `f32`, `f16`, `bf16`); a user `impl Elem for bool` would make that UB
+/// from safe code, so no other crate can write one.
+mod sealed {
+    pub trait Sealed {}
+    impl Sealed for u8 {}
+    impl Sealed for i8 {}
+    impl Sealed for i16 {}
+    impl Sealed for i32 {}
+    impl Sealed for i64 {}
+    impl Sealed for f32 {}
+    impl Sealed for half::f16 {}
+    impl Sealed for half::bf16 {}
+}
+
+/// An element type of one of the eight dtypes. Sealed (see the private
+/// `sealed` module): every implementor is plain data for which any bit
+/// pattern of its size is a valid value, so reading tensor bytes as it is
+/// sound.
+///
+/// ```compile_fail,E0277
+/// use neuron_runtime::ops::elem::Elem;
+/// #[derive(Clone, Copy, PartialEq, PartialOrd)]
+/// struct Flag(bool);
+/// impl Elem for Flag {
+///     const DTYPE: neuron_runtime::marshal::dtype::Dtype = neuron_runtime::marshal::dtype::Dtype::Uint8;
+///     const FLOAT: bool = false;
+///     unsafe fn load(p: *const u8) -> Self { Flag(unsafe { *p } != 0) }
+///     unsafe fn store(self, p: *mut u8) { unsafe { *p = self.0 as u8 } }
+///     fn to_f32(self) -> f32 { 0.0 }
+///     fn from_f32(_: f32) -> Self { Flag(false) }
+///     fn to_i64(self) -> i64 { 0 }
+///     fn from_i64(_: i64) -> Self { Flag(false) }
+///     fn from_i64_saturating(_: i64) -> Self { Flag(false) }
+/// }
+/// ```
+pub trait Elem: Copy + PartialOrd + sealed::Sealed {
     /// Its dtype.
     const DTYPE: Dtype;
     /// Whether it is a floating-point type.

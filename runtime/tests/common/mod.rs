@@ -64,8 +64,8 @@ impl Hal for Lens {
     fn nx_ptr(&self, nx: u32) -> *mut u8 {
         self.inner.nx_ptr(nx)
     }
-    fn write_window_register(&self, reg: u32, region_base: u64) {
-        self.inner.write_window_register(reg, region_base)
+    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+        self.inner.write_window_register(w, region_base)
     }
     fn memw(&self) {
         self.inner.memw()
@@ -76,8 +76,8 @@ impl Hal for Lens {
     fn dma_completed(&self, dir: DmaDirection) -> u32 {
         self.inner.dma_completed(dir).wrapping_add(self.completion_offset)
     }
-    fn dma_arm(&self, dir: DmaDirection, ring_nx: u32, len: u32) {
-        self.inner.dma_arm(dir, ring_nx, len)
+    fn dma_arm(&self, dir: DmaDirection) {
+        self.inner.dma_arm(dir)
     }
     fn read_window_register(&self, reg: u32) -> u64 {
         match self.window0 {

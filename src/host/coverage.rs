@@ -1,0 +1,111 @@
+//! Output coverage: which output elements a run never wrote. Before the
+//! run the simulator fills the output with a sentinel byte; after it, an
+//! element whose every byte still holds the sentinel was never written.
+//! (A kernel that writes exactly the sentinel bytes into an element is
+//! indistinguishable from one that skipped it; the caller picks the byte
+//! with `fill_output` when its data could hold the default.)
+
+use neuron_hal_mock::MockSoc;
+use std::string::String;
+use std::vec::Vec;
+
+/// The sentinel a run fills the output with unless the caller chose one.
+pub const DEFAULT_SENTINEL: u8 = 0xA5;
+
+/// How many bytes are read (or written) at a time, so a large output
+/// never needs one large host buffer. A multiple of every element size.
+pub const CHUNK: usize = 1 << 20;
+
+/// How many ranges a message lists before it only counts the rest.
+const LISTED_RANGES: usize = 8;
+
+/// Fills `len` bytes at SoC `addr` with `byte`, a chunk at a time.
+pub fn fill(soc: &MockSoc, addr: u64, len: u64, byte: u8) -> std::io::Result<()> {
+    let chunk = std::vec![byte; CHUNK.min(len as usize)];
+    let mut off = 0u64;
+    while off < len {
+        let k = (len - off).min(CHUNK as u64) as usize;
+        soc.write(addr + off, &chunk[..k])?;
+        off += k as u64;
+    }
+    Ok(())
+}
+
+/// The never-written elements of `len` bytes at `addr` (elements of
+/// `elem` bytes) as half-open element ranges, in order.
+pub fn unwritten(soc: &MockSoc, addr: u64, len: u64, elem: u64, sentinel: u8) -> std::io::Result<Vec<(u64, u64)>> {
+    let elem = elem.max(1);
+    let mut ranges: Vec<(u64, u64)> = Vec::new();
+    let mut buf = std::vec![0u8; CHUNK.min(len as usize)];
+    let mut off = 0u64;
+    while off < len {
+        let k = (len - off).min(CHUNK as u64) as usize;
+        soc.read(addr + off, &mut buf[..k])?;
+        for (j, e) in buf[..k].chunks(elem as usize).enumerate() {
+            if e.iter().all(|&b| b == sentinel) {
+                let i = off / elem + j as u64;
+                match ranges.last_mut() {
+                    Some(r) if r.1 == i => r.1 = i + 1,
+                    _ => ranges.push((i, i + 1)),
+                }
+            }
+        }
+        off += k as u64;
+    }
+    Ok(ranges)
+}
+
+/// The element ranges in both `a` and `b` (each sorted, disjoint).
+pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let (mut i, mut j, mut out) = (0, 0, Vec::new());
+    while i < a.len() && j < b.len() {
+        let (lo, hi) = (a[i].0.max(b[j].0), a[i].1.min(b[j].1));
+        if lo < hi {
+            out.push((lo, hi));
+        }
+        if a[i].1 < b[j].1 {
+            i += 1;
+        } else {
+            j += 1;
+        }
+    }
+    out
+}
+
+/// "875 of 1000 output elements were never written: [125, 1000)".
+pub fn message(ranges: &[(u64, u64)], total: u64) -> String {
+    let missing: u64 = ranges.iter().map(|r| r.1 - r.0).sum();
+    let mut m = std::format!("{missing} of {total} output elements were never written: ");
+    for (i, r) in ranges.iter().take(LISTED_RANGES).enumerate() {
+        if i > 0 {
+            m.push_str(", ");
+        }
+        m.push_str(&std::format!("[{}, {})", r.0, r.1));
+    }
+    if ranges.len() > LISTED_RANGES {
+        m.push_str(&std::format!(", ... ({} more ranges)", ranges.len() - LISTED_RANGES));
+    }
+    m
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+
+    #[test]
+    fn intersection_of_range_lists() {
+        assert_eq!(intersect(&[(0, 10), (20, 30)], &[(5, 25)]), vec![(5, 10), (20, 25)]);
+        assert_eq!(intersect(&[(0, 1)], &[(1, 2)]), vec![]);
+        assert_eq!(intersect(&[(3, 4), (113, 114)], &[(113, 114)]), vec![(113, 114)]);
+    }
+
+    #[test]
+    fn message_names_ranges_and_counts_the_rest() {
+        assert_eq!(message(&[(125, 1000)], 1000), "875 of 1000 output elements were never written: [125, 1000)");
+        let many: Vec<(u64, u64)> = (0..10).map(|i| (2 * i, 2 * i + 1)).collect();
+        let m = message(&many, 20);
+        assert!(m.starts_with("10 of 20 output elements were never written: [0, 1), [2, 3)"), "{m}");
+        assert!(m.ends_with(", ... (2 more ranges)"), "{m}");
+    }
+}
