@@ -7,6 +7,7 @@
 mod elf;
 mod layout;
 mod lints;
+mod main_job;
 mod reliability;
 mod perf;
 mod preflight;
@@ -31,11 +32,16 @@ const HELP: &str = "\
 cargo xtask <command>
 
   run-example
-      THE MAIN JOB: build libneuroncustomop.a for Xtensa, link the example
-      op (kernels/axpy) into the nine per-core FLL images and check them,
-      then run the op on an emulated 8-core cluster (QEMU virt -smp 8):
-      each core prints its part of the result, core 0 checks the whole
-      output against the reference.
+      THE MAIN JOB: a vendor-style C++ kernel (examples/vendor-relu:
+      relu.cpp + its NEURON_LIBRARY shape.cpp, unchanged) built with
+      `customop build --target qemu --multicore`, run with `customop run
+      --on both --cores 8` on an emulated 8-core cluster (QEMU virt) and on
+      the host simulator; the outputs must be bit-identical and equal the
+      reference.
+  run-example-rust
+      The Rust example op (kernels/axpy): the Xtensa staticlib, the nine
+      FLL images checked, the op on QEMU virt -smp 8; each core prints its
+      part, core 0 checks the whole output.
   test
       THE TEST COMMAND: host `cargo test --workspace`, the Xtensa build of
       neuron-hal, neuron-runtime and neuroncustomop, the archive check,
@@ -108,7 +114,8 @@ fn main() -> ExitCode {
             println!("{}", p.display());
             0
         }),
-        Some("run-example") => target::run_example(),
+        Some("run-example") => main_job::run_example(),
+        Some("run-example-rust") => target::run_example(),
         Some("setup") => preflight::setup().map(|_| 0),
         Some("fuzz-smoke") => reliability::fuzz_smoke().map(|_| 0),
         Some("miri") => reliability::miri().map(|_| 0),

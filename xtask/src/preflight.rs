@@ -66,19 +66,19 @@ fn needs() -> Vec<Need> {
         n(Program("xtensa-lx106-elf-nm"), Apt("binutils-xtensa-lx106"), true),
         n(Program("xtensa-lx106-elf-objdump"), Apt("binutils-xtensa-lx106"), true),
         n(Program("xtensa-lx106-elf-readelf"), Apt("binutils-xtensa-lx106"), true),
-        // The C++ kernels of the host tests, the perf plugin, `nm` in tests.
-        n(Program("g++"), Apt("g++"), false),
-        n(Program("gcc"), Apt("gcc"), false),
-        n(Program("nm"), Apt("binutils"), false),
+        // The C++ kernels (host builds, the staticlib finder's `nm`), the perf plugin.
+        n(Program("g++"), Apt("g++"), true),
+        n(Program("gcc"), Apt("gcc"), true),
+        n(Program("nm"), Apt("binutils"), true),
         n(SysrootFile("lib/rustlib/src/rust/library/core/Cargo.toml"), Component("rust-src"), true),
         n(SysrootFile("lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-objdump"), Component("llvm-tools"), true),
         n(SysrootFile("bin/cargo-miri"), Component("miri"), false),
         n(SysrootFile("bin/cargo-clippy"), Component("clippy"), false),
         n(SysrootFile("bin/rustfmt"), Component("rustfmt"), false),
         n(Program("cargo-fuzz"), CargoFuzz, false),
-        // The C++ kernels built for the emulated cores (customop --target qemu|q7).
-        n(Program("python3"), Apt("python3"), false),
-        n(Want::Ziglang, Source::Ziglang, false),
+        // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
+        n(Program("python3"), Apt("python3"), true),
+        n(Want::Ziglang, Source::Ziglang, true),
     ]
 }
 

@@ -270,6 +270,12 @@ pub fn test() -> Result {
             }
         });
     }
+    step("main job: vendor-style C++ relu on 8 emulated cores vs the host simulator (cargo xtask run-example)", &mut || {
+        match crate::main_job::run_example()? {
+            0 => Ok(()),
+            c => Err(format!("run-example exit {c}")),
+        }
+    });
     step("perf: instruction counts, footprint, stack use vs perf/budgets.toml", &mut crate::perf::check);
     step("on-target: a failing test fails the run (exit status checked)", &mut || {
         let elf = elf.as_ref().map_err(|e| e.clone())?;
