@@ -28,6 +28,7 @@ pub mod schema;
 pub mod shape;
 pub mod sim;
 pub mod staticlib;
+pub mod xtensa;
 
 pub use error::{Error, ErrorKind, Result};
 pub use schema::{ArgKind, Op, Param, Schema, Target};
