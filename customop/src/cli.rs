@@ -117,6 +117,16 @@ fn dispatch(args: &[String]) -> Result<()> {
                 b.objects.len() - compiled,
                 if b.linked { "" } else { ", not relinked" }
             );
+            if !b.device_objects.is_empty() {
+                let dc = b.device_objects.iter().filter(|(_, o)| *o == Outcome::Compiled).count();
+                println!("xtensa: {dc} source(s) compiled, {} cached; image(s):", b.device_objects.len() - dc);
+                for (img, stripped) in &b.images {
+                    match stripped {
+                        Some(s) => println!("  {} (stripped: {})", img.display(), s.display()),
+                        None => println!("  {}", img.display()),
+                    }
+                }
+            }
             let dir = b.library.parent().unwrap_or(std::path::Path::new("."));
             println!(
                 "generated {} (kernel side) and {} (host side); schema {}",

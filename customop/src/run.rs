@@ -82,11 +82,12 @@ fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
 /// Loads the build directory's library and its simulator API.
 pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
     let schema = Schema::load(dir)?;
-    if schema.target != Target::Sim {
-        return Err(Error::new(
-            ErrorKind::NotYet,
-            format!("{} was built for target {}: `customop run` runs sim builds only (qemu and q7 are not supported yet)", dir.display(), schema.target.name()),
-        ));
+    if schema.target == Target::Q7 {
+        return Err(bad(format!(
+            "{} was built for target q7: its FLL images run on the device's loader, not here; \
+             build with --target sim (the simulator) or --target qemu (the emulated cluster and the simulator)",
+            dir.display()
+        )));
     }
     let api = crate::loaded::api(&dir.join(&schema.library_file))?;
     Ok((schema, api))
