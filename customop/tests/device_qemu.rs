@@ -213,3 +213,27 @@ fn a_difference_between_simulator_and_device_is_exit_11_with_the_elements() {
     assert_eq!(r.status.code(), Some(6), "{}", text(&r));
     assert!(text(&r).contains("needs a --target qemu build"), "{}", text(&r));
 }
+
+#[test]
+fn a_kernel_compiled_with_frame_pointers_runs_through_the_alloca_handler() {
+    // With frame pointers LLVM moves SP with `movsp` around stack-passed
+    // arguments (the spellings kernel has 8 parameters, more than the 6
+    // argument registers); when the caller's window is already spilled,
+    // `movsp` raises the Alloca exception (EXCCAUSE 5), which the board's
+    // vector handles by reloading the caller's window. Without it the run
+    // ends in the board's fatal report (exit 102).
+    let dir = built("spellings", &["--target", "qemu", "--cflags", "-fno-omit-frame-pointer"]);
+    let sysroot = std::process::Command::new("rustup").args(["run", "nightly-2026-10-15", "rustc", "--print", "sysroot"]).output().unwrap();
+    let objdump = Path::new(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-objdump");
+    let objs: Vec<_> = std::fs::read_dir(dir.join("obj/xtensa")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "o")).collect();
+    let d = std::process::Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).args(&objs).output().expect("llvm-objdump of the nightly");
+    assert!(String::from_utf8_lossy(&d.stdout).contains("movsp"), "the frame-pointer build has movsp");
+    let n = 33u64;
+    let files: Vec<String> = (16..19).map(|s| npy_file(&format!("q_fp_{s}.npy"), &f32s(&[n], &values(n as usize, -1.0, 1.0, s))).display().to_string()).collect();
+    let vals: Vec<Vec<f32>> = (16..19).map(|s| values(n as usize, -1.0, 1.0, s)).collect();
+    let want: Vec<f32> = (0..n as usize).map(|k| vals[0][k] + vals[1][k] + vals[2][k] + (0.5f32 + -2.0 + 0.25 + 1000.0 + 0.125)).collect();
+    for cores in [1, 8] {
+        let (out, _) = both(&dir, "sum_all", &[&files[0], &files[1], &files[2], "0.5", "-2", "0.25", "1000", "0.125"], cores, "fp");
+        assert_eq!(out.to_f32(), want, "{cores} core(s)");
+    }
+}
