@@ -152,7 +152,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     }
     let OutputSpec { dtype, ref shape } = spec;
     let failed = |on: &str, rc: i32, msg: &str, report: &str| {
-        Error::new(ErrorKind::RunFailed, format!("op `{}` failed on {cores} core(s) {on}: error {rc}: {msg}\n{report}", op.name))
+        Error::new(ErrorKind::RunFailed, format!("op `{}` failed on {cores} core(s): error {rc}: {msg} ({on})\n{report}", op.name))
     };
     let (data, report) = match o.on {
         On::Sim => {

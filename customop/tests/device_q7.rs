@@ -86,3 +86,17 @@ fn run_refuses_a_q7_build() {
     assert_eq!(r.status.code(), Some(6), "{}", text(&r));
     assert!(text(&r).contains("built for target q7"), "{}", text(&r));
 }
+
+#[test]
+fn a_missing_xtensa_toolchain_is_a_clear_environment_error() {
+    let k = kernels().join("relu2d");
+    let out = scratch("no_zig").display().to_string();
+    let (c, s) = (k.join("relu.cpp").display().to_string(), k.join("shape.cpp").display().to_string());
+    let r = std::process::Command::new(env!("CARGO_BIN_EXE_customop"))
+        .args(["build", "--name", "nozig", "--compute", &c, "--shape", &s, "--out", &out, "--target", "q7"])
+        .env("PYTHON", "/no/such/python3")
+        .output()
+        .unwrap();
+    assert_eq!(r.status.code(), Some(10), "{}", text(&r));
+    assert!(text(&r).contains("pip install ziglang==0.17.1"), "{}", text(&r));
+}

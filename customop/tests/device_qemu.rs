@@ -237,3 +237,30 @@ fn a_kernel_compiled_with_frame_pointers_runs_through_the_alloca_handler() {
         assert_eq!(out.to_f32(), want, "{cores} core(s)");
     }
 }
+
+#[test]
+fn a_kernel_failing_the_same_way_on_both_is_a_failed_run_with_its_status() {
+    // The kernel returns an int32 tensor where its shape function said
+    // float: error 35 on the simulator and on the device alike.
+    let src = scratch("wrong");
+    std::fs::write(src.join("k.cpp"), "#include <torch/torch.h>\ntorch::Tensor wrong(const torch::Tensor& t) { return torch::zeros(t.sizes(), torch::kInt); }\n").unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(w, m) { m.def(\"wrong\", &s, \"wrong\"); }\n",
+    )
+    .unwrap();
+    let o = src.join("build").display().to_string();
+    let (k, s) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string());
+    customop_ok(&["build", "--name", "wrong", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
+    let x = npy_file("q_wrong.npy", &f32s(&[3], &[1.0, 2.0, 3.0])).display().to_string();
+    let y = scratch("out").join("wrong.npy").display().to_string();
+    for cores in ["1", "8"] {
+        let r = customop(&["run", &o, "wrong", &x, "-o", &y, "--on", "both", "--cores", cores]);
+        let t = text(&r);
+        assert_eq!(r.status.code(), Some(7), "{t}");
+        assert!(t.contains("error 35: returned tensor dtype differs from the output descriptor (on both the simulator and the emulated cluster)"), "{t}");
+        assert!(t.contains("qemu core 0: returned 0, status 35"), "{t}");
+    }
+}
