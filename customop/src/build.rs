@@ -119,7 +119,7 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     let mut schema = schema;
     let (mut images, mut device_objects) = (Vec::new(), Vec::new());
     if o.target != Target::Sim {
-        let d = device_build(o, &cflags, &include, &objdir, &gen_ops)?;
+        let d = device_build(o, &schema, &cflags, &include, &objdir, &gen_ops)?;
         device_objects = d.objects;
         images = d.images;
         schema.images = images.iter().map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
@@ -195,7 +195,7 @@ struct Device {
 /// (the kernel side; shape sources are host code) compiled once for
 /// Xtensa, then linked into the FLL images (q7, checked) or the emulated
 /// cluster's image (qemu).
-fn device_build(o: &BuildOptions, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
+fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
     let tc = Toolchain::find()?;
     let flags = Toolchain::flags(include, cflags);
     let xdir = objdir.join("xtensa");
@@ -219,7 +219,13 @@ fn device_build(o: &BuildOptions, cflags: &[String], include: &Path, objdir: &Pa
             .iter()
             .map(|s| (*s).to_owned())
             .collect();
-        symbols.extend(device_launchers(gen_ops)?);
+        // Every launcher of the generated op table (`<fn>_stack_switch`).
+        for op in &schema.ops {
+            let l = format!("{}_stack_switch", op.compute_fn);
+            if !symbols.contains(&l) {
+                symbols.push(l);
+            }
+        }
         let syms: Vec<&str> = symbols.iter().map(String::as_str).collect();
         let problems = check::fll(&imgs, &syms);
         if !problems.is_empty() {
@@ -232,14 +238,4 @@ fn device_build(o: &BuildOptions, cflags: &[String], include: &Path, objdir: &Pa
         vec![(img.path, None)]
     };
     Ok(Device { objects: outcomes, images })
-}
-
-/// The launchers the generated `ops.cpp` defines (`<fn>_stack_switch`):
-/// each FLL image must hold every one in its window.
-fn device_launchers(gen_ops: &Path) -> Result<Vec<String>> {
-    let text = std::fs::read_to_string(gen_ops).map_err(|e| Error::io("read", gen_ops, e))?;
-    Ok(text
-        .lines()
-        .filter_map(|l| l.strip_prefix("extern \"C\" int32_t ")?.split_once("_stack_switch(void)").map(|(f, _)| format!("{f}_stack_switch")))
-        .collect())
 }

@@ -51,7 +51,7 @@ pub fn check(images: &[Image], symbols: &[&str]) -> Vec<String> {
         }
         match im.elf.section_bytes(im.bytes, ".vectors") {
             None => problems.push(format!("{name}: no .vectors")),
-            Some(v) if v.is_empty() => problems.push(format!("{name}: empty vector page")),
+            Some([]) => problems.push(format!("{name}: empty vector page")),
             Some(v) => match vectors {
                 None => vectors = Some((name, v)),
                 Some((first, fv)) if fv != v => problems.push(format!("{name}: vector page differs from {first}'s")),
