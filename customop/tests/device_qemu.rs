@@ -156,6 +156,7 @@ fn a_device_kernel_prints_the_same_text_as_the_simulator() {
                 "|   42|-7   |00009|+3| 4|-123456789|".into(),
                 "|beef|BEEF|0xff|00000ABC|Q|text|abc|".into(),
                 "|3.141590|-2.50|1.234568e+04|0.0001|    0.6667|6.0e+23 |".into(),
+                format!("wide:{:0190}|", 5),
             ] {
                 // The simulator's report lists it under its core, the
                 // device's as a printf line of the core.

@@ -76,13 +76,32 @@ fn print_ring(cpu: u32) {
         let d = s.printf.drain(|entry| {
             let text = core::str::from_utf8(entry).unwrap_or("<not UTF-8>");
             for line in text.split('\n').filter(|l| !l.is_empty()) {
-                board::println!("customop-printf {cpu}: {line}");
+                // One write per line, prefix included (the board's console
+                // splits lines longer than its buffer, and a continuation
+                // without the prefix would be lost to the host's parser).
+                let mut buf = [0u8; 320];
+                let mut c = Cursor { buf: &mut buf, len: 0 };
+                let _ = write!(c, "customop-printf {cpu}: ");
+                let room = c.buf.len() - c.len - 1;
+                let _ = c.write_str(&line[..floor_char_boundary(line, room)]);
+                let _ = c.write_str("\n");
+                let n = c.len;
+                board::semihosting::write(1, &buf[..n]);
             }
         });
         if d.lost > 0 {
             board::println!("customop-printf-lost {cpu}: {}", d.lost);
         }
     });
+}
+
+/// The largest char boundary of `s` at most `max`.
+fn floor_char_boundary(s: &str, max: usize) -> usize {
+    let mut i = max.min(s.len());
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
 }
 
 fn dump_output(out_soc: u64, bytes: u64) {

@@ -11,6 +11,7 @@ torch::Tensor say(const torch::Tensor& t_in, int64_t tag) {
     printf("|%5d|%-5i|%05u|%+d|% d|%ld|\n", 42, -7, 9u, 3, 4, -123456789L);
     printf("|%x|%X|%#x|%08X|%c|%s|%.3s|\n", 0xbeefu, 0xbeefu, 255u, 0xabcu, 'Q', "text", "abcdef");
     printf("|%f|%.2f|%e|%g|%10.4f|%-8.1e|\n", 3.14159, -2.5, 12345.678, 0.0001, 2.0 / 3.0, 6.02e23);
+    printf("wide:%0190d|\n", 5);  // longer than the board console's line buffer
     // Every core returns its own copy (the same bytes): the output does
     // not depend on which core's return lands last.
     for (int64_t i = 0; i < t_in.size(0); i++) out[i] = in[i];
