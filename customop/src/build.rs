@@ -6,6 +6,9 @@ use crate::codegen;
 use crate::compiler::{Compiler, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::link;
+use crate::xtensa::devlib::{self, Runtime};
+use crate::xtensa::toolchain::Toolchain;
+use crate::xtensa::{check, images};
 use crate::scan::{self, Source};
 use crate::schema::{Schema, Target, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
@@ -43,8 +46,12 @@ pub struct BuildOutcome {
     pub objects: Vec<(PathBuf, Outcome)>,
     /// Whether the shared object was linked (false: it was current).
     pub linked: bool,
-    /// The shared object.
+    /// The shared object (sim and qemu targets; for q7 the first image).
     pub library: PathBuf,
+    /// The device images (q7, qemu), each with its stripped copy if any.
+    pub images: Vec<(PathBuf, Option<PathBuf>)>,
+    /// Each device source and whether it was compiled or cached.
+    pub device_objects: Vec<(PathBuf, Outcome)>,
 }
 
 /// The headers' directory: `NEURON_INCLUDE`, else the repository's.
@@ -72,19 +79,17 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     if o.name.is_empty() || !o.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
         return Err(Error::new(ErrorKind::Usage, format!("--name `{}`: use letters, digits and `_`", o.name)));
     }
-    if o.target != Target::Sim {
-        return Err(Error::new(
-            ErrorKind::NotYet,
-            format!("--target {}: not yet supported (this version builds for the host simulator, --target sim)", o.target.name()),
-        ));
-    }
     if o.compute.is_empty() || o.shape.is_empty() {
         return Err(Error::new(ErrorKind::Usage, "give at least one --compute source and one --shape source"));
     }
     let shapes = o.shape.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
     let computes = o.compute.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
     let scanned = scan::scan(&shapes, &computes)?;
-    let library_file = format!("lib{}.so", o.name);
+    let library_file = match o.target {
+        Target::Q7 if o.multicore => format!("{}_cpu0.elf", o.name),
+        Target::Q7 => format!("{}.elf", o.name),
+        _ => format!("lib{}.so", o.name),
+    };
     let schema = Schema {
         version: SCHEMA_VERSION,
         name: o.name.clone(),
@@ -93,6 +98,7 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
         multicore: o.multicore,
         ops: scanned.ops,
         library_file: library_file.clone(),
+        images: Vec::new(),
     };
     let objdir = o.out.join("obj");
     std::fs::create_dir_all(&objdir).map_err(|e| Error::io("create", &objdir, e))?;
@@ -101,18 +107,50 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     write_if_changed(&gen_ops, &codegen::ops_source(&schema))?;
     write_if_changed(&gen_shapes, &codegen::shapes_source(&schema))?;
 
+    let mut cflags = o.cflags.clone();
+    if o.multicore {
+        cflags.push("-DCUSTOMOP_MULTICORE=1".into());
+    }
+    let include = include_dir(o.include.as_deref());
+    let (mut outcomes, mut linked, mut library) = (Vec::new(), false, o.out.join(&library_file));
+    if o.target != Target::Q7 {
+        (outcomes, linked) = host_build(o, &cflags, &include, &objdir, &gen_ops, &gen_shapes, &library)?;
+    }
+    let mut schema = schema;
+    let (mut images, mut device_objects) = (Vec::new(), Vec::new());
+    if o.target != Target::Sim {
+        let d = device_build(o, &schema, &cflags, &include, &objdir, &gen_ops)?;
+        device_objects = d.objects;
+        images = d.images;
+        schema.images = images.iter().map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
+        if o.target == Target::Q7 {
+            library = images[0].0.clone();
+        }
+    }
+    schema.save(&o.out)?;
+    Ok(BuildOutcome { schema, objects: outcomes, linked, library, images, device_objects })
+}
+
+/// The simulator build: every source with the host compiler, one shared
+/// object with the host staticlib. Returns each source's outcome and
+/// whether the library was relinked.
+fn host_build(
+    o: &BuildOptions,
+    cflags: &[String],
+    include: &Path,
+    objdir: &Path,
+    gen_ops: &Path,
+    gen_shapes: &Path,
+    library: &Path,
+) -> Result<(Vec<(PathBuf, Outcome)>, bool)> {
     let staticlib = match &o.staticlib {
         Some(p) if p.is_file() => p.clone(),
         Some(p) => return Err(Error::new(ErrorKind::Environment, format!("--staticlib {} does not exist", p.display()))),
         None => crate::staticlib::find().map_err(|m| Error::new(ErrorKind::Environment, m))?,
     };
-    let mut cflags = o.cflags.clone();
-    if o.multicore {
-        cflags.push("-DCUSTOMOP_MULTICORE=1".into());
-    }
-    let cc = Compiler::host(&include_dir(o.include.as_deref()), &cflags);
+    let cc = Compiler::host(include, cflags);
     let mut sources: Vec<PathBuf> = Vec::new();
-    for s in o.compute.iter().chain(&o.shape).chain([&gen_ops, &gen_shapes]) {
+    for s in o.compute.iter().chain(&o.shape).chain([&gen_ops.to_path_buf(), &gen_shapes.to_path_buf()]) {
         if !sources.contains(s) {
             sources.push(s.clone());
         }
@@ -125,7 +163,6 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
         objects.push(obj);
     }
     // Relink when an object, the staticlib or the flags changed.
-    let library = o.out.join(&library_file);
     // The staticlib (tens of MB) counts by size and mtime, not content.
     let meta = std::fs::metadata(&staticlib).map_err(|e| Error::io("read", &staticlib, e))?;
     let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
@@ -141,10 +178,64 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
         false
     } else {
         let _ = std::fs::remove_file(&link_stamp);
-        link::shared_object(&cc, &o.out, &objects, &staticlib, &library)?;
+        link::shared_object(&cc, &o.out, &objects, &staticlib, library)?;
         std::fs::write(&link_stamp, cache::Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &link_stamp, e))?;
         true
     };
-    schema.save(&o.out)?;
-    Ok(BuildOutcome { schema, objects: outcomes, linked, library })
+    Ok((outcomes, linked))
+}
+
+/// What the device build made.
+struct Device {
+    objects: Vec<(PathBuf, Outcome)>,
+    images: Vec<(PathBuf, Option<PathBuf>)>,
+}
+
+/// The device build: the compute sources and the generated `ops.cpp`
+/// (the kernel side; shape sources are host code) compiled once for
+/// Xtensa, then linked into the FLL images (q7, checked) or the emulated
+/// cluster's image (qemu).
+fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
+    let tc = Toolchain::find()?;
+    let flags = Toolchain::flags(include, cflags);
+    let xdir = objdir.join("xtensa");
+    std::fs::create_dir_all(&xdir).map_err(|e| Error::io("create", &xdir, e))?;
+    let mut sources: Vec<PathBuf> = Vec::new();
+    for s in o.compute.iter().chain([&gen_ops.to_path_buf()]) {
+        if !sources.contains(s) {
+            sources.push(s.clone());
+        }
+    }
+    let (mut objects, mut outcomes) = (Vec::new(), Vec::new());
+    for s in &sources {
+        let obj = xdir.join(object_name(s));
+        outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
+        objects.push(obj);
+    }
+    let images = if o.target == Target::Q7 {
+        let rt = devlib::archive(Runtime::Fll)?;
+        let imgs = images::q7(&o.out, &o.name, o.multicore, &objects, &rt)?;
+        let mut symbols: Vec<String> = ["register_funcs", "get_func_ptr", "customop_setup", "customop_cleanup", "switch_stack_or_call_wrapper"]
+            .iter()
+            .map(|s| (*s).to_owned())
+            .collect();
+        // Every launcher of the generated op table (`<fn>_stack_switch`).
+        for op in &schema.ops {
+            let l = format!("{}_stack_switch", op.compute_fn);
+            if !symbols.contains(&l) {
+                symbols.push(l);
+            }
+        }
+        let syms: Vec<&str> = symbols.iter().map(String::as_str).collect();
+        let problems = check::fll(&imgs, &syms);
+        if !problems.is_empty() {
+            return Err(Error::new(ErrorKind::Compile, format!("the FLL images are not laid out correctly:\n  {}", problems.join("\n  "))));
+        }
+        imgs.into_iter().map(|i| (i.path, i.stripped)).collect()
+    } else {
+        let rt = devlib::archive(Runtime::Qemu)?;
+        let img = images::qemu(&o.out, &o.name, &objects, &rt)?;
+        vec![(img.path, None)]
+    };
+    Ok(Device { objects: outcomes, images })
 }

@@ -13,15 +13,18 @@ usage:
   customop build --name NAME --compute A.cpp [--compute B.cpp ...] --shape S.cpp [--shape ...]
                  [--multicore] [--target sim|qemu|q7] [--out DIR] [--cflags \"...\"]
                  [--staticlib libneuroncustomop.a] [--include DIR]
-  customop run DIR OP ARG... -o OUT.npy [--cores 1..8] [--report]
+  customop run DIR OP ARG... -o OUT.npy [--cores 1..8] [--report] [--on sim|qemu|both]
 
 build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
        (DIR/ops.cpp, DIR/shapes.cpp), compiles and links DIR/libNAME.so (default DIR: build/NAME).
 run:   each ARG is a .npy file (a tensor argument) or a number (a scalar argument); the op's
        shape function gives the output's shape and dtype; the kernel runs on the simulator
        (default: 8 cores for a --multicore build, else 1); the output goes to OUT.npy.
+       --on qemu runs a --target qemu build on the emulated cluster (per-core status and printf
+       shown); --on both runs it on the simulator and on QEMU and compares the outputs bit for bit.
 exit status: 0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input,
-             7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment";
+             7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment,
+             11 the simulator and the emulated device disagree (--on both)";
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Usage, format!("{}\n\n{USAGE}", msg.into()))
@@ -78,7 +81,7 @@ fn is_number(a: &str) -> bool {
 /// Parses `run`'s arguments; also whether `--report` was given.
 pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
     let mut pos = Vec::new();
-    let (mut out, mut cores, mut report) = (None, None, false);
+    let (mut out, mut cores, mut report, mut on) = (None, None, false, crate::run::On::Sim);
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -89,6 +92,7 @@ pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
                 cores = Some(v.parse::<u32>().map_err(|_| usage(format!("--cores {v}: expected a number of cores, 1 to 8")))?);
             }
             "--report" => report = true,
+            "--on" => on = crate::run::On::parse(&value(args, &mut i, a)?)?,
             _ if a.starts_with('-') && a.len() > 1 && !is_number(a) => return Err(usage(format!("run: unknown option `{a}`"))),
             _ => pos.push(a.to_owned()),
         }
@@ -100,7 +104,7 @@ pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
     let out = out.ok_or_else(|| usage("run: -o OUT.npy is required"))?;
     let dir = PathBuf::from(pos.remove(0));
     let op = pos.remove(0);
-    Ok((RunOptions { dir, op, args: pos, out: Some(out), cores }, report))
+    Ok((RunOptions { dir, op, args: pos, out: Some(out), cores, on }, report))
 }
 
 fn dispatch(args: &[String]) -> Result<()> {
@@ -117,6 +121,16 @@ fn dispatch(args: &[String]) -> Result<()> {
                 b.objects.len() - compiled,
                 if b.linked { "" } else { ", not relinked" }
             );
+            if !b.device_objects.is_empty() {
+                let dc = b.device_objects.iter().filter(|(_, o)| *o == Outcome::Compiled).count();
+                println!("xtensa: {dc} source(s) compiled, {} cached; image(s):", b.device_objects.len() - dc);
+                for (img, stripped) in &b.images {
+                    match stripped {
+                        Some(s) => println!("  {} (stripped: {})", img.display(), s.display()),
+                        None => println!("  {}", img.display()),
+                    }
+                }
+            }
             let dir = b.library.parent().unwrap_or(std::path::Path::new("."));
             println!(
                 "generated {} (kernel side) and {} (host side); schema {}",
@@ -129,13 +143,19 @@ fn dispatch(args: &[String]) -> Result<()> {
         Some("run") => {
             let (o, report) = parse_run(&args[1..])?;
             let r = run(&o)?;
-            if report {
+            // The emulated run's report is its only status: always shown.
+            if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
             }
             println!(
-                "ran {} on {} core(s): output {:?} {:?} written to {}",
+                "ran {} on {} core(s){}: output {:?} {:?} written to {}",
                 o.op,
                 r.cores,
+                match o.on {
+                    crate::run::On::Sim => "",
+                    crate::run::On::Qemu => " of the emulated cluster",
+                    crate::run::On::Both => " of the simulator and of the emulated cluster: outputs bit-identical",
+                },
                 r.output.dtype,
                 r.output.shape,
                 o.out.as_ref().map_or_else(String::new, |p| p.display().to_string())

@@ -166,6 +166,7 @@ mod tests {
                 Op { name: "again".into(), compute_fn: "scale_fn".into(), shape_fn: "s".into(), params: vec![], declared_at: "shape.cpp:4".into() },
             ],
             library_file: "libdemo.so".into(),
+            images: Vec::new(),
         }
     }
 

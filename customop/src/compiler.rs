@@ -48,38 +48,49 @@ impl Compiler {
     /// Compiles `src` to `obj` unless the cache says `obj` is current.
     /// A compiler failure is an error carrying its diagnostics.
     pub fn compile(&self, src: &Path, obj: &Path) -> Result<Outcome> {
-        let stamp = obj.with_extension("stamp");
-        let dep = obj.with_extension("d");
-        let key = self.command_key(src);
-        if obj.is_file() && Stamp::is_current(&stamp, key) {
-            return Ok(Outcome::Cached);
-        }
-        let _ = std::fs::remove_file(&stamp);
-        let mut cmd = Command::new(&self.cxx);
-        cmd.args(&self.flags).arg("-MMD").arg("-MF").arg(&dep).arg("-c").arg(src).arg("-o").arg(obj);
-        let out = cmd.output().map_err(|e| {
-            Error::new(ErrorKind::Environment, format!("cannot run the compiler {}: {e} (set CXX to a C++17 compiler)", self.cxx.display()))
-        })?;
-        if !out.status.success() {
-            return Err(Error::new(
-                ErrorKind::Compile,
-                format!(
-                    "compiling {} failed ({}):\n{}{}",
-                    src.display(),
-                    shell_line(&cmd),
-                    String::from_utf8_lossy(&out.stdout),
-                    String::from_utf8_lossy(&out.stderr)
-                ),
-            ));
-        }
-        let deps = std::fs::read_to_string(&dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
-        let inputs = std::iter::once(src.to_path_buf())
-            .chain(deps)
-            .filter_map(|p| cache::hash_file(&p).map(|h| (p, h)))
-            .collect::<Vec<_>>();
-        std::fs::write(&stamp, Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &stamp, e))?;
-        Ok(Outcome::Compiled)
+        cached(src, obj, self.command_key(src), |dep| {
+            let mut cmd = Command::new(&self.cxx);
+            cmd.args(&self.flags).arg("-MMD").arg("-MF").arg(dep).arg("-c").arg(src).arg("-o").arg(obj);
+            run_tool(&mut cmd, &format!("compiling {}", src.display()), "set CXX to a C++17 compiler")
+        })
     }
+}
+
+/// Runs `compile` (which writes `obj` and a make-style dependency file at
+/// the path it is given) unless `obj`'s stamp says it is current for
+/// `key`; then records the source and every header the dependency file
+/// lists. One cache for every toolchain (host g++, the Xtensa one).
+pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path) -> Result<()>) -> Result<Outcome> {
+    let stamp = obj.with_extension("stamp");
+    let dep = obj.with_extension("d");
+    if obj.is_file() && Stamp::is_current(&stamp, key) {
+        return Ok(Outcome::Cached);
+    }
+    let _ = std::fs::remove_file(&stamp);
+    compile(&dep)?;
+    let deps = std::fs::read_to_string(&dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
+    let inputs = std::iter::once(src.to_path_buf())
+        .chain(deps)
+        .filter_map(|p| cache::hash_file(&p).map(|h| (p, h)))
+        .collect::<Vec<_>>();
+    std::fs::write(&stamp, Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &stamp, e))?;
+    Ok(Outcome::Compiled)
+}
+
+/// Runs a tool; its failure is a compile error with the command line and
+/// the tool's output, a tool that cannot start an environment error
+/// (`hint` says what to install or set).
+pub fn run_tool(cmd: &mut Command, what: &str, hint: &str) -> Result<()> {
+    let out = cmd.output().map_err(|e| {
+        Error::new(ErrorKind::Environment, format!("{what}: cannot run {}: {e} ({hint})", cmd.get_program().to_string_lossy()))
+    })?;
+    if !out.status.success() {
+        return Err(Error::new(
+            ErrorKind::Compile,
+            format!("{what} failed ({}):\n{}{}", shell_line(cmd), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
+        ));
+    }
+    Ok(())
 }
 
 /// A command as a shell line (for messages).

@@ -28,8 +28,12 @@ pub enum ErrorKind {
     /// The target exists but is not supported yet (9).
     NotYet,
     /// The environment lacks something: the host staticlib, the
-    /// compiler, the simulator entry points in the built library (10).
+    /// compiler, the simulator entry points in the built library, the
+    /// Xtensa toolchain, QEMU (10).
     Environment,
+    /// `run --on both`: the simulator and the emulated device disagree
+    /// (output bits or run status) (11).
+    Mismatch,
 }
 
 impl ErrorKind {
@@ -45,6 +49,7 @@ impl ErrorKind {
             Self::ShapeFailed => 8,
             Self::NotYet => 9,
             Self::Environment => 10,
+            Self::Mismatch => 11,
         }
     }
 }

@@ -10,24 +10,30 @@
 //! - [`compiler`], [`link`], [`staticlib`]: compiling with the cache, and
 //!   linking the simulator's shared object against the host library;
 //! - [`build`]: all of it, for `customop build`;
-//! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`.
+//! - [`xtensa`]: the device build (toolchain, FLL and QEMU images);
+//! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`;
+//!   [`qemu_blob`], [`qemu_run`], [`differential`]: its `--on qemu|both`.
 
 pub mod build;
 pub mod cache;
 pub mod cli;
 pub mod codegen;
 pub mod compiler;
+pub mod differential;
 pub mod dylib;
 pub mod error;
 pub mod link;
 pub mod loaded;
 pub mod npy;
+pub mod qemu_blob;
+pub mod qemu_run;
 pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod shape;
 pub mod sim;
 pub mod staticlib;
+pub mod xtensa;
 
 pub use error::{Error, ErrorKind, Result};
 pub use schema::{ArgKind, Op, Param, Schema, Target};

@@ -1,6 +1,8 @@
-//! `customop run DIR OP ARG... -o OUT.npy`: the op's shape function gives
-//! the output's shape and dtype, the kernel runs on the simulator, the
-//! output is written as `.npy`.
+//! `customop run DIR OP ARG... -o OUT.npy [--on sim|qemu|both]`: the op's
+//! shape function gives the output's shape and dtype (on the host, as the
+//! vendor's framework does), the kernel runs on the simulator, on the
+//! emulated cluster (a `--target qemu` build), or on both with the outputs
+//! compared bit for bit; the output is written as `.npy`.
 
 use crate::error::{Error, ErrorKind, Result};
 use crate::npy::{self, Array, Dtype};
@@ -22,6 +24,32 @@ pub struct RunOptions {
     pub out: Option<PathBuf>,
     /// Cores (default: 8 for a `--multicore` build, else 1).
     pub cores: Option<u32>,
+    /// Where the kernel runs.
+    pub on: On,
+}
+
+/// Where `run` runs the kernel.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub enum On {
+    /// The host simulator.
+    #[default]
+    Sim,
+    /// The emulated cluster (QEMU), a `--target qemu` build.
+    Qemu,
+    /// Both, outputs and run status compared.
+    Both,
+}
+
+impl On {
+    /// Parses `sim`, `qemu`, `both`.
+    pub fn parse(s: &str) -> Result<Self> {
+        match s {
+            "sim" => Ok(Self::Sim),
+            "qemu" => Ok(Self::Qemu),
+            "both" => Ok(Self::Both),
+            _ => Err(Error::new(ErrorKind::Usage, format!("--on {s}: expected sim, qemu or both"))),
+        }
+    }
 }
 
 /// What a run gave.
@@ -82,11 +110,12 @@ fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
 /// Loads the build directory's library and its simulator API.
 pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
     let schema = Schema::load(dir)?;
-    if schema.target != Target::Sim {
-        return Err(Error::new(
-            ErrorKind::NotYet,
-            format!("{} was built for target {}: `customop run` runs sim builds only (qemu and q7 are not supported yet)", dir.display(), schema.target.name()),
-        ));
+    if schema.target == Target::Q7 {
+        return Err(bad(format!(
+            "{} was built for target q7: its FLL images run on the device's loader, not here; \
+             build with --target sim (the simulator) or --target qemu (the emulated cluster and the simulator)",
+            dir.display()
+        )));
     }
     let api = crate::loaded::api(&dir.join(&schema.library_file))?;
     Ok((schema, api))
@@ -112,28 +141,104 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             Placed::Value { value, .. } => value.clone(),
         })
         .collect();
-    let OutputSpec { dtype, shape } = shape::evaluate(&api, op, &values)?;
-    let mut sim = Sim::new(api)?;
-    for (i, p) in placed.iter().enumerate() {
-        let what = format!("argument {} of op `{}` ({})", i + 1, op.name, o.args[i]);
-        match p {
-            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
-            Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
+    let spec = shape::evaluate(&api, op, &values)?;
+    if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
+        return Err(bad(format!(
+            "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
+            o.dir.display(),
+            schema.target.name(),
+            if o.on == On::Qemu { "qemu" } else { "both" }
+        )));
+    }
+    let OutputSpec { dtype, ref shape } = spec;
+    let failed = |on: &str, rc: i32, msg: &str, report: &str| {
+        Error::new(ErrorKind::RunFailed, format!("op `{}` failed on {cores} core(s): error {rc}: {msg} ({on})\n{report}", op.name))
+    };
+    let (data, report) = match o.on {
+        On::Sim => {
+            let (rc, report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
+            if rc != 0 {
+                return Err(failed("on the simulator", rc, &api.error_message(rc), &report));
+            }
+            (data, report)
         }
-    }
-    sim.set_output(dtype.code(), &shape)?;
-    let (rc, report) = sim.run(&op.name, cores);
-    if rc != 0 {
-        return Err(Error::new(
-            ErrorKind::RunFailed,
-            format!("op `{}` failed on {cores} core(s): error {rc}: {}\n{report}", op.name, sim.api().error_message(rc)),
-        ));
-    }
-    let numel: u64 = shape.iter().product();
-    let data = sim.read_output(numel as usize * dtype.size())?;
+        On::Qemu => {
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
+            if q.code() != 0 {
+                return Err(failed("on the emulated cluster", q.code(), &api.error_message(q.code()), &q.report()));
+            }
+            (q.output.clone(), q.report())
+        }
+        On::Both => {
+            let (rc, sim_report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
+            let report = format!("{sim_report}{}", q.report());
+            if rc != q.code() {
+                return Err(Error::new(
+                    ErrorKind::Mismatch,
+                    format!(
+                        "op `{}` on {cores} core(s): the simulator's run status is {rc} ({}), the emulated device's {} ({})\n{report}",
+                        op.name,
+                        api.error_message(rc),
+                        q.code(),
+                        api.error_message(q.code())
+                    ),
+                ));
+            }
+            if rc != 0 {
+                return Err(failed("on both the simulator and the emulated cluster", rc, &api.error_message(rc), &report));
+            }
+            if let Some(diff) = crate::differential::compare(dtype, shape, &data, &q.output) {
+                return Err(Error::new(ErrorKind::Mismatch, format!("op `{}` on {cores} core(s): {diff}", op.name)));
+            }
+            (data, report)
+        }
+    };
+    let shape = shape.clone();
     let output = Array { dtype, shape, data };
     if let Some(out) = &o.out {
         npy::write(out, &output)?;
     }
     Ok(RunOutcome { output, report, cores })
+}
+
+/// Runs the op on the simulator: the run status, the report, the output.
+fn run_sim(api: SimApi, op: &Op, texts: &[String], placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<(i32, String, Vec<u8>)> {
+    let OutputSpec { dtype, shape } = spec;
+    let mut sim = Sim::new(api)?;
+    for (i, p) in placed.iter().enumerate() {
+        let what = format!("argument {} of op `{}` ({})", i + 1, op.name, texts[i]);
+        match p {
+            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
+            Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
+        }
+    }
+    sim.set_output(dtype.code(), shape)?;
+    let (rc, report) = sim.run(&op.name, cores);
+    if rc != 0 {
+        return Ok((rc, report, Vec::new()));
+    }
+    let numel: u64 = shape.iter().product();
+    let data = sim.read_output(numel as usize * dtype.size())?;
+    Ok((0, report, data))
+}
+
+/// Runs the op on the emulated cluster (the build's image).
+fn run_qemu(dir: &Path, schema: &Schema, op: &Op, placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<crate::qemu_run::QemuRun> {
+    let args: Vec<crate::qemu_blob::Arg> = placed
+        .iter()
+        .map(|p| match p {
+            Placed::Tensor(a) => crate::qemu_blob::Arg { kind: ArgKind::Tensor.code(), dtype: a.dtype.code(), shape: &a.shape, data: &a.data },
+            Placed::Value { kind, dtype, bytes, .. } => crate::qemu_blob::Arg { kind: kind.code(), dtype: dtype.code(), shape: &[1], data: bytes },
+        })
+        .collect();
+    let blob = crate::qemu_blob::build(&op.name, &args, spec.dtype.code(), &spec.shape, spec.dtype.size())?;
+    let image = dir.join(&schema.images[0]);
+    // One file per run, also for concurrent runs in one process.
+    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+    let file = dir.join(format!("invocation-{}-{n}.bin", std::process::id()));
+    let r = crate::qemu_run::run(&image, &blob, &file, cores);
+    let _ = std::fs::remove_file(&file);
+    r
 }

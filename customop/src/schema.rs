@@ -95,9 +95,10 @@ pub enum Target {
     /// The host simulator: one shared object with the kernel, the shape
     /// functions and the host library.
     Sim,
-    /// The emulated Xtensa core under QEMU (next issue).
+    /// The emulated Xtensa cluster under QEMU: one image for every core,
+    /// plus the simulator build of the same sources (`run --on both`).
     Qemu,
-    /// The Q7 device image (next issue).
+    /// The Q7 device: per-core FLL images (or one single-core image).
     Q7,
 }
 
@@ -137,8 +138,13 @@ pub struct Schema {
     pub multicore: bool,
     /// The ops, in table order (`get_func_name(i)`).
     pub ops: Vec<Op>,
-    /// The built library, relative to the build directory.
+    /// The built library, relative to the build directory (for q7 the
+    /// first FLL image).
     pub library_file: String,
+    /// The device images, relative to the build directory: the FLL images
+    /// (q7) or the emulated cluster's image (qemu); none for sim.
+    #[serde(default)]
+    pub images: Vec<String>,
 }
 
 impl Schema {

@@ -5,6 +5,7 @@
 //! stay plain `cargo build` / `cargo test`.
 
 mod elf;
+mod fll_check;
 mod layout;
 mod lints;
 mod main_job;

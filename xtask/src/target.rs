@@ -3,7 +3,7 @@
 //! example op and the on-target suite (`run-example`), and the one test
 //! command (`test`).
 
-use crate::{artifact_dir, build_xtensa, layout, link, qemu_run, root, windowed_code_check, xtensa_dir, Result, LD};
+use crate::{artifact_dir, build_xtensa, fll_check, layout, link, qemu_run, root, windowed_code_check, xtensa_dir, Result, LD};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -107,54 +107,17 @@ pub fn fll_images() -> Result<Vec<String>> {
     let lib = artifact_dir(true).join(FLL_IMAGE_LIB);
     let mut names: Vec<String> = (0..layout::Q7_CPUS).map(|c| format!("fll-cpu{c}")).collect();
     names.push("fll-single".into());
-    let mut problems = Vec::new();
-    let mut spans: Vec<(String, u64, u64)> = Vec::new();
-    let mut vectors: Option<(String, Vec<u8>)> = None;
+    let mut linked = Vec::new();
     for name in &names {
         let l = layout::layout(name).ok_or("layout")?;
         let out = images_dir().join(format!("axpy-{name}.elf"));
         let img = link(name, &out, Some(FLL_ENTRY), &["axpy_stack_switch".into(), "axpy_single_stack_switch".into()], std::slice::from_ref(&lib))?;
         let bytes = std::fs::read(&out).map_err(|e| format!("{}: {e}", out.display()))?;
-        let (lo, hi) = (l.sram.origin as u64, l.sram.origin as u64 + l.sram.length as u64);
-        for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
-            let (a, e) = (s.addr as u64, s.addr as u64 + s.size as u64);
-            if s.name == ".vectors" {
-                if a != l.iram.origin as u64 || e > (l.iram.origin + l.iram.length) as u64 {
-                    problems.push(format!("{name}: .vectors at 0x{a:08x}..0x{e:08x}, not in iram0_0_seg"));
-                }
-                continue;
-            }
-            if a < lo || e > hi {
-                problems.push(format!("{name}: {} at 0x{a:08x}..0x{e:08x} outside [0x{lo:08x}, 0x{hi:08x})", s.name));
-            }
-            if name != "fll-single" {
-                spans.push((format!("{name} {}", s.name), a, e));
-            }
-        }
-        for sym in ["axpy_stack_switch", "customop_setup", "switch_stack_or_call_wrapper", "neuron_stack_switch_call"] {
-            if !img.symbols.get(sym).is_some_and(|&v| (v as u64) >= lo && (v as u64) < hi) {
-                problems.push(format!("{name}: {sym} missing or outside the code window"));
-            }
-        }
-        let v = img.section_bytes(&bytes, ".vectors").ok_or(format!("{name}: no .vectors"))?.to_vec();
-        match &vectors {
-            None => vectors = Some((name.clone(), v)),
-            Some((first, fv)) if *fv != v => problems.push(format!("{name}: vector page differs from {first}'s")),
-            Some(_) => {}
-        }
-        println!("xtask: {name}: {} (code window 0x{lo:08x}..0x{hi:08x})", out.display());
+        println!("xtask: {name}: {} (code window 0x{:08x}..0x{:08x})", out.display(), l.sram.origin, l.sram.origin as u64 + l.sram.length as u64);
+        linked.push((l, img, bytes));
     }
-    for (i, a) in spans.iter().enumerate() {
-        for b in &spans[i + 1..] {
-            if a.1 < b.2 && b.1 < a.2 && a.0.split(' ').next() != b.0.split(' ').next() {
-                problems.push(format!("{} overlaps {}", a.0, b.0));
-            }
-        }
-    }
-    if vectors.as_ref().is_some_and(|(_, v)| v.is_empty()) {
-        problems.push("empty vector page".into());
-    }
-    Ok(problems)
+    let images: Vec<fll_check::Image> = linked.iter().map(|(layout, elf, bytes)| fll_check::Image { layout, elf, bytes }).collect();
+    Ok(fll_check::check(&images, &["axpy_stack_switch", "customop_setup", "switch_stack_or_call_wrapper", "neuron_stack_switch_call"]))
 }
 
 /// Links the QEMU image (all cores run it; one runtime state per PRID).

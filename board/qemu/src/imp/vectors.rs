@@ -12,7 +12,7 @@
 //! | `.vectors.window_overflow12`    | 0x100 | |
 //! | `.vectors.window_underflow12`   | 0x140 | |
 //! | `.vectors.kernel_exception`     | 0x300 | fatal: report, exit 102 |
-//! | `.vectors.user_exception`       | 0x340 | fatal: report, exit 102 |
+//! | `.vectors.user_exception`       | 0x340 | Alloca (EXCCAUSE 5): reload the caller's window, retry `movsp`; else fatal: report, exit 102 |
 //! | `.vectors.double_exception`     | 0x3C0 | fatal: report DEPC, exit 102 |
 //! | `.vectors.tail.*`               | 0x400.. | the common fatal handler (QEMU layout) |
 //! | `.vectors.fll_tail`             | 0x400.. | halt (FLL layouts) |
@@ -135,8 +135,54 @@ _KernelExceptionVector:
     .global _UserExceptionVector
     .balign 4
 _UserExceptionVector:
+    xsr     a0, excsave1
+    rsr     a0, exccause
+    beqi    a0, 5, .Lalloca
     movi    a0, 1
     j       _q7_board_fatal
+
+    // Alloca (EXCCAUSE 5): `movsp` in a function F found its caller G's
+    // window already spilled (WindowStart[WB-3..WB-1] all clear), so G's
+    // a0..a3 sit in the base save area below F's *old* SP, where a later
+    // underflow would no longer look once SP moved. The handler reloads G
+    // into the register file, exactly as a window underflow would, and
+    // the `movsp` is retried: with G live, it proceeds, and G's next spill
+    // goes below F's new SP. How: PS.OWB = WB (F's window), restore F's
+    // a0..a3, rotate back by the call size G used (F's a0[31:30]) and
+    // jump to the matching underflow handler, whose `rfwu` marks G's
+    // window live, rotates to OWB and returns to EPC1, the `movsp`.
+    // Scratch: 8 bytes at [a1-32, a1-24), below F's SP and below G's
+    // base save area [a1-16, a1); F has no live callee, so they are free.
+    // Position-independent (no literals), so the FLL images' vector pages
+    // stay identical.
+.Lalloca:
+    addi    a0, a1, -32
+    s32i    a2, a0, 0
+    s32i    a3, a0, 4
+    rsr     a2, ps
+    rsr     a3, windowbase
+    extui   a0, a2, 0, 8
+    srli    a2, a2, 12
+    slli    a2, a2, 12
+    or      a2, a2, a0
+    slli    a3, a3, 8
+    or      a2, a2, a3
+    wsr     a2, ps
+    rsync
+    addi    a0, a1, -32
+    l32i    a2, a0, 0
+    l32i    a3, a0, 4
+    rsr     a0, excsave1
+    bbsi    a0, 31, 1f
+    rotw    -1
+    j       _WindowUnderflow4
+1:
+    bbsi    a0, 30, 2f
+    rotw    -2
+    j       _WindowUnderflow8
+2:
+    rotw    -3
+    j       _WindowUnderflow12
 
     .section .vectors.double_exception, "ax"
     .global _DoubleExceptionVector

@@ -1,0 +1,210 @@
+//! Running a `--target qemu` image on the emulated cluster: QEMU with the
+//! invocation file loaded into hbm_scratch ([`crate::qemu_blob`]), the
+//! runner's lines parsed back (per-core status, printf entries, the output
+//! as hex). One core runs on machine `sim`, several on `virt` (what
+//! `cargo xtask qemu-run` uses), always `-nic none` (no network device:
+//! nothing in a run may reach out).
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::qemu_blob::{Blob, AREA_NX};
+use std::io::Read;
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The emulator.
+pub const QEMU: &str = "qemu-system-xtensa";
+/// The emulated core (as xtask's).
+pub const CPU: &str = "de212";
+/// Seconds a run may take (`CUSTOMOP_QEMU_TIMEOUT` overrides).
+pub const DEFAULT_TIMEOUT: u64 = 120;
+
+/// One core's result as the runner printed it.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct CoreRun {
+    /// The core.
+    pub cpu: u32,
+    /// What the launcher returned.
+    pub returned: i32,
+    /// `customop_status()` after the call (first marshalling failure).
+    pub status: i32,
+    /// `neuron_last_error()` after the call.
+    pub last_error: i32,
+    /// The core's printf entries.
+    pub printf: Vec<String>,
+}
+
+impl CoreRun {
+    /// The run status as the simulator computes it: the marshalling
+    /// status, else the launcher's result.
+    pub fn code(&self) -> i32 {
+        if self.status != 0 {
+            self.status
+        } else {
+            self.returned.abs()
+        }
+    }
+}
+
+/// What a QEMU run gave.
+#[derive(Clone, Debug)]
+pub struct QemuRun {
+    /// Per core, by core number.
+    pub cores: Vec<CoreRun>,
+    /// The output's bytes.
+    pub output: Vec<u8>,
+}
+
+impl QemuRun {
+    /// 0 if every core succeeded, else the first failing core's code.
+    pub fn code(&self) -> i32 {
+        self.cores.iter().map(CoreRun::code).find(|c| *c != 0).unwrap_or(0)
+    }
+
+    /// The per-core report: status and printf output.
+    pub fn report(&self) -> String {
+        let mut s = String::new();
+        for c in &self.cores {
+            s.push_str(&format!("qemu core {}: returned {}, status {}, last error {}\n", c.cpu, c.returned, c.status, c.last_error));
+            for l in &c.printf {
+                s.push_str(&format!("  printf: {l}\n"));
+            }
+        }
+        s
+    }
+}
+
+fn env_error(msg: String) -> Error {
+    Error::new(ErrorKind::Environment, msg)
+}
+
+/// Runs `image` on `cores` emulated cores with `blob` loaded.
+pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32) -> Result<QemuRun> {
+    std::fs::write(blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file, e))?;
+    let timeout = std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT);
+    // `-semihosting-config` and `-device` are comma-separated lists: a
+    // literal comma is doubled.
+    let esc = |p: &Path| p.display().to_string().replace(',', ",,");
+    let semi = format!("enable=on,target=native,arg={},arg=cpus={cores}", esc(image));
+    let loader = format!("loader,file={},addr=0x{AREA_NX:x},force-raw=on", esc(blob_file));
+    let machine = if cores == 1 { "sim" } else { "virt" };
+    let mut cmd = Command::new(QEMU);
+    cmd.args(["-M", machine, "-cpu", CPU, "-smp", &cores.to_string(), "-nic", "none"]);
+    // `-serial stdio`: semihosting writes go to the first serial chardev,
+    // so every core's lines arrive in order on stdout.
+    cmd.args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]);
+    cmd.args(["-semihosting-config", &semi, "-device", &loader]).arg("-kernel").arg(image);
+    cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} (apt-get install qemu-system-misc)")))?;
+    let pump = |r: Option<Box<dyn Read + Send>>| {
+        std::thread::spawn(move || {
+            let mut v = Vec::new();
+            if let Some(mut r) = r {
+                let _ = r.read_to_end(&mut v);
+            }
+            String::from_utf8_lossy(&v).into_owned()
+        })
+    };
+    let out_t = pump(child.stdout.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let err_t = pump(child.stderr.take().map(|s| Box::new(s) as Box<dyn Read + Send>));
+    let start = Instant::now();
+    let status = loop {
+        if let Some(st) = child.try_wait().map_err(|e| env_error(format!("waiting for {QEMU}: {e}")))? {
+            break Some(st);
+        }
+        if start.elapsed() >= Duration::from_secs(timeout) {
+            let _ = child.kill();
+            let _ = child.wait();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    };
+    let stdout = out_t.join().unwrap_or_default();
+    let stderr = err_t.join().unwrap_or_default();
+    let all = format!("{stdout}{stderr}");
+    let Some(status) = status else {
+        return Err(Error::new(ErrorKind::RunFailed, format!("the emulated run did not finish in {timeout} s (CUSTOMOP_QEMU_TIMEOUT); its output:\n{all}")));
+    };
+    let parsed = parse(&stdout, cores, blob.out_bytes);
+    match (status.code(), parsed) {
+        (Some(0), Ok(r)) => Ok(r),
+        (Some(0), Err(why)) => Err(Error::new(ErrorKind::RunFailed, format!("the emulated run's output is incomplete: {why}; its output:\n{all}"))),
+        (code, _) => Err(Error::new(
+            ErrorKind::RunFailed,
+            format!("the emulated run failed (QEMU exit status {code:?}: 101 panic, 102 exception, 103 abort, 1 runner error); its output:\n{all}"),
+        )),
+    }
+}
+
+fn hex(s: &str) -> Option<Vec<u8>> {
+    if !s.len().is_multiple_of(2) {
+        return None;
+    }
+    (0..s.len()).step_by(2).map(|i| u8::from_str_radix(s.get(i..i + 2)?, 16).ok()).collect()
+}
+
+/// Parses the runner's lines (other lines are ignored).
+pub fn parse(stdout: &str, cores: u32, out_bytes: u64) -> std::result::Result<QemuRun, String> {
+    let mut runs: Vec<Option<CoreRun>> = vec![None; cores as usize];
+    let mut printf: Vec<Vec<String>> = vec![Vec::new(); cores as usize];
+    let mut output = Vec::new();
+    let mut done = false;
+    for line in stdout.lines() {
+        if let Some(rest) = line.strip_prefix("customop-core ") {
+            let w: Vec<&str> = rest.split_whitespace().collect();
+            let num = |i: usize| w.get(i).and_then(|v| v.trim_end_matches(':').parse::<i64>().ok());
+            match (num(0), num(2), num(4), num(6)) {
+                (Some(c), Some(r), Some(s), Some(e)) if (c as usize) < runs.len() => {
+                    runs[c as usize] = Some(CoreRun { cpu: c as u32, returned: r as i32, status: s as i32, last_error: e as i32, printf: Vec::new() })
+                }
+                _ => return Err(format!("malformed line `{line}`")),
+            }
+        } else if let Some(rest) = line.strip_prefix("customop-printf ") {
+            let (c, text) = rest.split_once(": ").unwrap_or((rest.trim_end_matches(':'), ""));
+            if let Some(p) = c.parse::<usize>().ok().and_then(|c| printf.get_mut(c)) {
+                p.push(text.to_owned());
+            }
+        } else if let Some(rest) = line.strip_prefix("customop-out ") {
+            let (off, h) = rest.split_once(' ').ok_or_else(|| format!("malformed line `{line}`"))?;
+            if off.parse::<usize>().ok() != Some(output.len()) {
+                return Err(format!("output chunk at {off}, expected {}", output.len()));
+            }
+            output.extend(hex(h).ok_or_else(|| format!("malformed hex in `{line}`"))?);
+        } else if line == "customop-done" {
+            done = true;
+        } else if line.starts_with("customop-error") {
+            return Err(line.to_owned());
+        }
+    }
+    if !done {
+        return Err("no customop-done line".into());
+    }
+    if output.len() as u64 != out_bytes {
+        return Err(format!("{} output bytes, expected {out_bytes}", output.len()));
+    }
+    let mut cores_out = Vec::new();
+    for (i, r) in runs.into_iter().enumerate() {
+        let mut r = r.ok_or_else(|| format!("no status line of core {i}"))?;
+        r.printf = std::mem::take(&mut printf[i]);
+        cores_out.push(r);
+    }
+    Ok(QemuRun { cores: cores_out, output })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_runner_lines_parse_and_a_missing_piece_is_an_error() {
+        let text = "q7-qemu-board: start\ncustomop-core 1: returned 0 status 0 last_error 0\ncustomop-core 0: returned -1 status 35 last_error 35\n\
+                    customop-printf 0: x=3\ncustomop-out 0 0a0b\ncustomop-out 2 ff\ncustomop-done\n";
+        let r = parse(text, 2, 3).unwrap();
+        assert_eq!(r.output, [10, 11, 255]);
+        assert_eq!(r.cores[0].printf, ["x=3"]);
+        assert_eq!((r.cores[0].code(), r.cores[1].code(), r.code()), (35, 0, 35));
+        assert!(parse(text, 3, 3).unwrap_err().contains("core 2"));
+        assert!(parse(text, 2, 4).unwrap_err().contains("3 output bytes"));
+        assert!(parse(&text.replace("customop-done\n", ""), 2, 3).is_err());
+    }
+}

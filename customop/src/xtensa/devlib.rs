@@ -1,0 +1,107 @@
+//! The device runtime a C++ kernel links against: one Rust staticlib
+//! holding `libneuroncustomop` for the platform and the board pieces the
+//! image needs (two Rust staticlibs in one image would each carry `core`
+//! and `compiler_builtins`). Both are crates of `kernels/`:
+//!
+//! - `cpp-fll` (`libcpp_fll.a`): the library for the Q7 platform table and
+//!   the board's vector table, for the per-core FLL images;
+//! - `cpp-qemu` (`libcpp_qemu.a`): the library for the QEMU platform
+//!   table, the QEMU board and the runner of `customop run --on qemu`.
+//!
+//! They are built with `cargo xtask build-xtensa` (which owns the pinned
+//! nightly and its flags); cargo makes that a no-op when nothing changed.
+//! `CUSTOMOP_XTENSA_LIBS=DIR` names a directory holding both archives
+//! instead (no build).
+
+use crate::error::{Error, ErrorKind, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The environment variable naming a directory with prebuilt archives.
+pub const ENV_DIR: &str = "CUSTOMOP_XTENSA_LIBS";
+
+/// Which device runtime.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Runtime {
+    /// The Q7 FLL images' (`cpp-fll`).
+    Fll,
+    /// The emulated cluster's (`cpp-qemu`).
+    Qemu,
+}
+
+impl Runtime {
+    /// The crate in `kernels/`.
+    pub fn package(self) -> &'static str {
+        match self {
+            Self::Fll => "cpp-fll",
+            Self::Qemu => "cpp-qemu",
+        }
+    }
+
+    /// The archive's file name.
+    pub fn archive(self) -> &'static str {
+        match self {
+            Self::Fll => "libcpp_fll.a",
+            Self::Qemu => "libcpp_qemu.a",
+        }
+    }
+}
+
+/// The repository this tool was built from (where `kernels/` is).
+pub fn repo_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
+}
+
+/// Where `cargo xtask build-xtensa` puts release artifacts (as xtask
+/// computes it: `$CARGO_TARGET_DIR`, else the repository's `target/`).
+fn artifact_dir() -> PathBuf {
+    let base = match std::env::var_os("CARGO_TARGET_DIR") {
+        Some(d) if !d.is_empty() => {
+            let d = PathBuf::from(d);
+            if d.is_absolute() {
+                d
+            } else {
+                repo_root().join(d)
+            }
+        }
+        _ => repo_root().join("target"),
+    };
+    base.join("xtensa/xtensa-target/release")
+}
+
+/// The archive of `r`: from [`ENV_DIR`], else built (or found current).
+pub fn archive(r: Runtime) -> Result<PathBuf> {
+    if let Some(dir) = std::env::var_os(ENV_DIR) {
+        let p = Path::new(&dir).join(r.archive());
+        return if p.is_file() {
+            Ok(p)
+        } else {
+            Err(Error::new(ErrorKind::Environment, format!("{ENV_DIR}={}: no {} there", Path::new(&dir).display(), r.archive())))
+        };
+    }
+    let root = repo_root();
+    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
+    let manifest = root.join("kernels/Cargo.toml");
+    let mut cmd = Command::new(&cargo);
+    cmd.current_dir(&root).args(["xtask", "build-xtensa", "--release", "--manifest-path"]).arg(&manifest).args(["-p", r.package()]);
+    let out = cmd.output().map_err(|e| {
+        Error::new(ErrorKind::Environment, format!("cannot run {} to build the device runtime {}: {e}", Path::new(&cargo).display(), r.package()))
+    })?;
+    if !out.status.success() {
+        return Err(Error::new(
+            ErrorKind::Environment,
+            format!(
+                "building the device runtime {} failed (`cargo xtask build-xtensa --release --manifest-path kernels/Cargo.toml -p {}`; \
+                 it needs the Rust toolchain nightly-2026-10-15 with rust-src):\n{}",
+                r.package(),
+                r.package(),
+                String::from_utf8_lossy(&out.stderr)
+            ),
+        ));
+    }
+    let p = artifact_dir().join(r.archive());
+    if !p.is_file() {
+        return Err(Error::new(ErrorKind::Environment, format!("the device runtime built, but {} is missing", p.display())));
+    }
+    Ok(p)
+}

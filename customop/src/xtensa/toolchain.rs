@@ -1,0 +1,195 @@
+//! C++ to windowed Xtensa objects with open, registry-installed parts
+//! (`../shared/TOOLCHAIN.md`, "C++ for Xtensa"):
+//!
+//! 1. the clang front end of the PyPI package `ziglang` (pinned,
+//!    [`ZIG_VERSION`]) emits LLVM IR for `xtensa-freestanding-none` (its
+//!    own LLVM has no Xtensa backend, so it stops at IR);
+//! 2. the pinned Rust nightly's `llc` (component `llvm-tools`, the LLVM
+//!    that compiles our Rust code for Xtensa) turns the IR into an object;
+//! 3. GNU ld (`xtensa-lx106-elf-ld`) links ([`super::images`]).
+//!
+//! This module is the one place that holds the flags. The target features
+//! are read from `xtensa-target.json`, the Rust target's own list, so the
+//! C++ objects and the Rust staticlib agree by construction.
+
+use crate::cache;
+use crate::compiler::{cached, run_tool, Outcome};
+use crate::error::{Error, ErrorKind, Result};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// The `ziglang` release whose clang this was verified with.
+pub const ZIG_VERSION: &str = "0.17.1";
+/// What installs it (the CI runs the same).
+pub const ZIG_INSTALL: &str = "pip install ziglang==0.17.1";
+/// The Rust toolchain whose `llc` compiles the IR (as xtask's).
+pub const NIGHTLY: &str = "nightly-2026-10-15";
+/// The GNU linker and strip of the Xtensa binutils.
+pub const LD: &str = "xtensa-lx106-elf-ld";
+/// See [`LD`].
+pub const STRIP: &str = "xtensa-lx106-elf-strip";
+
+/// The Rust target specification the device staticlib is built with.
+const TARGET_JSON: &str = include_str!("../../../xtensa-target.json");
+
+/// The flags of the front end besides `-mcpu` and the include directory.
+/// Why each one that is not obvious:
+/// - `-fomit-frame-pointer`: zig's default keeps frame pointers, and LLVM
+///   then restores SP with `movsp`, which raises the Alloca exception;
+/// - `-fno-exceptions -fno-rtti`: kernels have neither (as in the vendor's
+///   device build); exceptions would leave `.gcc_except_table` sections and
+///   unwinder references no device library provides;
+/// - `-fno-threadsafe-statics`: no `__cxa_guard_*` on the device;
+/// - `-g0`: llc warns on (and drops) clang 22's debug metadata;
+/// - `-ffunction-sections -fdata-sections`: `--gc-sections` keeps only
+///   what the op table reaches.
+pub const FRONT_END_FLAGS: &[&str] = &[
+    "-target",
+    "xtensa-freestanding-none",
+    "-std=c++17",
+    "-O2",
+    "-g0",
+    "-fomit-frame-pointer",
+    "-fno-exceptions",
+    "-fno-rtti",
+    "-fno-threadsafe-statics",
+    "-fno-asynchronous-unwind-tables",
+    "-ffunction-sections",
+    "-fdata-sections",
+];
+
+/// The `llc` flags (the IR carries the target features).
+pub const LLC_FLAGS: &[&str] = &["-mtriple=xtensa-none-elf", "-O2", "-function-sections", "-data-sections", "-filetype=obj"];
+
+/// The Rust target's `"features"`, e.g. `["windowed", "density", ...]`.
+pub fn target_features() -> Vec<String> {
+    let v: serde_json::Value = serde_json::from_str(TARGET_JSON).expect("xtensa-target.json is JSON");
+    let list = v["features"].as_str().expect("xtensa-target.json has a features string");
+    list.split(',').map(|f| f.trim().trim_start_matches('+').to_owned()).filter(|f| !f.is_empty()).collect()
+}
+
+/// `-mcpu=generic+windowed+density+...`: clang's spelling of the same list.
+pub fn mcpu_flag() -> String {
+    let mut s = String::from("-mcpu=generic");
+    for f in target_features() {
+        s.push('+');
+        s.push_str(&f);
+    }
+    s
+}
+
+/// The located tools.
+#[derive(Clone, Debug)]
+pub struct Toolchain {
+    /// The Python that has `ziglang` (`$PYTHON`, else `python3`).
+    pub python: PathBuf,
+    /// The nightly's `llc`.
+    pub llc: PathBuf,
+}
+
+fn missing(msg: String) -> Error {
+    Error::new(ErrorKind::Environment, msg)
+}
+
+impl Toolchain {
+    /// Finds the tools and checks their versions; a clear error naming
+    /// what to install when one is missing.
+    pub fn find() -> Result<Self> {
+        let python = std::env::var_os("PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
+        let out = Command::new(&python).args(["-m", "ziglang", "version"]).output().map_err(|e| {
+            missing(format!("the Xtensa C++ toolchain needs Python with the ziglang package: cannot run {}: {e} ({ZIG_INSTALL})", python.display()))
+        })?;
+        let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        if !out.status.success() {
+            return Err(missing(format!(
+                "the Xtensa C++ toolchain needs the PyPI package ziglang {ZIG_VERSION}: `{} -m ziglang` failed ({}): install it with `{ZIG_INSTALL}`",
+                python.display(),
+                String::from_utf8_lossy(&out.stderr).trim()
+            )));
+        }
+        if version != ZIG_VERSION {
+            return Err(missing(format!("ziglang {version} is installed, the Xtensa build is verified with {ZIG_VERSION}: `{ZIG_INSTALL}`")));
+        }
+        let out = Command::new("rustup")
+            .args(["run", NIGHTLY, "rustc", "--print", "sysroot"])
+            .output()
+            .map_err(|e| missing(format!("cannot run rustup to find the {NIGHTLY} toolchain's llc: {e}")))?;
+        if !out.status.success() {
+            return Err(missing(format!("the Rust toolchain {NIGHTLY} is not installed (`rustup toolchain install {NIGHTLY} --component llvm-tools`)")));
+        }
+        let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_owned();
+        let llc = Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/llc");
+        if !llc.is_file() {
+            return Err(missing(format!(
+                "{} is missing: add the llvm-tools component (`rustup component add llvm-tools --toolchain {NIGHTLY}`)",
+                llc.display()
+            )));
+        }
+        Ok(Self { python, llc })
+    }
+
+    /// The front end's full flag list for `include` and the user's flags.
+    pub fn flags(include: &Path, user: &[String]) -> Vec<String> {
+        let mut f: Vec<String> = FRONT_END_FLAGS.iter().map(|s| (*s).to_owned()).collect();
+        f.insert(2, mcpu_flag());
+        f.push("-I".into());
+        f.push(include.display().to_string());
+        f.extend(user.iter().cloned());
+        f
+    }
+
+    /// Compiles `src` to the Xtensa object `obj` (through `obj.ll`), unless
+    /// the cache says it is current for these flags.
+    pub fn compile(&self, flags: &[String], src: &Path, obj: &Path) -> Result<Outcome> {
+        let mut key = cache::hash_str(&format!("xtensa zig {ZIG_VERSION} {}", self.llc.display()));
+        for f in flags {
+            key = cache::fnv1a(key, f.as_bytes());
+            key = cache::fnv1a(key, &[0]);
+        }
+        key = cache::fnv1a(key, src.display().to_string().as_bytes());
+        cached(src, obj, key, |dep| {
+            let ir = obj.with_extension("ll");
+            let mut zig = Command::new(&self.python);
+            zig.args(["-m", "ziglang", "c++"]).args(flags).args(["-S", "-emit-llvm"]).arg(src).arg("-o").arg(&ir);
+            run_tool(&mut zig, &format!("compiling {} for Xtensa (clang front end)", src.display()), ZIG_INSTALL)?;
+            // The header list in a second, preprocessor-only pass: zig's
+            // driver takes `-MMD` for its own cache and then writes the IR
+            // nowhere, so the two cannot share one run.
+            let mut deps = Command::new(&self.python);
+            deps.args(["-m", "ziglang", "c++"]).args(flags).arg("-MM").arg("-MF").arg(dep).arg(src);
+            run_tool(&mut deps, &format!("listing the headers of {} (clang front end)", src.display()), ZIG_INSTALL)?;
+            let mut llc = Command::new(&self.llc);
+            llc.args(LLC_FLAGS).arg(&ir).arg("-o").arg(obj);
+            run_tool(&mut llc, &format!("compiling {} for Xtensa (llc)", src.display()), "the nightly's llvm-tools")
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_cpu_features_are_the_rust_targets() {
+        let json: serde_json::Value = serde_json::from_str(TARGET_JSON).unwrap();
+        let rust = json["features"].as_str().unwrap().replace(',', "");
+        let clang = mcpu_flag().strip_prefix("-mcpu=generic").unwrap().to_owned();
+        assert_eq!(clang, rust, "the C++ objects must be built for the Rust staticlib's features");
+        // The ones TOOLCHAIN.md says are required.
+        for f in ["windowed", "density", "mul32", "div32", "s32c1i", "exception"] {
+            assert!(target_features().iter().any(|t| t == f), "{f}");
+        }
+        assert!(!target_features().iter().any(|t| t == "fp"), "the recipe is soft-float");
+    }
+
+    #[test]
+    fn the_flags_keep_frame_pointers_exceptions_and_rtti_off() {
+        let f = Toolchain::flags(Path::new("inc"), &["-DX=1".into()]);
+        for want in ["-fomit-frame-pointer", "-fno-exceptions", "-fno-rtti", "-g0"] {
+            assert!(f.iter().any(|x| x == want), "{want}");
+        }
+        assert_eq!(f[2], mcpu_flag());
+        // The user's flags come last, so `-fno-omit-frame-pointer` wins.
+        assert_eq!(f.last().map(String::as_str), Some("-DX=1"));
+    }
+}
