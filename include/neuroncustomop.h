@@ -474,6 +474,12 @@ const char *neuron_error_message(int32_t code);
 // for it (the report still lists it).
 void neuron_clear_error(void);
 
+// The first error the calling core recorded that the kernel did not
+// acknowledge with [`neuron_clear_error`] (0 if none): what the
+// simulator's verdict fails a run for, for a device-side runner to report
+// the same way.
+int32_t neuron_first_unhandled_error(void);
+
 // `neuron_hbm_allocate(size, out, align)`: `size` bytes of HBM aligned to
 // `align` (0 or less than 64: 64); the SoC address goes to `*out`.
 // 0 on success, -1 on failure (`*out` untouched).

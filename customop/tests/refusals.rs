@@ -182,9 +182,15 @@ fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_ru
     assert_eq!(r.status.code(), Some(8), "{}", text(&r));
     assert!(text(&r).contains("the shape function takes another number of arguments than the compute function"), "{}", text(&r));
     // And the core count is checked.
-    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", "9"]);
+    for bad in ["9", "2", "0"] {
+        let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", bad]);
+        assert_eq!(r.status.code(), Some(2), "{}", text(&r));
+        assert!(text(&r).contains(&format!("--cores {bad}: an op runs on 1 core or on all 8 GPSIMD cores")), "{}", text(&r));
+    }
+    // A build without --multicore runs on one core: eight is refused before running.
+    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", "8"]);
     assert_eq!(r.status.code(), Some(2), "{}", text(&r));
-    assert!(text(&r).contains("--cores 9: a NeuronCore has 1 to 8 GPSIMD cores"), "{}", text(&r));
+    assert!(text(&r).contains("was built without --multicore: a single-core op runs on 1 core"), "{}", text(&r));
 }
 
 #[test]

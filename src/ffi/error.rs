@@ -32,3 +32,12 @@ pub extern "C" fn neuron_clear_error() {
         Ok(())
     });
 }
+
+/// The first error the calling core recorded that the kernel did not
+/// acknowledge with [`neuron_clear_error`] (0 if none): what the
+/// simulator's verdict fails a run for, for a device-side runner to report
+/// the same way.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_first_unhandled_error() -> i32 {
+    crate::current::with_core(|b| Ok(b.errors.first_unacknowledged().map_or(0, Error::code))).unwrap_or_else(Error::code)
+}

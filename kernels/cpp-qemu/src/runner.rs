@@ -26,6 +26,7 @@ unsafe extern "C" {
     fn register_funcs(handle: *mut c_void, cb: RegisterCb) -> i32;
     fn customop_status() -> i32;
     fn neuron_last_error() -> i32;
+    fn neuron_first_unhandled_error() -> i32;
 }
 
 /// Where the core reaches SoC `soc` of hbm_scratch.
@@ -172,7 +173,11 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     // calls it, with this core's invocation posted.
     let rc = unsafe { f() };
     // SAFETY: plain C accessors of the library, on this core.
-    let (status, last) = unsafe { (customop_status(), neuron_last_error()) };
+    let (status, last, unhandled) = unsafe { (customop_status(), neuron_last_error(), neuron_first_unhandled_error()) };
+    // As the simulator's verdict: an error the kernel went on past (a
+    // refused accessor, say) fails the run even when the marshalling
+    // status is clean.
+    let status = if status == 0 { unhandled } else { status };
     board::println!("customop-core {cpu}: returned {rc} status {status} last_error {last}");
     print_ring(cpu);
     FINISHED.fetch_add(1, Ordering::AcqRel);
