@@ -262,6 +262,9 @@ void coherence() {
         CHECK(got[0] == p, "coherence policy read back %lld want %lld", (long long)got[0], (long long)p);
         // COHERENT refuses an accessor while a write stream is open.
         CHECK(got[1] == (p == 0 ? 0 : 1), "coherence %lld: accessor admitted %lld", (long long)p, (long long)got[1]);
+        // The refusal the kernel handled is in the report, marked so.
+        const bool listed = strstr(neuron_sim_report(sim), "(handled: the kernel cleared it)") != nullptr;
+        CHECK(listed == (p == 0), "coherence %lld: handled refusal listed %d\n%s", (long long)p, listed, neuron_sim_report(sim));
     }
     printf("ok: coherence policy set by name (COHERENT refuses, INCOHERENT_* admit)\n");
 }

@@ -193,6 +193,9 @@ torch::Tensor probe(const torch::Tensor& x, const torch::Scalar& s, int64_t k, d
     put(q.addr == x.raw().storage.addr && q.addr != 0 && q.ctx == neuron_translate_ctx());
     const void* first = neuron_translate(q.ctx, q.addr);
     put(first ? *static_cast<const volatile uint16_t*>(first) : -1);
+    // The rest of the output, zeroed: a run that leaves output elements
+    // unwritten fails (the simulator's coverage check).
+    while (n < out.numel()) put(0);
     return out;
 }
 
@@ -259,6 +262,9 @@ torch::Tensor coherence(const torch::Tensor& t, int64_t which) {
         auto a = t.accessor<int32_t, 1>();
         admitted = a.ok();
     }
+    // The refusal is probed on purpose: say it was handled, so that it
+    // does not fail the run (the report still lists it).
+    if (!admitted) neuron_clear_error();
     torch::Tensor out = get_dst_tensor();
     auto o = out.accessor<int64_t, 1>();
     o[0] = t.get_accessor_coherence_policy();
