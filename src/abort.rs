@@ -130,15 +130,7 @@ mod imp {
     use super::*;
 
     pub fn abort(r: AbortReport, e: Error, what: &str, file: &str) -> ! {
-        std::eprintln!(
-            "neuroncustomop: abort on core {}: error {} ({}): {} at {}:{}",
-            r.cpu,
-            r.code,
-            e.message(),
-            what,
-            file,
-            r.line
-        );
+        std::eprintln!("neuroncustomop: abort on core {}: error {} ({}): {} at {}:{}", r.cpu, r.code, e.message(), what, file, r.line);
         std::process::abort()
     }
 }
@@ -150,7 +142,6 @@ mod imp {
     /// The last abort report, for a debugger or the host to read.
     #[unsafe(no_mangle)]
     static mut NEURON_ABORT_REPORT: AbortReport = AbortReport { code: 0, cpu: -1, line: 0 };
-
 
     pub fn abort(r: AbortReport, _e: Error, _what: &str, _file: &str) -> ! {
         // In the body, so the header generator does not export it.

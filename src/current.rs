@@ -291,9 +291,9 @@ mod device_binding {
 }
 
 #[cfg(target_arch = "xtensa")]
-use device_binding::{current, open_translator, set_open_translator, set_unbound_error, unbound_error};
-#[cfg(target_arch = "xtensa")]
 pub(crate) use device_binding::abort_cpu;
+#[cfg(target_arch = "xtensa")]
+use device_binding::{current, open_translator, set_open_translator, set_unbound_error, unbound_error};
 
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use host_binding::{abort_cpu, bind};

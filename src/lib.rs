@@ -14,11 +14,11 @@ mod abort;
 mod current;
 #[cfg(target_arch = "xtensa")]
 pub mod device;
-mod switch;
 pub mod ffi;
-pub mod kernel;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;
+pub mod kernel;
+mod switch;
 
 /// Used by the generated kernel wrappers (`custom_ops!`): no panic leaves them.
 #[doc(hidden)]

@@ -697,7 +697,8 @@ fn no_hbm_stack_aborts_with_the_report() {
         use std::os::unix::process::ExitStatusExt;
         assert_eq!(out.status.signal(), Some(6), "SIGABRT, not a crash: {:?}\n{err}", out.status);
     }
-    let want = format!("neuroncustomop: abort on core 6: error {} ({}): switch_stack_or_call_wrapper at ", Error::NoHbmStack.code(), Error::NoHbmStack.message());
+    let want =
+        format!("neuroncustomop: abort on core 6: error {} ({}): switch_stack_or_call_wrapper at ", Error::NoHbmStack.code(), Error::NoHbmStack.message());
     assert!(err.contains(&want), "stderr lacks `{want}`:\n{err}");
     assert!(!err.contains("unreachable"), "{err}");
     assert_eq!(message(Error::NoHbmStack.code()), "no HBM stack available for the stack switch");

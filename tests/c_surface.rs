@@ -1,11 +1,11 @@
 //! The foundation's C entry points, called as a kernel would, on simulated
 //! cores bound to host threads.
 
+use neuron_hal_mock::MockSoc;
 use neuroncustomop::ffi::{cpu::*, error::*, heap::*, init::*, translate::*, version::*};
-use neuroncustomop::hal::platform::{Q7, DYNAMIC_WINDOW_SIZE};
+use neuroncustomop::hal::platform::{DYNAMIC_WINDOW_SIZE, Q7};
 use neuroncustomop::host::SimCore;
 use neuroncustomop::runtime::Error;
-use neuron_hal_mock::MockSoc;
 use std::ffi::CStr;
 
 fn msg(code: i32) -> String {

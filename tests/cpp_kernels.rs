@@ -32,10 +32,9 @@ fn int32_row_sum_through_translate_on_1_and_8_cores() {
 #[test]
 fn header_array_lengths_are_the_rust_constants() {
     let h = std::fs::read_to_string(staticlib::repo().join("include/neuroncustomop.h")).unwrap();
-    for (name, value) in [
-        ("NEURON_TRANSLATE_RECORDS", neuroncustomop::runtime::translate::RECORDS),
-        ("NEURON_MAX_DIMS", neuroncustomop::runtime::marshal::tensor::MAX_DIMS),
-    ] {
+    for (name, value) in
+        [("NEURON_TRANSLATE_RECORDS", neuroncustomop::runtime::translate::RECORDS), ("NEURON_MAX_DIMS", neuroncustomop::runtime::marshal::tensor::MAX_DIMS)]
+    {
         let line = format!("#define {name} {value}\n");
         assert!(h.contains(&line), "include/neuroncustomop.h lacks `{}` (update cbindgen.toml)", line.trim());
     }

@@ -10,10 +10,7 @@ fn committed_header_is_current() {
         std::fs::write(&path, GENERATED).unwrap();
     }
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    assert!(
-        committed == GENERATED,
-        "{COMMITTED} is stale: regenerate it with `UPDATE_HEADER=1 cargo test --test header` and commit it"
-    );
+    assert!(committed == GENERATED, "{COMMITTED} is stale: regenerate it with `UPDATE_HEADER=1 cargo test --test header` and commit it");
 }
 
 #[test]

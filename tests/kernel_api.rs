@@ -213,7 +213,16 @@ fn run_touch(regions: i32) -> neuroncustomop::host::CoreReport {
     let at = s.alloc(bytes).unwrap();
     let d = RawTensorDesc::contiguous(Location::Hbm, Dtype::Uint8.code(), at, &[bytes / 16, 16]).unwrap();
     // A 1-D view: the same storage as [bytes] (the wide shape allows it).
-    let d = RawTensorDesc { shape_width: 1, num_dim: 1, shape: { let mut b = [0u8; 16]; b[..4].copy_from_slice(&(bytes as u32).to_le_bytes()); b }, ..d };
+    let d = RawTensorDesc {
+        shape_width: 1,
+        num_dim: 1,
+        shape: {
+            let mut b = [0u8; 16];
+            b[..4].copy_from_slice(&(bytes as u32).to_le_bytes());
+            b
+        },
+        ..d
+    };
     s.push_arg(ArgKind::Tensor, d);
     s.arg_value(ArgKind::Int, Dtype::Int32, &regions.to_le_bytes()).unwrap();
     s.set_output(Dtype::Uint8, &[1]).unwrap();

@@ -1,13 +1,13 @@
 //! Registration, the entry hand-off block and the stack switch on the host.
 
+use neuron_hal_mock::MockSoc;
 use neuroncustomop::ffi::error::neuron_last_error;
 use neuroncustomop::ffi::launch::*;
-use neuroncustomop::hal::platform::{Q7, PINNED_WINDOW_SIZE};
+use neuroncustomop::hal::platform::{PINNED_WINDOW_SIZE, Q7};
 use neuroncustomop::hal::Hal;
 use neuroncustomop::host::SimCore;
 use neuroncustomop::runtime::stack::DEFAULT_STACK_SIZE;
 use neuroncustomop::runtime::Error;
-use neuron_hal_mock::MockSoc;
 use std::cell::Cell;
 use std::ffi::{c_char, c_void, CStr};
 
@@ -211,8 +211,5 @@ fn no_hbm_stack_is_the_documented_abort() {
         .unwrap();
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
-    assert!(
-        err.contains(&format!("abort on core 5: error {} (no HBM stack available", Error::NoHbmStack.code())),
-        "stderr: {err}"
-    );
+    assert!(err.contains(&format!("abort on core 5: error {} (no HBM stack available", Error::NoHbmStack.code())), "stderr: {err}");
 }

@@ -3,12 +3,12 @@
 //! report — reason `Error::Panic` (70), message, place, core — on stderr,
 //! then SIGABRT. Each scenario runs in a child process (the abort ends it).
 
+use neuron_hal_mock::MockSoc;
 use neuroncustomop::custom_ops;
 use neuroncustomop::host::{SimCore, Simulator};
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::marshal::dtype::Dtype;
 use neuroncustomop::runtime::Error;
-use neuron_hal_mock::MockSoc;
 
 fn boom(t: Tensor) -> Result<Tensor> {
     if t.numel() > 0 {
@@ -54,7 +54,11 @@ fn a_panic_inside_the_runtime_is_the_abort_report() {
         unreachable!("the panic must abort");
     }
     let err = child("a_panic_inside_the_runtime_is_the_abort_report");
-    let want = format!("neuroncustomop: abort on core 3: error {} ({}): panic: injected runtime bug at src/host/fault.rs:", Error::Panic.code(), Error::Panic.message());
+    let want = format!(
+        "neuroncustomop: abort on core 3: error {} ({}): panic: injected runtime bug at src/host/fault.rs:",
+        Error::Panic.code(),
+        Error::Panic.message()
+    );
     assert!(err.contains(&want), "stderr: {err}");
     assert!(!err.contains("panicked at"), "the default panic message is replaced by the report: {err}");
 }
@@ -70,6 +74,10 @@ fn a_panic_inside_a_rust_kernel_is_the_abort_report() {
         unreachable!("the panic must abort");
     }
     let err = child("a_panic_inside_a_rust_kernel_is_the_abort_report");
-    let want = format!("neuroncustomop: abort on core 0: error {} ({}): panic: kernel boom: 4 elements at tests/panics.rs:", Error::Panic.code(), Error::Panic.message());
+    let want = format!(
+        "neuroncustomop: abort on core 0: error {} ({}): panic: kernel boom: 4 elements at tests/panics.rs:",
+        Error::Panic.code(),
+        Error::Panic.message()
+    );
     assert!(err.contains(&want), "stderr: {err}");
 }

@@ -339,7 +339,7 @@ fn null_pointers_are_errors() {
 fn an_output_larger_than_hbm_is_refused_when_placed() {
     let s = sim();
     let shape = [1u64 << 16, 1 << 20]; // 2^36 FP32 elements: 256 GiB
-    // SAFETY: s is live; shape is readable.
+                                       // SAFETY: s is live; shape is readable.
     unsafe {
         assert_code(neuron_sim_set_output(s.0, FP32, shape.as_ptr(), 2), Error::TensorTooLarge);
         // Nothing was set: no allocation of the refused size anywhere.

@@ -4,10 +4,10 @@
 //! dtype it accepts; every dtype it does not accept is an error
 //! (`DtypeNotSupported`, 88).
 
+use neuroncustomop::custom_ops;
 use neuroncustomop::host::Simulator;
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::marshal::invocation::ArgKind;
-use neuroncustomop::custom_ops;
 
 const ALL: [Dtype; 8] = [Dtype::Uint8, Dtype::Int8, Dtype::Int16, Dtype::Int32, Dtype::Int64, Dtype::Fp16, Dtype::Bfloat16, Dtype::Fp32];
 /// Elements per test tensor: more than one 2 KiB staging chunk for every dtype.
@@ -15,7 +15,19 @@ const N: usize = 2500;
 
 fn unary_op(t: Tensor, code: i32) -> Result<Tensor> {
     let out = dst_tensor()?;
-    let f = [ops::abs_out, ops::ceil_out, ops::floor_out, ops::sin_out, ops::cos_out, ops::tan_out, ops::log_out, ops::log2_out, ops::log10_out, ops::exp_out, ops::bitwise_not_out];
+    let f = [
+        ops::abs_out,
+        ops::ceil_out,
+        ops::floor_out,
+        ops::sin_out,
+        ops::cos_out,
+        ops::tan_out,
+        ops::log_out,
+        ops::log2_out,
+        ops::log10_out,
+        ops::exp_out,
+        ops::bitwise_not_out,
+    ];
     match code {
         0..=10 => f[code as usize](&t, &out)?,
         20 => ops::pow_out(&t, 1.5, &out)?,
@@ -109,7 +121,11 @@ fn inputs(d: Dtype, positive: bool, seed: i64) -> Vec<f64> {
         .map(|i| {
             let k = (i * 37 + seed * 11) % 251;
             if d.is_float() {
-                if positive { 0.05 + k as f64 * 0.2 } else { (k - 125) as f64 * 0.0625 }
+                if positive {
+                    0.05 + k as f64 * 0.2
+                } else {
+                    (k - 125) as f64 * 0.0625
+                }
             } else if d == Dtype::Uint8 {
                 k as f64
             } else {
@@ -250,13 +266,16 @@ fn binary_ops_over_every_dtype() {
                         decode(d, &encode(d, &[v]))[0]
                     } else {
                         let (x, y) = (x as i128, y as i128);
-                        wrap(d, match code {
-                            0 => x + 2 * y,
-                            1 => x - 3 * y,
-                            2 => x * y,
-                            4 => x & y,
-                            _ => x | y,
-                        })
+                        wrap(
+                            d,
+                            match code {
+                                0 => x + 2 * y,
+                                1 => x - 3 * y,
+                                2 => x * y,
+                                4 => x & y,
+                                _ => x | y,
+                            },
+                        )
                     }
                 })
                 .collect();
@@ -278,8 +297,20 @@ fn factories_and_allocating_forms() {
                     1 => 1.0,
                     2 => 5.0,
                     3 => (i / m == i % m) as i64 as f64,
-                    4 => if d.is_float() { like[i].abs() } else { wrap(d, (like[i] as i128).abs()) },
-                    _ => if d.is_float() { decode(d, &encode(d, &[2.0 * like[i]]))[0] } else { wrap(d, 2 * like[i] as i128) },
+                    4 => {
+                        if d.is_float() {
+                            like[i].abs()
+                        } else {
+                            wrap(d, (like[i] as i128).abs())
+                        }
+                    }
+                    _ => {
+                        if d.is_float() {
+                            decode(d, &encode(d, &[2.0 * like[i]]))[0]
+                        } else {
+                            wrap(d, 2 * like[i] as i128)
+                        }
+                    }
                 })
                 .collect()
         };

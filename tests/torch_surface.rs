@@ -42,14 +42,7 @@ fn compiler_include_dir() -> PathBuf {
 fn syntax_check(name: &str, source: &str, flags: &[&str]) -> (bool, String) {
     let path = staticlib::out_dir().join(format!("{name}.cpp"));
     std::fs::write(&path, source).unwrap();
-    let out = Command::new(cxx())
-        .args(["-std=c++17", "-fsyntax-only"])
-        .args(flags)
-        .arg("-I")
-        .arg(include_dir())
-        .arg(&path)
-        .output()
-        .expect("run g++");
+    let out = Command::new(cxx()).args(["-std=c++17", "-fsyntax-only"]).args(flags).arg("-I").arg(include_dir()).arg(&path).output().expect("run g++");
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
 }
 
@@ -145,10 +138,7 @@ torch::Tensor k(const torch::Tensor& t) {
 }
 NEURON_CUSTOM_OPS(k)
 "#;
-    for (name, pre, post) in [
-        ("stdio_first", "#include <stdio.h>\n#include <cstdio>\n", ""),
-        ("stdio_after", "", "#include <cstdio>\n#include <stdio.h>\n"),
-    ] {
+    for (name, pre, post) in [("stdio_first", "#include <stdio.h>\n#include <cstdio>\n", ""), ("stdio_after", "", "#include <cstdio>\n#include <stdio.h>\n")] {
         let tu = format!("{pre}#include <torch/torch.h>\n#include <neuron/neuron-utils.hpp>\n{post}{body}");
         let (ok, diag) = syntax_check(name, &tu, &flags);
         assert!(ok, "{name}: a kernel including stdio does not compile:\n{diag}");
@@ -220,10 +210,7 @@ fn vendor_style_kernels_run_every_documented_feature() {
 
 #[test]
 fn printf_reaches_the_ring_with_stdio_included_first() {
-    let exe = staticlib::build(
-        "torch_printf",
-        &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/printf_no_stdio.cpp", "../cpp_torch/driver_printf.cpp"],
-    );
+    let exe = staticlib::build("torch_printf", &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/printf_no_stdio.cpp", "../cpp_torch/driver_printf.cpp"]);
     let out = staticlib::run_ok(&exe, &[]);
     assert!(out.contains("ok: printf with <stdio.h> first reaches the ring"), "{out}");
 }

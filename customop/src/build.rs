@@ -6,11 +6,11 @@ use crate::codegen;
 use crate::compiler::{Compiler, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::link;
+use crate::scan::{self, Source};
+use crate::schema::{Schema, Target, SCHEMA_VERSION};
 use crate::xtensa::devlib::{self, Runtime};
 use crate::xtensa::toolchain::Toolchain;
 use crate::xtensa::{check, images};
-use crate::scan::{self, Source};
-use crate::schema::{Schema, Target, SCHEMA_VERSION};
 use std::path::{Path, PathBuf};
 
 /// What to build.
@@ -215,10 +215,8 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
     let images = if o.target == Target::Q7 {
         let rt = devlib::archive(Runtime::Fll)?;
         let imgs = images::q7(&o.out, &o.name, o.multicore, &objects, &rt)?;
-        let mut symbols: Vec<String> = ["register_funcs", "get_func_ptr", "customop_setup", "customop_cleanup", "switch_stack_or_call_wrapper"]
-            .iter()
-            .map(|s| (*s).to_owned())
-            .collect();
+        let mut symbols: Vec<String> =
+            ["register_funcs", "get_func_ptr", "customop_setup", "customop_cleanup", "switch_stack_or_call_wrapper"].iter().map(|s| (*s).to_owned()).collect();
         // Every launcher of the generated op table (`<fn>_stack_switch`).
         for op in &schema.ops {
             let l = format!("{}_stack_switch", op.compute_fn);

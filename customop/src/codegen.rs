@@ -157,12 +157,18 @@ mod tests {
             target: Target::Sim,
             multicore: false,
             ops: vec![
-                Op { name: "scale".into(), compute_fn: "scale_fn".into(), shape_fn: "s".into(), params: vec![
-                    t("const torch::Tensor&"),
-                    Param { kind: ArgKind::Scalar, cpp_type: "const torch::Scalar&".into() },
-                    Param { kind: ArgKind::LongLong, cpp_type: "int64_t".into() },
-                    Param { kind: ArgKind::LongLong, cpp_type: "long long".into() },
-                ], declared_at: "shape.cpp:3".into() },
+                Op {
+                    name: "scale".into(),
+                    compute_fn: "scale_fn".into(),
+                    shape_fn: "s".into(),
+                    params: vec![
+                        t("const torch::Tensor&"),
+                        Param { kind: ArgKind::Scalar, cpp_type: "const torch::Scalar&".into() },
+                        Param { kind: ArgKind::LongLong, cpp_type: "int64_t".into() },
+                        Param { kind: ArgKind::LongLong, cpp_type: "long long".into() },
+                    ],
+                    declared_at: "shape.cpp:3".into(),
+                },
                 Op { name: "again".into(), compute_fn: "scale_fn".into(), shape_fn: "s".into(), params: vec![], declared_at: "shape.cpp:4".into() },
             ],
             library_file: "libdemo.so".into(),

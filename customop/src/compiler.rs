@@ -69,10 +69,7 @@ pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path) -> R
     let _ = std::fs::remove_file(&stamp);
     compile(&dep)?;
     let deps = std::fs::read_to_string(&dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
-    let inputs = std::iter::once(src.to_path_buf())
-        .chain(deps)
-        .filter_map(|p| cache::hash_file(&p).map(|h| (p, h)))
-        .collect::<Vec<_>>();
+    let inputs = std::iter::once(src.to_path_buf()).chain(deps).filter_map(|p| cache::hash_file(&p).map(|h| (p, h))).collect::<Vec<_>>();
     std::fs::write(&stamp, Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &stamp, e))?;
     Ok(Outcome::Compiled)
 }
@@ -81,9 +78,8 @@ pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path) -> R
 /// the tool's output, a tool that cannot start an environment error
 /// (`hint` says what to install or set).
 pub fn run_tool(cmd: &mut Command, what: &str, hint: &str) -> Result<()> {
-    let out = cmd.output().map_err(|e| {
-        Error::new(ErrorKind::Environment, format!("{what}: cannot run {}: {e} ({hint})", cmd.get_program().to_string_lossy()))
-    })?;
+    let out =
+        cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("{what}: cannot run {}: {e} ({hint})", cmd.get_program().to_string_lossy())))?;
     if !out.status.success() {
         return Err(Error::new(
             ErrorKind::Compile,
@@ -99,7 +95,11 @@ pub fn shell_line(cmd: &Command) -> String {
         .chain(cmd.get_args())
         .map(|a| {
             let s = a.to_string_lossy();
-            if s.contains(' ') { format!("'{s}'") } else { s.into_owned() }
+            if s.contains(' ') {
+                format!("'{s}'")
+            } else {
+                s.into_owned()
+            }
         })
         .collect::<Vec<_>>()
         .join(" ")

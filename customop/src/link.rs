@@ -55,9 +55,7 @@ pub fn shared_object(cc: &Compiler, dir: &Path, objects: &[PathBuf], staticlib: 
         cmd.arg(format!("-Wl,-u,{e}"));
     }
     cmd.arg(staticlib).args(["-lpthread", "-ldl", "-lm"]);
-    let res = cmd
-        .output()
-        .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot run the linker {}: {e}", cc.cxx.display())))?;
+    let res = cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("cannot run the linker {}: {e}", cc.cxx.display())))?;
     if !res.status.success() {
         return Err(Error::new(
             ErrorKind::Compile,

@@ -141,9 +141,8 @@ pub fn parse(path: &Path, b: &[u8]) -> Result<Array> {
     let header = b.get(start..start + len).ok_or_else(|| bad(path, "header runs past the end"))?;
     let header = std::str::from_utf8(header).map_err(|_| bad(path, "header is not text"))?;
     let descr = dict_str(header, "descr").ok_or_else(|| bad(path, "header has no 'descr'"))?;
-    let dtype = Dtype::from_descr(&descr).ok_or_else(|| {
-        bad(path, format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)"))
-    })?;
+    let dtype = Dtype::from_descr(&descr)
+        .ok_or_else(|| bad(path, format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)")))?;
     if dict_raw(header, "fortran_order").is_some_and(|v| v.starts_with("True")) {
         return Err(bad(path, "Fortran order is not supported (save a C-contiguous array)"));
     }

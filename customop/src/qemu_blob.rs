@@ -116,7 +116,10 @@ mod tests {
         let block = u64::from_le_bytes(b.bytes[8..16].try_into().unwrap());
         assert_eq!(b.out_soc, AREA_SOC + 192, "the 12-byte input at 128, the output 64-aligned after it");
         assert_eq!((b.out_bytes, block), (12, AREA_SOC + 256));
-        assert_eq!(b.bytes.len() as u64, block - AREA_SOC + InvocationBuilder::new().arg(ArgKind::Tensor, RawTensorDesc::default()).unwrap().build().len() as u64);
+        assert_eq!(
+            b.bytes.len() as u64,
+            block - AREA_SOC + InvocationBuilder::new().arg(ArgKind::Tensor, RawTensorDesc::default()).unwrap().build().len() as u64
+        );
         assert!(build(&"x".repeat(64), &[], 12, &[1], 4).is_err());
         let huge = build("big", &[], 12, &[AREA_BYTES / 4 + 1], 4);
         assert_eq!(huge.err().map(|e| e.kind), Some(ErrorKind::BadInput));

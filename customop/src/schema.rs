@@ -169,8 +169,7 @@ impl Schema {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             Error::new(ErrorKind::BadInput, format!("{} is not a build directory of `customop build`: cannot read {}: {e}", dir.display(), path.display()))
         })?;
-        let s: Self = serde_json::from_str(&text)
-            .map_err(|e| Error::new(ErrorKind::BadInput, format!("{} is not a valid schema: {e}", path.display())))?;
+        let s: Self = serde_json::from_str(&text).map_err(|e| Error::new(ErrorKind::BadInput, format!("{} is not a valid schema: {e}", path.display())))?;
         if s.version != SCHEMA_VERSION {
             return Err(Error::new(
                 ErrorKind::BadInput,

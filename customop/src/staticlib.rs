@@ -25,11 +25,7 @@ use std::process::Command;
 pub const ENV_OVERRIDE: &str = "NEURON_STATICLIB";
 
 fn nm_defined(path: &Path) -> Result<Vec<String>, String> {
-    let out = Command::new("nm")
-        .arg("--defined-only")
-        .arg(path)
-        .output()
-        .map_err(|e| format!("cannot run nm (binutils) on {}: {e}", path.display()))?;
+    let out = Command::new("nm").arg("--defined-only").arg(path).output().map_err(|e| format!("cannot run nm (binutils) on {}: {e}", path.display()))?;
     if !out.status.success() {
         return Err(format!("nm {} failed: {}", path.display(), String::from_utf8_lossy(&out.stderr)));
     }

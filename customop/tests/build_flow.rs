@@ -51,11 +51,31 @@ fn rebuild_skips_what_is_unchanged_and_recompiles_what_changed() {
     // and has its op.
     std::fs::write(src.join("extra.cpp"), "#include <torch/torch.h>\ntorch::Tensor extra_fn(const torch::Tensor& t) { return t; }\n").unwrap();
     let shape = std::fs::read_to_string(src.join("shape.cpp")).unwrap();
-    std::fs::write(src.join("shape2.cpp"), shape.replace("stream_ops", "extra_ops").replace("\"scale_stream\", &scale_shape, \"scale_stream\"", "\"extra\", &scale_shape2, \"extra_fn\"").replace("scale_shape(", "scale_shape2(")).unwrap();
+    std::fs::write(
+        src.join("shape2.cpp"),
+        shape
+            .replace("stream_ops", "extra_ops")
+            .replace("\"scale_stream\", &scale_shape, \"scale_stream\"", "\"extra\", &scale_shape2, \"extra_fn\"")
+            .replace("scale_shape(", "scale_shape2("),
+    )
+    .unwrap();
     let p = |f: &str| src.join(f).display().to_string();
     let t = customop_ok(&[
-        "build", "--name", "flow", "--compute", &p("scale.cpp"), "--compute", &p("extra.cpp"), "--shape", &p("shape.cpp"),
-        "--shape", &p("shape2.cpp"), "--out", &out.display().to_string(), "--cflags", "-DUNUSED_FLAG=1",
+        "build",
+        "--name",
+        "flow",
+        "--compute",
+        &p("scale.cpp"),
+        "--compute",
+        &p("extra.cpp"),
+        "--shape",
+        &p("shape.cpp"),
+        "--shape",
+        &p("shape2.cpp"),
+        "--out",
+        &out.display().to_string(),
+        "--cflags",
+        "-DUNUSED_FLAG=1",
     ]);
     assert!(t.contains("2 op(s): scale_stream, extra") && !t.contains("not relinked"), "{t}");
     let (y, _) = run_op(&out, "extra", &[&x.display().to_string()], 1, "cache");
@@ -64,8 +84,23 @@ fn rebuild_skips_what_is_unchanged_and_recompiles_what_changed() {
     // set of objects: relinked all the same.
     std::fs::write(src.join("helper.cpp"), "int customop_test_helper(int x) { return x + 1; }\n").unwrap();
     let t = customop_ok(&[
-        "build", "--name", "flow", "--compute", &p("scale.cpp"), "--compute", &p("extra.cpp"), "--compute", &p("helper.cpp"),
-        "--shape", &p("shape.cpp"), "--shape", &p("shape2.cpp"), "--out", &out.display().to_string(), "--cflags", "-DUNUSED_FLAG=1",
+        "build",
+        "--name",
+        "flow",
+        "--compute",
+        &p("scale.cpp"),
+        "--compute",
+        &p("extra.cpp"),
+        "--compute",
+        &p("helper.cpp"),
+        "--shape",
+        &p("shape.cpp"),
+        "--shape",
+        &p("shape2.cpp"),
+        "--out",
+        &out.display().to_string(),
+        "--cflags",
+        "-DUNUSED_FLAG=1",
     ]);
     assert!(t.contains("1 source(s) compiled, 6 cached)") && !t.contains("not relinked"), "{t}");
 }
@@ -119,8 +154,19 @@ fn several_compute_and_shape_sources_make_one_library() {
     let out = scratch("flow").join("two_libs");
     let p = |d: &Path, f: &str| d.join(f).display().to_string();
     let t = customop_ok(&[
-        "build", "--name", "two", "--compute", &p(&a, "relu.cpp"), "--compute", &p(&b, "scale.cpp"),
-        "--shape", &p(&a, "shape.cpp"), "--shape", &p(&b, "shape.cpp"), "--out", &out.display().to_string(),
+        "build",
+        "--name",
+        "two",
+        "--compute",
+        &p(&a, "relu.cpp"),
+        "--compute",
+        &p(&b, "scale.cpp"),
+        "--shape",
+        &p(&a, "shape.cpp"),
+        "--shape",
+        &p(&b, "shape.cpp"),
+        "--out",
+        &out.display().to_string(),
     ]);
     assert!(t.contains("3 op(s): relu_forward, relu_backward, scale_stream"), "{t}");
     let x = values(12, -1.0, 1.0, 12);
@@ -144,7 +190,17 @@ fn a_shape_function_that_fails_stops_the_run() {
     )
     .unwrap();
     let out = d.join("build").display().to_string();
-    customop_ok(&["build", "--name", "bad", "--compute", &d.join("k.cpp").display().to_string(), "--shape", &d.join("shape.cpp").display().to_string(), "--out", &out]);
+    customop_ok(&[
+        "build",
+        "--name",
+        "bad",
+        "--compute",
+        &d.join("k.cpp").display().to_string(),
+        "--shape",
+        &d.join("shape.cpp").display().to_string(),
+        "--out",
+        &out,
+    ]);
     let x = npy_file("bad_shape_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
     let r = customop(&["run", &out, "k", &x, "-o", &scratch("out").join("bad_shape.npy").display().to_string()]);
     assert_eq!(r.status.code(), Some(8), "{}", text(&r));

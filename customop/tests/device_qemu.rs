@@ -92,7 +92,8 @@ fn stream_scalar_and_spelling_kernels_agree() {
     let vs = npy_file("q_offset_v.npy", &i32s(&[50], &v)).display().to_string();
     let spell = built("spellings", QEMU);
     let n = 33u64;
-    let files: Vec<String> = (16..19).map(|s| npy_file(&format!("q_sp_{s}.npy"), &f32s(&[n], &values(n as usize, -1.0, 1.0, s))).display().to_string()).collect();
+    let files: Vec<String> =
+        (16..19).map(|s| npy_file(&format!("q_sp_{s}.npy"), &f32s(&[n], &values(n as usize, -1.0, 1.0, s))).display().to_string()).collect();
     for cores in SINGLE_CORE {
         let want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
         assert_eq!(both(&stream, "scale_stream", &[&xs], cores, "stream").0.to_f32(), want);
@@ -237,11 +238,13 @@ fn a_kernel_compiled_with_frame_pointers_runs_through_the_alloca_handler() {
     let dir = built("spellings", &["--target", "qemu", "--cflags", "-fno-omit-frame-pointer"]);
     let sysroot = std::process::Command::new("rustup").args(["run", "nightly-2026-10-15", "rustc", "--print", "sysroot"]).output().unwrap();
     let objdump = Path::new(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-objdump");
-    let objs: Vec<_> = std::fs::read_dir(dir.join("obj/xtensa")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "o")).collect();
+    let objs: Vec<_> =
+        std::fs::read_dir(dir.join("obj/xtensa")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "o")).collect();
     let d = std::process::Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).args(&objs).output().expect("llvm-objdump of the nightly");
     assert!(String::from_utf8_lossy(&d.stdout).contains("movsp"), "the frame-pointer build has movsp");
     let n = 33u64;
-    let files: Vec<String> = (16..19).map(|s| npy_file(&format!("q_fp_{s}.npy"), &f32s(&[n], &values(n as usize, -1.0, 1.0, s))).display().to_string()).collect();
+    let files: Vec<String> =
+        (16..19).map(|s| npy_file(&format!("q_fp_{s}.npy"), &f32s(&[n], &values(n as usize, -1.0, 1.0, s))).display().to_string()).collect();
     let vals: Vec<Vec<f32>> = (16..19).map(|s| values(n as usize, -1.0, 1.0, s)).collect();
     let want: Vec<f32> = (0..n as usize).map(|k| vals[0][k] + vals[1][k] + vals[2][k] + (0.5f32 + -2.0 + 0.25 + 1000.0 + 0.125)).collect();
     for cores in SINGLE_CORE {
@@ -255,7 +258,11 @@ fn a_kernel_failing_the_same_way_on_both_is_a_failed_run_with_its_status() {
     // The kernel returns an int32 tensor where its shape function said
     // float: error 35 on the simulator and on the device alike.
     let src = scratch("wrong");
-    std::fs::write(src.join("k.cpp"), "#include <torch/torch.h>\ntorch::Tensor wrong(const torch::Tensor& t) { return torch::zeros(t.sizes(), torch::kInt); }\n").unwrap();
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <torch/torch.h>\ntorch::Tensor wrong(const torch::Tensor& t) { return torch::zeros(t.sizes(), torch::kInt); }\n",
+    )
+    .unwrap();
     std::fs::write(
         src.join("shape.cpp"),
         "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\

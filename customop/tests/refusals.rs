@@ -62,7 +62,9 @@ fn an_argument_kind_outside_the_list_is_refused() {
 
 #[test]
 fn a_return_type_other_than_one_tensor_is_refused() {
-    for (case, ret, spelled) in [("ret_void", "void", "void"), ("ret_tuple", "std::tuple<torch::Tensor, torch::Tensor>", "std::tuple<torch::Tensor, torch::Tensor>")] {
+    for (case, ret, spelled) in
+        [("ret_void", "void", "void"), ("ret_tuple", "std::tuple<torch::Tensor, torch::Tensor>", "std::tuple<torch::Tensor, torch::Tensor>")]
+    {
         let compute = format!("{ret} two(const torch::Tensor& t) {{ }}\n");
         let (rc, msg) = build_case(case, &compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"two\", &sh, \"two\"); }}\n"), &[]);
         assert_eq!(rc, 3, "{msg}");

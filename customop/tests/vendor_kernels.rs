@@ -162,8 +162,7 @@ fn documented_tensor_operations_called_the_vendor_way() {
     let like = values((k * k) as usize, -1.0, 1.0, 9);
     let lf = npy_file("ops_like.npy", &f32s(&[k, k], &like)).display().to_string();
     let (out, _) = run_op(&dir, "factory_ops", &[&lf], 1, "ops");
-    let want: Vec<f32> =
-        like.iter().enumerate().map(|(i, &l)| if i as u64 / k == i as u64 % k { 1.0 } else { 0.0 } + 2.5 + 1.0 + 0.25 + l).collect();
+    let want: Vec<f32> = like.iter().enumerate().map(|(i, &l)| if i as u64 / k == i as u64 % k { 1.0 } else { 0.0 } + 2.5 + 1.0 + 0.25 + l).collect();
     assert_close(&out.to_f32(), &want, 1e-6, "factory_ops");
 }
 

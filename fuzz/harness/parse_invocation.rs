@@ -255,13 +255,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
             let reference = match kind_code {
                 None => Err(Error::NoMoreArgs),
                 Some(k) if k != want as u8 => Err(Error::WrongArgKind),
-                Some(_) => ref_desc(&desc(cur), &p).and_then(|r| {
-                    if want != ArgKind::Tensor && r.numel != 1 {
-                        Err(Error::ScalarNotOneElement)
-                    } else {
-                        Ok(r)
-                    }
-                }),
+                Some(_) => ref_desc(&desc(cur), &p).and_then(|r| if want != ArgKind::Tensor && r.numel != 1 { Err(Error::ScalarNotOneElement) } else { Ok(r) }),
             };
             // A value read through the windows is refused outside HBM/SBUF.
             let reference = match reference {
@@ -330,7 +324,10 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                             returned_or_claimed = true;
                         } else {
                             // The copy itself may be refused (storage outside HBM/SBUF).
-                            assert!(matches!(r, Err(Error::AddressUnmapped | Error::DmaFault | Error::DmaUnreachable | Error::SizeOverflow | Error::OutOfMemory)), "{r:?}");
+                            assert!(
+                                matches!(r, Err(Error::AddressUnmapped | Error::DmaFault | Error::DmaUnreachable | Error::SizeOverflow | Error::OutOfMemory)),
+                                "{r:?}"
+                            );
                         }
                     }
                 }

@@ -44,19 +44,11 @@ impl DmaEngine {
 
     /// One unit of engine time on `dir`: process at most one descriptor,
     /// then report the completion counter.
-    pub(crate) fn poll(
-        &mut self,
-        dir: DmaDirection,
-        cpu: u32,
-        nx: &NxSpace,
-        soc: &MockSoc,
-        counters: &CoreCounters,
-    ) -> u32 {
+    pub(crate) fn poll(&mut self, dir: DmaDirection, cpu: u32, nx: &NxSpace, soc: &MockSoc, counters: &CoreCounters) -> u32 {
         let q = &mut self.queues[dir.index()];
         if q.submitted != q.completed && q.len != 0 {
             let slot = q.completed % q.len;
-            let at = nx.ptr(q.ring_nx + slot * core::mem::size_of::<DmaDescriptor>() as u32)
-                .cast::<DmaDescriptor>();
+            let at = nx.ptr(q.ring_nx + slot * core::mem::size_of::<DmaDescriptor>() as u32).cast::<DmaDescriptor>();
             // SAFETY: the ring lies in this core's mapped data RAM (the
             // runtime armed it there) and descriptors are 8-byte aligned;
             // volatile because the core writes it as MMIO-visible memory.

@@ -23,16 +23,8 @@ impl NxSpace {
     pub fn reserve() -> io::Result<Self> {
         // SAFETY: an anonymous PROT_NONE reservation at a kernel-chosen
         // address; it commits no memory.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                NX_SPACE_SIZE,
-                libc::PROT_NONE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE,
-                -1,
-                0,
-            )
-        };
+        let p =
+            unsafe { libc::mmap(std::ptr::null_mut(), NX_SPACE_SIZE, libc::PROT_NONE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_NORESERVE, -1, 0) };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
@@ -52,14 +44,7 @@ impl NxSpace {
         // SAFETY: the range is inside our reservation (checked) and page
         // aligned; MAP_FIXED replaces the PROT_NONE pages.
         let p = unsafe {
-            libc::mmap(
-                self.ptr(nx).cast(),
-                len as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED,
-                -1,
-                0,
-            )
+            libc::mmap(self.ptr(nx).cast(), len as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_FIXED, -1, 0)
         };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());

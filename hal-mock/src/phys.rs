@@ -40,16 +40,7 @@ impl PhysMemory {
         }
         // SAFETY: a fresh shared mapping of the whole file at an address the
         // kernel chooses; MAP_NORESERVE keeps untouched pages uncommitted.
-        let p = unsafe {
-            libc::mmap(
-                std::ptr::null_mut(),
-                size as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_NORESERVE,
-                fd,
-                0,
-            )
-        };
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), size as usize, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_NORESERVE, fd, 0) };
         if p == libc::MAP_FAILED {
             let e = io::Error::last_os_error();
             // SAFETY: closing the descriptor we own.

@@ -22,11 +22,7 @@ impl MockSoc {
 
     /// A SoC with another address map (sizes of HBM and SBUF from it).
     pub fn with_platform(platform: Platform) -> io::Result<Arc<Self>> {
-        Ok(Arc::new(Self {
-            hbm: PhysMemory::new("mock-hbm", platform.hbm_size)?,
-            sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?,
-            platform,
-        }))
+        Ok(Arc::new(Self { hbm: PhysMemory::new("mock-hbm", platform.hbm_size)?, sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?, platform }))
     }
 
     /// The address map.

@@ -15,7 +15,7 @@ pub mod window;
 #[cfg(target_arch = "xtensa")]
 pub mod xtensa;
 
-pub use dma::{DmaDescriptor, DmaDirection, DescriptorFlags};
+pub use dma::{DescriptorFlags, DmaDescriptor, DmaDirection};
 pub use platform::{Platform, WindowSpec, Q7, QEMU};
 pub use traits::Hal;
 pub use window::WindowId;

@@ -305,7 +305,13 @@ impl Default for Translator {
 impl Translator {
     /// An uninitialised translator: every translate is refused.
     pub const fn new() -> Self {
-        Self { ctx: TranslationCtx::empty(), mru: MruHit::EMPTY, stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 }, thrash: crate::thrash::ThrashStats::new(), ready: false }
+        Self {
+            ctx: TranslationCtx::empty(),
+            mru: MruHit::EMPTY,
+            stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 },
+            thrash: crate::thrash::ThrashStats::new(),
+            ready: false,
+        }
     }
 
     /// `_init_translate_ctx`: sets up the records once; later calls keep

@@ -51,7 +51,6 @@ struct SwitchCtx {
 
 const _: () = assert!(core::mem::offset_of!(SwitchCtx, old_isl) == 12);
 
-
 /// Called by the trampoline, on the new stack, to set ISL.
 ///
 /// cbindgen:ignore

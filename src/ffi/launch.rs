@@ -191,9 +191,7 @@ pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe ext
             let _ = with_core(|b| b.state.free_hbm_stack(stack));
             0
         }
-        Err(e @ (Error::NoHbmStack | Error::StackTooLarge)) => {
-            crate::abort::abort_with(e, "switch_stack_or_call_wrapper", core::panic::Location::caller())
-        }
+        Err(e @ (Error::NoHbmStack | Error::StackTooLarge)) => crate::abort::abort_with(e, "switch_stack_or_call_wrapper", core::panic::Location::caller()),
         Err(e) => record(Err(e)),
     }
 }

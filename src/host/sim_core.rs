@@ -11,7 +11,6 @@ pub struct SimCore {
     bound: Box<CoreSlot<CoreHal>>,
 }
 
-
 impl SimCore {
     /// A core whose runtime is not initialised yet (as after reset).
     pub fn new(core: MockCore) -> Self {

@@ -151,7 +151,11 @@ impl RunReport {
             }
             let code = if c.status != 0 { c.status } else { c.returned.saturating_abs() };
             if code != 0 {
-                return Some(RunFailure { code, cpu: Some(c.cpu), reason: std::format!("core {}: launcher returned {}, status {}", c.cpu, c.returned, c.status) });
+                return Some(RunFailure {
+                    code,
+                    cpu: Some(c.cpu),
+                    reason: std::format!("core {}: launcher returned {}, status {}", c.cpu, c.returned, c.status),
+                });
             }
         }
         if let Some(g) = self.guard_errors.first() {
@@ -162,7 +166,11 @@ impl RunReport {
         }
         for c in &self.cores {
             if c.args_read.0 < c.args_read.1 {
-                return fail(Error::ArgCountMismatch, Some(c.cpu), std::format!("core {}: the op read {} of the invocation's {} arguments", c.cpu, c.args_read.0, c.args_read.1));
+                return fail(
+                    Error::ArgCountMismatch,
+                    Some(c.cpu),
+                    std::format!("core {}: the op read {} of the invocation's {} arguments", c.cpu, c.args_read.0, c.args_read.1),
+                );
             }
         }
         match &self.unwritten {
@@ -326,10 +334,7 @@ impl Simulator {
             }
             if let Some(first) = v.iter().position(|&b| b != GUARD_CANARY) {
                 let last = v.iter().rposition(|&b| b != GUARD_CANARY).unwrap_or(first);
-                bad.push(std::format!(
-                    "kernel wrote past the end of {name}: guard bytes {first}..={last} after it (SoC {:#x}) overwritten",
-                    at + first as u64
-                ));
+                bad.push(std::format!("kernel wrote past the end of {name}: guard bytes {first}..={last} after it (SoC {:#x}) overwritten", at + first as u64));
             }
         }
         bad

@@ -50,12 +50,7 @@ pub fn build(name: &str, sources: &[&str]) -> PathBuf {
     }
     cmd.arg(&lib).args(["-lpthread", "-ldl", "-lm", "-o"]).arg(&exe);
     let out = cmd.output().unwrap_or_else(|e| panic!("cannot run g++: {e}"));
-    assert!(
-        out.status.success(),
-        "g++ failed for {name} ({cmd:?}):\n{}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
+    assert!(out.status.success(), "g++ failed for {name} ({cmd:?}):\n{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     exe
 }
 

@@ -26,14 +26,10 @@ pub struct Elf {
 }
 
 fn u16le(b: &[u8], o: usize) -> Result<u16, String> {
-    b.get(o..o + 2)
-        .map(|s| u16::from_le_bytes([s[0], s[1]]))
-        .ok_or_else(|| "truncated ELF".into())
+    b.get(o..o + 2).map(|s| u16::from_le_bytes([s[0], s[1]])).ok_or_else(|| "truncated ELF".into())
 }
 fn u32le(b: &[u8], o: usize) -> Result<u32, String> {
-    b.get(o..o + 4)
-        .map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]]))
-        .ok_or_else(|| "truncated ELF".into())
+    b.get(o..o + 4).map(|s| u32::from_le_bytes([s[0], s[1], s[2], s[3]])).ok_or_else(|| "truncated ELF".into())
 }
 fn cstr(b: &[u8], o: usize) -> String {
     let s = b.get(o..).unwrap_or(&[]);
@@ -48,10 +44,7 @@ impl Elf {
             return Err("not an ELF file".into());
         }
         if b[4] != 1 || b[5] != 1 {
-            return Err(format!(
-                "not ELF32 little-endian (class {}, data {})",
-                b[4], b[5]
-            ));
+            return Err(format!("not ELF32 little-endian (class {}, data {})", b[4], b[5]));
         }
         let machine = u16le(b, 18)?;
         let entry = u32le(b, 24)?;
@@ -67,12 +60,7 @@ impl Elf {
             let name = cstr(b, shstr_off + sh(i, 0)? as usize);
             let ty = sh(i, 4)?;
             let flags = sh(i, 8)?;
-            let (addr, off, size, link) = (
-                sh(i, 12)?,
-                sh(i, 16)? as usize,
-                sh(i, 20)?,
-                sh(i, 24)? as usize,
-            );
+            let (addr, off, size, link) = (sh(i, 12)?, sh(i, 16)? as usize, sh(i, 20)?, sh(i, 24)? as usize);
             if ty == 2 {
                 // SHT_SYMTAB
                 let stroff = sh(link, 16)? as usize;
@@ -84,21 +72,9 @@ impl Elf {
                     }
                 }
             }
-            sections.push(Section {
-                name,
-                addr,
-                size,
-                alloc: flags & 2 != 0,
-                offset: off as u32,
-                nobits: ty == 8,
-            });
+            sections.push(Section { name, addr, size, alloc: flags & 2 != 0, offset: off as u32, nobits: ty == 8 });
         }
-        Ok(Elf {
-            machine,
-            entry,
-            sections,
-            symbols,
-        })
+        Ok(Elf { machine, entry, sections, symbols })
     }
 
     /// The bytes of section `name` in `file` (the bytes this was parsed

@@ -26,9 +26,7 @@ pub(crate) fn clippy_host() -> Result {
 
 /// Clippy on the shipped crates as the device builds them.
 pub(crate) fn clippy_xtensa() -> Result {
-    let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuroncustomop", "--", "-D", "warnings"]
-        .iter()
-        .map(|s| s.to_string())
-        .collect();
+    let args: Vec<String> =
+        ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuroncustomop", "--", "-D", "warnings"].iter().map(|s| s.to_string()).collect();
     run(&mut xtensa_cargo("clippy", &args))
 }

@@ -9,10 +9,10 @@ mod fll_check;
 mod layout;
 mod lints;
 mod main_job;
-mod reliability;
 mod perf;
 mod preflight;
 mod qemu;
+mod reliability;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -152,10 +152,7 @@ fn main() -> ExitCode {
 // ---------------------------------------------------------------- paths
 
 pub(crate) fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .parent()
-        .expect("xtask is in the workspace root")
-        .to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace root").to_path_buf()
 }
 
 /// `$CARGO_TARGET_DIR` (or `<root>/target`).
@@ -179,32 +176,21 @@ pub(crate) fn xtensa_dir() -> PathBuf {
 }
 
 pub(crate) fn artifact_dir(release: bool) -> PathBuf {
-    xtensa_dir()
-        .join("xtensa-target")
-        .join(if release { "release" } else { "debug" })
+    xtensa_dir().join("xtensa-target").join(if release { "release" } else { "debug" })
 }
 
 pub(crate) fn llvm_bin(tool: &str) -> Result<PathBuf> {
-    let out = Command::new("rustup")
-        .args(["run", TOOLCHAIN, "rustc", "--print", "sysroot"])
-        .output()
-        .map_err(|e| format!("rustup: {e}"))?;
+    let out = Command::new("rustup").args(["run", TOOLCHAIN, "rustc", "--print", "sysroot"]).output().map_err(|e| format!("rustup: {e}"))?;
     if !out.status.success() {
-        return Err(format!(
-            "cannot find the {TOOLCHAIN} sysroot (is it installed?)"
-        ));
+        return Err(format!("cannot find the {TOOLCHAIN} sysroot (is it installed?)"));
     }
     let sysroot = String::from_utf8_lossy(&out.stdout).trim().to_string();
-    Ok(Path::new(&sysroot)
-        .join("lib/rustlib/x86_64-unknown-linux-gnu/bin")
-        .join(tool))
+    Ok(Path::new(&sysroot).join("lib/rustlib/x86_64-unknown-linux-gnu/bin").join(tool))
 }
 
 pub(crate) fn run(cmd: &mut Command) -> Result {
     eprintln!("xtask: running {cmd:?}");
-    let st = cmd
-        .status()
-        .map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
+    let st = cmd.status().map_err(|e| format!("{:?}: {e}", cmd.get_program()))?;
     if st.success() {
         Ok(())
     } else {
@@ -250,23 +236,12 @@ pub(crate) fn nightly_cargo() -> Command {
 
 pub(crate) fn build_xtensa(args: &[String]) -> Result {
     let root = root();
-    let default = [
-        "--release".to_string(),
-        "--manifest-path".into(),
-        root.join(SELFTEST_MANIFEST).display().to_string(),
-    ];
-    let mut args: Vec<String> = if args.is_empty() {
-        default.to_vec()
-    } else {
-        args.to_vec()
-    };
+    let default = ["--release".to_string(), "--manifest-path".into(), root.join(SELFTEST_MANIFEST).display().to_string()];
+    let mut args: Vec<String> = if args.is_empty() { default.to_vec() } else { args.to_vec() };
     // At opt-level 0 this LLVM crashes on compiler_builtins for Xtensa
     // ("Cannot scavenge register without an emergency spill slot"), so
     // an unoptimised build is never attempted.
-    if !args
-        .iter()
-        .any(|a| a == "--release" || a == "-r" || a.starts_with("--profile"))
-    {
+    if !args.iter().any(|a| a == "--release" || a == "-r" || a.starts_with("--profile")) {
         eprintln!("xtask: note: adding --release (opt-level 0 crashes LLVM's Xtensa backend on compiler_builtins)");
         args.push("--release".into());
     }
@@ -280,11 +255,7 @@ pub(crate) fn xtensa_cargo(sub: &str, args: &[String]) -> Command {
     let mut cmd = nightly_cargo();
     cmd.current_dir(&root)
         .arg(sub)
-        .args([
-            "-Zbuild-std=core,alloc",
-            "-Zbuild-std-features=compiler-builtins-mem",
-            "-Zjson-target-spec",
-        ])
+        .args(["-Zbuild-std=core,alloc", "-Zbuild-std-features=compiler-builtins-mem", "-Zjson-target-spec"])
         .arg("--target")
         .arg(root.join("xtensa-target.json"))
         .arg("--target-dir")
@@ -312,29 +283,16 @@ fn script_path(l: &layout::Layout) -> Result<PathBuf> {
 
 fn linker_scripts() -> Result {
     for l in layout::layouts() {
-        println!(
-            "{:<11} {}  ({})",
-            l.name,
-            script_path(&l)?.display(),
-            l.what
-        );
+        println!("{:<11} {}  ({})", l.name, script_path(&l)?.display(), l.what);
     }
     Ok(())
 }
 
 /// Link `inputs` into `out` for `layout_name`. Returns the parsed image.
-pub fn link(
-    layout_name: &str,
-    out: &Path,
-    entry: Option<&str>,
-    undefined: &[String],
-    inputs: &[PathBuf],
-) -> Result<elf::Elf> {
+pub fn link(layout_name: &str, out: &Path, entry: Option<&str>, undefined: &[String], inputs: &[PathBuf]) -> Result<elf::Elf> {
     let l = layout::layout(layout_name).ok_or_else(|| format!("unknown layout `{layout_name}`"))?;
     let script = script_path(&l)?;
-    let entry = entry
-        .or(l.entry)
-        .ok_or_else(|| format!("layout `{layout_name}` has no default entry: pass --entry SYM"))?;
+    let entry = entry.or(l.entry).ok_or_else(|| format!("layout `{layout_name}` has no default entry: pass --entry SYM"))?;
     if let Some(dir) = out.parent() {
         std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
     }
@@ -343,11 +301,7 @@ pub fn link(
     let mut cmd = Command::new(LD);
     cmd.arg("-T")
         .arg(&script)
-        .args([
-            "--gc-sections",
-            "--orphan-handling=error",
-            "--no-warn-rwx-segments",
-        ])
+        .args(["--gc-sections", "--orphan-handling=error", "--no-warn-rwx-segments"])
         .arg("-Map")
         .arg(&map)
         .arg("-o")
@@ -360,26 +314,16 @@ pub fn link(
     run(&mut cmd)?;
     let img = elf::Elf::parse(&std::fs::read(out).map_err(|e| format!("{}: {e}", out.display()))?)?;
     if img.machine != elf::EM_XTENSA {
-        return Err(format!(
-            "{}: e_machine {} is not Xtensa ({})",
-            out.display(),
-            img.machine,
-            elf::EM_XTENSA
-        ));
+        return Err(format!("{}: e_machine {} is not Xtensa ({})", out.display(), img.machine, elf::EM_XTENSA));
     }
     Ok(img)
 }
 
 fn cmd_link(args: &[String]) -> Result {
-    let (mut layout, mut out, mut entry, mut undef, mut inputs) =
-        (None, None, None, Vec::new(), Vec::new());
+    let (mut layout, mut out, mut entry, mut undef, mut inputs) = (None, None, None, Vec::new(), Vec::new());
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value"))
-        };
+        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
         match a.as_str() {
             "--layout" => layout = Some(val()?),
             "-o" => out = Some(PathBuf::from(val()?)),
@@ -402,28 +346,17 @@ fn cmd_link(args: &[String]) -> Result {
 fn print_sections(img: &elf::Elf) {
     println!("entry 0x{:08x}", img.entry);
     for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
-        println!(
-            "  {:<10} 0x{:08x} .. 0x{:08x} ({} bytes)",
-            s.name,
-            s.addr,
-            s.addr as u64 + s.size as u64,
-            s.size
-        );
+        println!("  {:<10} 0x{:08x} .. 0x{:08x} ({} bytes)", s.name, s.addr, s.addr as u64 + s.size as u64, s.size);
     }
 }
 
 // ---------------------------------------------------------------- qemu
 
 fn cmd_qemu_run(args: &[String]) -> Result<u8> {
-    let (mut elf, mut machine, mut smp, mut timeout, mut extra) =
-        (None, "sim".to_string(), 1u32, 10u64, Vec::new());
+    let (mut elf, mut machine, mut smp, mut timeout, mut extra) = (None, "sim".to_string(), 1u32, 10u64, Vec::new());
     let mut it = args.iter();
     while let Some(a) = it.next() {
-        let mut val = || {
-            it.next()
-                .cloned()
-                .ok_or_else(|| format!("{a} needs a value"))
-        };
+        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
         match a.as_str() {
             "--machine" | "-M" => machine = val()?,
             "--smp" => smp = val()?.parse().map_err(|e| format!("--smp: {e}"))?,
@@ -461,20 +394,8 @@ pub(crate) fn qemu_test() -> Result {
     let images = xtensa_dir().join("images");
     let mut checks = Vec::new();
     let mut check = |name: &str, ok: bool, why: String| {
-        eprintln!(
-            "xtask: [{}] {name}{}",
-            if ok { "PASS" } else { "FAIL" },
-            if ok {
-                String::new()
-            } else {
-                format!(": {why}")
-            }
-        );
-        checks.push(Check {
-            name: name.into(),
-            ok,
-            why,
-        });
+        eprintln!("xtask: [{}] {name}{}", if ok { "PASS" } else { "FAIL" }, if ok { String::new() } else { format!(": {why}") });
+        checks.push(Check { name: name.into(), ok, why });
     };
 
     // --- the QEMU image
@@ -483,13 +404,8 @@ pub(crate) fn qemu_test() -> Result {
     let sym = |n: &str| img.symbols.get(n).copied();
     check(
         "qemu image: reset stub at 0x5000_0000, VECBASE 0x6000_0000",
-        sym("_ResetVector") == Some(layout::QEMU_ROM)
-            && sym("_vector_table") == Some(layout::QEMU_RAM),
-        format!(
-            "_ResetVector {:x?}, _vector_table {:x?}",
-            sym("_ResetVector"),
-            sym("_vector_table")
-        ),
+        sym("_ResetVector") == Some(layout::QEMU_ROM) && sym("_vector_table") == Some(layout::QEMU_RAM),
+        format!("_ResetVector {:x?}, _vector_table {:x?}", sym("_ResetVector"), sym("_vector_table")),
     );
     let slots_ok = [
         ("_WindowOverflow4", 0x0),
@@ -500,55 +416,30 @@ pub(crate) fn qemu_test() -> Result {
     ]
     .iter()
     .all(|(n, off)| sym(n) == Some(layout::QEMU_RAM + off));
-    check(
-        "qemu image: vectors at their VECBASE offsets",
-        slots_ok,
-        "see the .map file".into(),
-    );
+    check("qemu image: vectors at their VECBASE offsets", slots_ok, "see the .map file".into());
     match windowed_code_check(&elf) {
-        Ok(()) => check(
-            "qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)",
-            true,
-            String::new(),
-        ),
-        Err(e) => check(
-            "qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)",
-            false,
-            e,
-        ),
+        Ok(()) => check("qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)", true, String::new()),
+        Err(e) => check("qemu image: ELF32 Xtensa, windowed code (entry/callx8/retw)", false, e),
     }
 
     // --- positive runs
     let t = Duration::from_secs(20);
     for (machine, smp) in [("sim", 1u32), ("sim", 4), ("virt", 8)] {
-        let name =
-            format!("{machine} -smp {smp}: every core prints PRID, deep recursion ok, exit 0");
+        let name = format!("{machine} -smp {smp}: every core prints PRID, deep recursion ok, exit 0");
         let o = qemu_run(&elf, machine, smp, t, &[])?;
         let mut why = Vec::new();
         if o.status != Some(0) {
-            why.push(format!(
-                "exit status {:?}{}",
-                o.status,
-                if o.timed_out { " (timeout)" } else { "" }
-            ));
+            why.push(format!("exit status {:?}{}", o.status, if o.timed_out { " (timeout)" } else { "" }));
         }
         for c in 0..smp {
-            if !o
-                .stdout
-                .contains(&format!("selftest: cpu {c} PRID={c} of {smp}\n"))
-            {
+            if !o.stdout.contains(&format!("selftest: cpu {c} PRID={c} of {smp}\n")) {
                 why.push(format!("no PRID line for cpu {c}"));
             }
-            if !o
-                .stdout
-                .contains(&format!("selftest: cpu {c} ok fib(20)=6765"))
-            {
+            if !o.stdout.contains(&format!("selftest: cpu {c} ok fib(20)=6765")) {
                 why.push(format!("no ok line for cpu {c}"));
             }
         }
-        if !o.stdout.contains(&format!(
-            "q7-qemu-board: {smp} core(s) done, 0 failed, exit 0"
-        )) {
+        if !o.stdout.contains(&format!("q7-qemu-board: {smp} core(s) done, 0 failed, exit 0")) {
             why.push("no summary line".into());
         }
         check(&name, why.is_empty(), why.join("; "));
@@ -557,78 +448,27 @@ pub(crate) fn qemu_test() -> Result {
     // --- negative runs: (machine, smp, args, expected status, expected stderr text)
     type Negative<'a> = (&'a str, u32, &'a [&'a str], Option<i32>, &'a str);
     let neg: &[Negative] = &[
-        (
-            "sim",
-            1,
-            &["fault=load"],
-            Some(102),
-            "user exception on cpu 0: EXCCAUSE=",
-        ),
-        (
-            "sim",
-            1,
-            &["fault=ill"],
-            Some(102),
-            "EXCCAUSE=0 (IllegalInstruction)",
-        ),
-        (
-            "virt",
-            8,
-            &["fault=ill", "fault_cpu=5"],
-            Some(102),
-            "exception on cpu 5: EXCCAUSE=0 (IllegalInstruction) EPC1=0x6",
-        ),
-        (
-            "virt",
-            8,
-            &["fault=load", "fault_cpu=7"],
-            Some(102),
-            "exception on cpu 7: EXCCAUSE=",
-        ),
-        (
-            "sim",
-            1,
-            &["fault=stack"],
-            Some(102),
-            "double exception on cpu 0: EXCCAUSE=15 (LoadStorePIFAddrError) DEPC=0x6000",
-        ),
+        ("sim", 1, &["fault=load"], Some(102), "user exception on cpu 0: EXCCAUSE="),
+        ("sim", 1, &["fault=ill"], Some(102), "EXCCAUSE=0 (IllegalInstruction)"),
+        ("virt", 8, &["fault=ill", "fault_cpu=5"], Some(102), "exception on cpu 5: EXCCAUSE=0 (IllegalInstruction) EPC1=0x6"),
+        ("virt", 8, &["fault=load", "fault_cpu=7"], Some(102), "exception on cpu 7: EXCCAUSE="),
+        ("sim", 1, &["fault=stack"], Some(102), "double exception on cpu 0: EXCCAUSE=15 (LoadStorePIFAddrError) DEPC=0x6000"),
         ("sim", 1, &["fault=panic"], Some(101), "panic on cpu 0: "),
         ("sim", 1, &["fault=abort"], Some(103), "abort() on cpu 0"),
-        (
-            "virt",
-            8,
-            &["fault=fail", "fault_cpu=3"],
-            Some(1),
-            "cpu 3 returned 1",
-        ),
+        ("virt", 8, &["fault=fail", "fault_cpu=3"], Some(1), "cpu 3 returned 1"),
         ("sim", 1, &["fault=hang"], None, ""),
     ];
     for (machine, smp, args, want, text) in neg {
         let args: Vec<String> = args.iter().map(|s| s.to_string()).collect();
-        let name = format!(
-            "{machine} -smp {smp} {}: expect {}",
-            args.join(" "),
-            want.map_or("timeout".to_string(), |s| format!("exit {s}"))
-        );
-        let timeout = if want.is_none() {
-            Duration::from_secs(3)
-        } else {
-            t
-        };
+        let name = format!("{machine} -smp {smp} {}: expect {}", args.join(" "), want.map_or("timeout".to_string(), |s| format!("exit {s}")));
+        let timeout = if want.is_none() { Duration::from_secs(3) } else { t };
         let o = qemu_run(&elf, machine, *smp, timeout, &args)?;
         let ok_status = match want {
             Some(s) => o.status == Some(*s),
             None => o.timed_out,
         };
         let ok_text = o.stdout.contains(text) || o.stderr.contains(text);
-        check(
-            &name,
-            ok_status && ok_text,
-            format!(
-                "status {:?}, timed out {}, output has {text:?}: {ok_text}",
-                o.status, o.timed_out
-            ),
-        );
+        check(&name, ok_status && ok_text, format!("status {:?}, timed out {}, output has {text:?}: {ok_text}", o.status, o.timed_out));
     }
 
     // --- Q7 FLL layouts: link and inspect only (they cannot run on QEMU).
@@ -640,21 +480,12 @@ pub(crate) fn qemu_test() -> Result {
     ] {
         let out = images.join(format!("selftest-{lname}.elf"));
         let name = format!("{lname}: code/data in [0x{lo:08x}, 0x{hi:08x}), vectors at 0");
-        match link(
-            lname,
-            &out,
-            Some("q7_board_main"),
-            &[],
-            std::slice::from_ref(&lib),
-        ) {
+        match link(lname, &out, Some("q7_board_main"), &[], std::slice::from_ref(&lib)) {
             Ok(img) => {
                 let mut why = Vec::new();
                 for s in img.sections.iter().filter(|s| s.alloc && s.size > 0) {
-                    let inside = if s.name == ".vectors" {
-                        s.addr == 0 && s.size <= 0x1000
-                    } else {
-                        s.addr >= lo && (s.addr as u64 + s.size as u64) <= hi as u64
-                    };
+                    let inside =
+                        if s.name == ".vectors" { s.addr == 0 && s.size <= 0x1000 } else { s.addr >= lo && (s.addr as u64 + s.size as u64) <= hi as u64 };
                     if !inside {
                         why.push(format!("{} at 0x{:08x}+0x{:x}", s.name, s.addr, s.size));
                     }
@@ -669,11 +500,7 @@ pub(crate) fn qemu_test() -> Result {
     }
 
     let failed: Vec<&Check> = checks.iter().filter(|c| !c.ok).collect();
-    eprintln!(
-        "\nxtask: qemu-test summary: {} checks, {} failed",
-        checks.len(),
-        failed.len()
-    );
+    eprintln!("\nxtask: qemu-test summary: {} checks, {} failed", checks.len(), failed.len());
     for c in &failed {
         eprintln!("  FAIL {}: {}", c.name, c.why);
     }
@@ -688,25 +515,15 @@ pub(crate) fn qemu_test() -> Result {
 /// ABI's `entry`, `callx8`/`call8` and `retw`.
 pub(crate) fn windowed_code_check(elf: &Path) -> Result {
     let objdump = llvm_bin("llvm-objdump")?;
-    let out = Command::new(&objdump)
-        .args(["--mattr=+windowed,+density", "-d"])
-        .arg(elf)
-        .output()
-        .map_err(|e| format!("{}: {e}", objdump.display()))?;
+    let out = Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).arg(elf).output().map_err(|e| format!("{}: {e}", objdump.display()))?;
     if !out.status.success() {
-        return Err(format!(
-            "llvm-objdump failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        ));
+        return Err(format!("llvm-objdump failed: {}", String::from_utf8_lossy(&out.stderr)));
     }
     let text = String::from_utf8_lossy(&out.stdout);
     if !text.contains("file format elf32-xtensa") {
         return Err("llvm-objdump does not report elf32-xtensa".into());
     }
-    let has = |ms: &[&str]| {
-        text.lines()
-            .any(|l| l.split_whitespace().any(|w| ms.contains(&w)))
-    };
+    let has = |ms: &[&str]| text.lines().any(|l| l.split_whitespace().any(|w| ms.contains(&w)));
     for ms in [&["entry"][..], &["retw", "retw.n"], &["call8", "callx8"]] {
         if !has(ms) {
             return Err(format!("no {} instruction in the image", ms.join("/")));

@@ -96,13 +96,7 @@ pub(crate) fn run_example() -> Result<u8> {
     let want: Vec<f32> = x.iter().map(|v| if *v > 0.0 { *v } else { 0.0 }).collect();
     let bad: Vec<usize> = (0..want.len()).filter(|&i| y.get(i).map(|v| v.to_bits()) != Some(want[i].to_bits())).collect();
     if y.len() != want.len() || !bad.is_empty() {
-        println!(
-            "xtask: run-example: FAIL ({} elements, want {}; {} differ from the reference, first at {:?})",
-            y.len(),
-            want.len(),
-            bad.len(),
-            bad.first()
-        );
+        println!("xtask: run-example: FAIL ({} elements, want {}; {} differ from the reference, first at {:?})", y.len(), want.len(), bad.len(), bad.first());
         return Ok(1);
     }
     println!(

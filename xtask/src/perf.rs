@@ -40,7 +40,12 @@ fn median_ns(path: &Path) -> Option<f64> {
 /// writes it to `target/criterion/ratios.md`.
 pub fn bench_report() -> Result {
     let dir = root().join("target/criterion");
-    let mut groups: Vec<_> = std::fs::read_dir(&dir).map_err(|e| format!("{}: {e} (run `cargo bench -p neuron-bench` first)", dir.display()))?.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("ours/new/estimates.json").exists()).collect();
+    let mut groups: Vec<_> = std::fs::read_dir(&dir)
+        .map_err(|e| format!("{}: {e} (run `cargo bench -p neuron-bench` first)", dir.display()))?
+        .filter_map(|e| e.ok())
+        .map(|e| e.path())
+        .filter(|p| p.join("ours/new/estimates.json").exists())
+        .collect();
     groups.sort();
     let mut md = String::from("| group | ours (median) | native (median) | ours / native (time) | native / ours (speed) |\n|---|---:|---:|---:|---:|\n");
     for g in &groups {
@@ -137,7 +142,11 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
     let mut total = 0;
     for l in log.lines().filter_map(|l| l.strip_prefix("prof ")) {
         let mut w = l.split_whitespace();
-        let (Some(a), Some(n)) = (w.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()), w.next().and_then(|n| n.parse::<u64>().ok())) else { continue };
+        let (Some(a), Some(n)) =
+            (w.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()), w.next().and_then(|n| n.parse::<u64>().ok()))
+        else {
+            continue;
+        };
         let i = funcs.partition_point(|s| s.0 <= a);
         let name = i.checked_sub(1).map(|i| funcs[i]).filter(|s| a < s.0 + s.1).map_or("?", |s| s.2.as_str());
         *per.entry(name).or_default() += n;
@@ -154,7 +163,8 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
         i.checked_sub(1).map(|i| funcs[i]).filter(|s| a < s.0 + s.1).map_or("?", |s| s.2.as_str())
     };
     for l in log.lines().filter_map(|l| l.strip_prefix("call ")) {
-        let w: Vec<u64> = l.split_whitespace().filter_map(|x| if let Some(h) = x.strip_prefix("0x") { u64::from_str_radix(h, 16).ok() } else { x.parse().ok() }).collect();
+        let w: Vec<u64> =
+            l.split_whitespace().filter_map(|x| if let Some(h) = x.strip_prefix("0x") { u64::from_str_radix(h, 16).ok() } else { x.parse().ok() }).collect();
         if let [from, to, n] = w[..] {
             eprintln!("call {n:>5}x  {} -> {}", name_of(from), name_of(to));
         }
@@ -182,11 +192,7 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
     let log = perf_dir().join("counts.log");
     let _ = std::fs::remove_file(&log);
     let mut cmd = crate::qemu::command(elf, "sim", 1, &[]);
-    cmd.args(["-plugin", &args, "-d", "plugin", "-D"])
-        .arg(&log)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args(["-plugin", &args, "-d", "plugin", "-D"]).arg(&log).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     eprintln!("xtask: running {cmd:?}");
     let mut child = cmd.spawn().map_err(|e| format!("{}: {e}", crate::qemu::QEMU))?;
     let t0 = Instant::now();
@@ -219,7 +225,11 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
     let r = |n: &str| raw.get(n).copied().unwrap_or(0).saturating_sub(raw["empty"]);
     let mut f = Figures::new();
     f.insert("translate_hit_recent".into(), r("translate_hit_recent"));
-    let worst = ["translate_hit_recent", "translate_hit_dyn0", "translate_hit_dyn1", "translate_hit_sbuf", "translate_hit_scratch"].iter().map(|n| r(n)).max().unwrap_or(0);
+    let worst = ["translate_hit_recent", "translate_hit_dyn0", "translate_hit_dyn1", "translate_hit_sbuf", "translate_hit_scratch"]
+        .iter()
+        .map(|n| r(n))
+        .max()
+        .unwrap_or(0);
     f.insert("translate_hit_worst".into(), worst);
     f.insert("translate_miss_excl_write".into(), r("translate_miss").saturating_sub(r("window_register_write")));
     f.insert("accessor_read".into(), r("accessor_read"));

@@ -175,10 +175,7 @@ pub(crate) fn setup() -> Result {
     apt.dedup();
     if !apt.is_empty() {
         run(Command::new("apt-get").args(["update", "-qq"]))?;
-        run(Command::new("apt-get")
-            .env("DEBIAN_FRONTEND", "noninteractive")
-            .args(["install", "-y", "-qq", "--no-install-recommends"])
-            .args(&apt))?;
+        run(Command::new("apt-get").env("DEBIAN_FRONTEND", "noninteractive").args(["install", "-y", "-qq", "--no-install-recommends"]).args(&apt))?;
     }
     if m.iter().any(|(_, s)| matches!(s, Source::Component(_))) {
         let mut cmd = Command::new("rustup");
@@ -189,11 +186,8 @@ pub(crate) fn setup() -> Result {
         run(&mut cmd)?;
     }
     if m.iter().any(|(_, s)| *s == Source::Ziglang) {
-        let pip = |extra: &[&str]| {
-            run(Command::new("python3")
-                .args(["-m", "pip", "install", "--no-input", &format!("ziglang=={ZIGLANG_VERSION}")])
-                .args(extra))
-        };
+        let pip =
+            |extra: &[&str]| run(Command::new("python3").args(["-m", "pip", "install", "--no-input", &format!("ziglang=={ZIGLANG_VERSION}")]).args(extra));
         // Debian's own python3 is "externally managed" (PEP 668): pip
         // refuses a plain install there; ziglang is self-contained, so the
         // override is safe. A python3 without pip gets Debian's.
@@ -219,10 +213,7 @@ mod tests {
     fn every_missing_thing_names_its_installer() {
         for n in needs() {
             let h = how(n.source);
-            assert!(
-                h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"),
-                "{h}"
-            );
+            assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"), "{h}");
         }
         assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
     }

@@ -47,15 +47,20 @@ pub fn fuzz_smoke() -> Result {
 /// crate's `with_core` re-entry test. Isolation is off only so that
 /// proptest can read its failure-persistence path.
 pub fn miri() -> Result {
-    run(nightly_cargo()
-        .current_dir(root())
-        .env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance")
-        .env("PROPTEST_CASES", "4")
-        .args(["miri", "test", "-p", "neuron-runtime"]))?;
+    run(nightly_cargo().current_dir(root()).env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance").env("PROPTEST_CASES", "4").args([
+        "miri",
+        "test",
+        "-p",
+        "neuron-runtime",
+    ]))?;
     // The C surface's re-entry guard on the host binding (`with_core`),
     // on a fake core: the one unit test of the root crate Miri can run.
-    run(nightly_cargo()
-        .current_dir(root())
-        .env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance")
-        .args(["miri", "test", "-p", "neuroncustomop", "--lib", "current::tests"]))
+    run(nightly_cargo().current_dir(root()).env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance").args([
+        "miri",
+        "test",
+        "-p",
+        "neuroncustomop",
+        "--lib",
+        "current::tests",
+    ]))
 }

@@ -48,11 +48,7 @@ pub fn build_lib() -> Result<PathBuf> {
 /// The archive holds ELF32 Xtensa objects with windowed code and defines
 /// every C symbol of SPEC.
 pub fn check_lib(lib: &Path) -> Result {
-    let readelf = Command::new(LD.replace("-ld", "-readelf"))
-        .args(["-h"])
-        .arg(lib)
-        .output()
-        .map_err(|e| format!("readelf: {e}"))?;
+    let readelf = Command::new(LD.replace("-ld", "-readelf")).args(["-h"]).arg(lib).output().map_err(|e| format!("readelf: {e}"))?;
     let text = String::from_utf8_lossy(&readelf.stdout);
     let objects = text.matches("Class:").count();
     let xt = text.lines().filter(|l| l.contains("Machine:") && l.contains("Xtensa")).count();
@@ -61,11 +57,7 @@ pub fn check_lib(lib: &Path) -> Result {
         return Err(format!("{}: {objects} objects, {elf32} ELF32, {xt} Xtensa", lib.display()));
     }
     windowed_code_check(lib)?;
-    let nm = Command::new(LD.replace("-ld", "-nm"))
-        .args(["-g", "--defined-only"])
-        .arg(lib)
-        .output()
-        .map_err(|e| format!("nm: {e}"))?;
+    let nm = Command::new(LD.replace("-ld", "-nm")).args(["-g", "--defined-only"]).arg(lib).output().map_err(|e| format!("nm: {e}"))?;
     let syms = String::from_utf8_lossy(&nm.stdout);
     let defined: std::collections::HashSet<&str> = syms
         .lines()
@@ -207,7 +199,13 @@ pub fn test() -> Result {
         ("on-target suite, sim, 1 core", "sim", 1, &["run=suite"], &["suite: core 0: 0 failed"]),
         ("on-target suite, virt, 8 cores (each core runs it)", "virt", 8, &["run=suite"], &["suite: core 7: 0 failed", "suite: core 0: 0 failed"]),
         ("custom-op flow, 1 core (axpy_single)", "sim", 1, &["run=example", "n=1001"], &["example: output matches the reference: 1001 elements"]),
-        ("custom-op flow, 8 cores (axpy, slice by PRID)", "virt", 8, &["run=example"], &["example: output matches the reference: 4099 elements of a*2.5+b on 8 core(s)"]),
+        (
+            "custom-op flow, 8 cores (axpy, slice by PRID)",
+            "virt",
+            8,
+            &["run=example"],
+            &["example: output matches the reference: 4099 elements of a*2.5+b on 8 core(s)"],
+        ),
     ];
     for (name, machine, smp, args, want) in runs {
         step(name, &mut || {
@@ -233,12 +231,13 @@ pub fn test() -> Result {
             }
         });
     }
-    step("main job: vendor-style C++ relu on 8 emulated cores vs the host simulator (cargo xtask run-example)", &mut || {
-        match crate::main_job::run_example()? {
+    step(
+        "main job: vendor-style C++ relu on 8 emulated cores vs the host simulator (cargo xtask run-example)",
+        &mut || match crate::main_job::run_example()? {
             0 => Ok(()),
             c => Err(format!("run-example exit {c}")),
-        }
-    });
+        },
+    );
     step("perf: instruction counts, footprint, stack use vs perf/budgets.toml", &mut crate::perf::check);
     step("on-target: a failing test fails the run (exit status checked)", &mut || {
         let elf = elf.as_ref().map_err(|e| e.clone())?;
@@ -253,7 +252,13 @@ pub fn test() -> Result {
     let failed = steps.iter().filter(|s| !s.ok).count();
     eprintln!("\nxtask: test summary ({:.0} s total)", t0.elapsed().as_secs_f32());
     for s in &steps {
-        eprintln!("  [{}] {:<80} {:>6.1} s{}", if s.ok { "PASS" } else { "FAIL" }, s.name, s.secs, if s.ok { String::new() } else { format!("\n         {}", s.why) });
+        eprintln!(
+            "  [{}] {:<80} {:>6.1} s{}",
+            if s.ok { "PASS" } else { "FAIL" },
+            s.name,
+            s.secs,
+            if s.ok { String::new() } else { format!("\n         {}", s.why) }
+        );
     }
     eprintln!("xtask: {} step(s), {failed} failed", steps.len());
     if failed == 0 {

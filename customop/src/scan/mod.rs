@@ -86,11 +86,7 @@ pub fn scan(shapes: &[Source], computes: &[Source]) -> Result<Scanned> {
     for (i, (d, file, lib)) in defs.iter().enumerate() {
         let at = format!("{file}:{}", d.line);
         if i >= MAX_OPS {
-            return Err(refused(format!(
-                "{at}: op `{}` is op number {} of library `{lib}`: a custom-op library has at most {MAX_OPS} ops",
-                d.op,
-                i + 1
-            )));
+            return Err(refused(format!("{at}: op `{}` is op number {} of library `{lib}`: a custom-op library has at most {MAX_OPS} ops", d.op, i + 1)));
         }
         if let Some(prev) = ops.iter().find(|o| o.name == d.op) {
             return Err(refused(format!("{at}: op `{}` is declared twice (first at {})", d.op, prev.declared_at)));
@@ -141,23 +137,12 @@ pub fn scan(shapes: &[Source], computes: &[Source]) -> Result<Scanned> {
             )));
         }
         if f.params.len() > MAX_ARGS {
-            return Err(refused(format!(
-                "{fat}: compute function `{}` of op `{}` takes {} arguments: at most {MAX_ARGS}",
-                f.name,
-                d.op,
-                f.params.len()
-            )));
+            return Err(refused(format!("{fat}: compute function `{}` of op `{}` takes {} arguments: at most {MAX_ARGS}", f.name, d.op, f.params.len())));
         }
         let mut params = Vec::new();
         for (k, p) in f.params.iter().enumerate() {
             params.push(types::param(p).map_err(|u| {
-                refused(format!(
-                    "{fat}: compute function `{}` of op `{}`: argument {} `{}` is not a supported kind ({KINDS})",
-                    f.name,
-                    d.op,
-                    k + 1,
-                    u.0
-                ))
+                refused(format!("{fat}: compute function `{}` of op `{}`: argument {} `{}` is not a supported kind ({KINDS})", f.name, d.op, k + 1, u.0))
             })?);
         }
         ops.push(Op { name: d.op.clone(), compute_fn: d.compute_fn.clone(), shape_fn: d.shape_fn.clone(), params, declared_at: at });

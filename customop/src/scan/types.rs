@@ -20,7 +20,8 @@ pub fn spell(toks: &[Token]) -> String {
             Tok::Punct(p) => (*p).to_owned(),
             Tok::Char => "'.'".to_owned(),
         };
-        let glue = matches!(&t.tok, Tok::Punct("::" | "&" | "&&" | "*" | "," | ">" | ")" | "<" | "(")) || s.ends_with("::") || s.ends_with('<') || s.ends_with('(');
+        let glue =
+            matches!(&t.tok, Tok::Punct("::" | "&" | "&&" | "*" | "," | ">" | ")" | "<" | "(")) || s.ends_with("::") || s.ends_with('<') || s.ends_with('(');
         if !s.is_empty() && !glue {
             s.push(' ');
         }
@@ -33,12 +34,8 @@ pub fn spell(toks: &[Token]) -> String {
 fn base(words: &[String]) -> Option<&'static str> {
     let w: Vec<&str> = words.iter().map(String::as_str).collect();
     Some(match w.as_slice() {
-        ["torch", "::", "Tensor"] | ["at", "::", "Tensor"] | ["Tensor"] | ["::", "torch", "::", "Tensor"] | ["::", "at", "::", "Tensor"] => {
-            "torch::Tensor"
-        }
-        ["torch", "::", "Scalar"] | ["at", "::", "Scalar"] | ["c10", "::", "Scalar"] | ["Scalar"] | ["::", "c10", "::", "Scalar"] => {
-            "torch::Scalar"
-        }
+        ["torch", "::", "Tensor"] | ["at", "::", "Tensor"] | ["Tensor"] | ["::", "torch", "::", "Tensor"] | ["::", "at", "::", "Tensor"] => "torch::Tensor",
+        ["torch", "::", "Scalar"] | ["at", "::", "Scalar"] | ["c10", "::", "Scalar"] | ["Scalar"] | ["::", "c10", "::", "Scalar"] => "torch::Scalar",
         ["double"] => "double",
         ["float"] => "float",
         ["int"] | ["signed"] | ["signed", "int"] => "int",

@@ -92,9 +92,7 @@ fn axpy(a: &TensorView, b: &TensorView, alpha: f32, multicore: bool) -> i32 {
         while i < start + len && rc == 0 {
             let k = (CHUNK as u64).min(start + len - i);
             let bytes = (k * 4) as u32;
-            if neuron_memcpy_from_soc(xa.cast(), a.storage.addr + i * 4, bytes) != 0
-                || neuron_memcpy_from_soc(xb.cast(), b.storage.addr + i * 4, bytes) != 0
-            {
+            if neuron_memcpy_from_soc(xa.cast(), a.storage.addr + i * 4, bytes) != 0 || neuron_memcpy_from_soc(xb.cast(), b.storage.addr + i * 4, bytes) != 0 {
                 rc = 3;
                 break;
             }

@@ -118,13 +118,21 @@ pub extern "C" fn get_func_cnt() -> i32 {
 /// The name of op `i`.
 #[unsafe(no_mangle)]
 pub extern "C" fn get_func_name(i: i32) -> *const c_char {
-    if i == 0 { c"perf_op".as_ptr() } else { core::ptr::null() }
+    if i == 0 {
+        c"perf_op".as_ptr()
+    } else {
+        core::ptr::null()
+    }
 }
 
 /// The launcher of op `i`.
 #[unsafe(no_mangle)]
 pub extern "C" fn get_func_ptr(i: i32) -> Option<unsafe extern "C" fn() -> i32> {
-    if i == 0 { Some(perf_op_stack_switch) } else { None }
+    if i == 0 {
+        Some(perf_op_stack_switch)
+    } else {
+        None
+    }
 }
 
 // ------------------------------------------------------------ stack paint

@@ -175,7 +175,10 @@ fn dataram(cpu: u32) -> TestResult {
         let p = tcm_malloc(100);
         let q = tcm_malloc(100);
         ensure!(!p.is_null() && !q.is_null() && p != q, "tcm_malloc: {p:?} {q:?}");
-        ensure!(p as usize % 64 == 0 && in_heap(p as usize, 100) && in_heap(q as usize, 100), "tcm block {p:?} outside this core's data-RAM heap at {heap_lo:#x}");
+        ensure!(
+            p as usize % 64 == 0 && in_heap(p as usize, 100) && in_heap(q as usize, 100),
+            "tcm block {p:?} outside this core's data-RAM heap at {heap_lo:#x}"
+        );
         p.cast::<u8>().write_bytes(0xAB, 100);
         q.cast::<u8>().write_bytes(0xCD, 100);
         ensure!(*p.cast::<u8>().add(99) == 0xAB, "tcm block overlapped");
@@ -212,7 +215,11 @@ fn hbm(cpu: u32) -> TestResult {
         ensure!(neuron_hbm_deallocate(a) == 0, "hbm free");
         ensure!(neuron_hbm_deallocate(a) == -1 && last() == Error::DoubleFree.code(), "double hbm free: last error {}", last());
         let mut big = 0u64;
-        ensure!(neuron_hbm_allocate(64 << 20, &mut big, 64) == -1 && last() == Error::OutOfMemory.code(), "64 MiB HBM allocate did not fail with OutOfMemory ({})", last());
+        ensure!(
+            neuron_hbm_allocate(64 << 20, &mut big, 64) == -1 && last() == Error::OutOfMemory.code(),
+            "64 MiB HBM allocate did not fail with OutOfMemory ({})",
+            last()
+        );
         ensure!(neuron_hbm_allocate(64, core::ptr::null_mut(), 64) == -1, "null out-parameter accepted");
     }
     Ok(())

@@ -48,7 +48,14 @@ impl Default for AccessState {
 impl AccessState {
     /// Nothing carved yet, default geometry.
     pub const fn new() -> Self {
-        Self { coherency: CoherencyTable::new(), streams: StreamPool::new(), stream_mem: None, tcm: DataRamHeap::new(), tcm_mem: None, tcm_bytes: DEFAULT_TCM_POOL_BYTES }
+        Self {
+            coherency: CoherencyTable::new(),
+            streams: StreamPool::new(),
+            stream_mem: None,
+            tcm: DataRamHeap::new(),
+            tcm_mem: None,
+            tcm_bytes: DEFAULT_TCM_POOL_BYTES,
+        }
     }
 
     /// Size of the TCM pool.

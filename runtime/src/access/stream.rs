@@ -89,7 +89,8 @@ impl<H: Hal> CoreState<H> {
         if t.dtype != dtype || t.elem_size != elem_size || elem_size == 0 {
             return Err(Error::ElementTypeMismatch);
         }
-        let mut s = StreamState { addr: t.storage.addr, numel: t.numel.max(0) as u64, slot: UNBUFFERED, elem_size, mode: mode as u8, open: 1, ..Default::default() };
+        let mut s =
+            StreamState { addr: t.storage.addr, numel: t.numel.max(0) as u64, slot: UNBUFFERED, elem_size, mode: mode as u8, open: 1, ..Default::default() };
         self.accessor_register(s.addr, s.kind())?;
         if let Some(slot) = self.access.streams.acquire() {
             if self.stream_buffer(slot).is_some() {

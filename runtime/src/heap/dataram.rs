@@ -44,7 +44,13 @@ impl<const LIVE: usize> Default for DataRamHeap<LIVE> {
 impl<const LIVE: usize> DataRamHeap<LIVE> {
     /// A heap with no memory yet.
     pub const fn new() -> Self {
-        Self { heap: Heap::empty(), live: Vec::new(), base: 0, size: 0, stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 } }
+        Self {
+            heap: Heap::empty(),
+            live: Vec::new(),
+            base: 0,
+            size: 0,
+            stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 },
+        }
     }
 
     /// `init_neuron_dataram_allocator`: manage `size` bytes at `bottom`.

@@ -87,7 +87,12 @@ impl Default for LibcHeap {
 impl LibcHeap {
     /// A heap with no arenas.
     pub const fn new() -> Self {
-        Self { boot: Arena::empty(), main: Arena::empty(), use_default: false, stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 } }
+        Self {
+            boot: Arena::empty(),
+            main: Arena::empty(),
+            use_default: false,
+            stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 },
+        }
     }
 
     /// Gives the bootstrap arena its memory (once).

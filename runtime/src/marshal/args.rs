@@ -434,11 +434,8 @@ impl<H: Hal> CoreState<H> {
         let drained = self.dma_drain();
         self.flush_printf_ring();
         self.hal.memw();
-        let written = if self.args.is_bound() && self.args.has_return && !self.args.claimed && !self.args.returned {
-            Err(Error::OutputNotWritten)
-        } else {
-            Ok(())
-        };
+        let written =
+            if self.args.is_bound() && self.args.has_return && !self.args.claimed && !self.args.returned { Err(Error::OutputNotWritten) } else { Ok(()) };
         self.args.last_reads = (self.args.cursor, self.args.header.map_or(0, |h| h.argc));
         self.args.header = None;
         drained.and(written)

@@ -112,10 +112,7 @@ impl Dtype {
 
     /// Whether the code is one of the eight that marshal.
     pub const fn marshals(self) -> bool {
-        matches!(
-            self,
-            Dtype::Uint8 | Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64 | Dtype::Fp16 | Dtype::Bfloat16 | Dtype::Fp32
-        )
+        matches!(self, Dtype::Uint8 | Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64 | Dtype::Fp16 | Dtype::Bfloat16 | Dtype::Fp32)
     }
 
     /// The dtype with code `code` if it marshals.

@@ -149,14 +149,38 @@ float_elem!(bf16, Bfloat16, bf16::to_f32, bf16::from_f32);
 macro_rules! dispatch_dtype {
     ($dtype:expr, $T:ident => $body:expr, _ => $other:expr) => {
         match $dtype {
-            $crate::marshal::dtype::Dtype::Uint8 => { type $T = u8; $body }
-            $crate::marshal::dtype::Dtype::Int8 => { type $T = i8; $body }
-            $crate::marshal::dtype::Dtype::Int16 => { type $T = i16; $body }
-            $crate::marshal::dtype::Dtype::Int32 => { type $T = i32; $body }
-            $crate::marshal::dtype::Dtype::Int64 => { type $T = i64; $body }
-            $crate::marshal::dtype::Dtype::Fp16 => { type $T = $crate::half::f16; $body }
-            $crate::marshal::dtype::Dtype::Bfloat16 => { type $T = $crate::half::bf16; $body }
-            $crate::marshal::dtype::Dtype::Fp32 => { type $T = f32; $body }
+            $crate::marshal::dtype::Dtype::Uint8 => {
+                type $T = u8;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Int8 => {
+                type $T = i8;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Int16 => {
+                type $T = i16;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Int32 => {
+                type $T = i32;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Int64 => {
+                type $T = i64;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Fp16 => {
+                type $T = $crate::half::f16;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Bfloat16 => {
+                type $T = $crate::half::bf16;
+                $body
+            }
+            $crate::marshal::dtype::Dtype::Fp32 => {
+                type $T = f32;
+                $body
+            }
             _ => $other,
         }
     };

@@ -27,7 +27,16 @@ impl<H: Hal> CoreState<H> {
         }
         let nbytes = numel.checked_mul(d.elem_size() as u64).filter(|n| *n <= i64::MAX as u64).ok_or(Error::BadShape)?;
         let addr = self.hbm.allocate(nbytes, 64)?;
-        let desc = TensorDesc { location: crate::marshal::descriptor::Location::Hbm, dtype: d, num_dim: shape.len() as u8, sizes, numel, nbytes, buffer_bytes: nbytes, addr };
+        let desc = TensorDesc {
+            location: crate::marshal::descriptor::Location::Hbm,
+            dtype: d,
+            num_dim: shape.len() as u8,
+            sizes,
+            numel,
+            nbytes,
+            buffer_bytes: nbytes,
+            addr,
+        };
         let ctx = addr_of_mut!(self.translator.ctx);
         Ok(TensorView::from_desc(&desc, ctx))
     }

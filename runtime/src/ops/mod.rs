@@ -59,7 +59,8 @@ pub enum UnaryOp {
 
 impl UnaryOp {
     /// Every op in code order.
-    pub const ALL: [Self; 11] = [Self::Abs, Self::Ceil, Self::Floor, Self::Sin, Self::Cos, Self::Tan, Self::Log, Self::Log2, Self::Log10, Self::Exp, Self::BitwiseNot];
+    pub const ALL: [Self; 11] =
+        [Self::Abs, Self::Ceil, Self::Floor, Self::Sin, Self::Cos, Self::Tan, Self::Log, Self::Log2, Self::Log10, Self::Exp, Self::BitwiseNot];
 
     /// The op numbered `v`.
     pub fn from_u32(v: u32) -> Result<Self> {

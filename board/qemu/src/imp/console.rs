@@ -19,20 +19,12 @@ pub struct Console {
 impl Console {
     /// Console on host stdout.
     pub const fn stdout() -> Self {
-        Self {
-            fd: 1,
-            len: 0,
-            buf: [0; LINE],
-        }
+        Self { fd: 1, len: 0, buf: [0; LINE] }
     }
 
     /// Console on host stderr.
     pub const fn stderr() -> Self {
-        Self {
-            fd: 2,
-            len: 0,
-            buf: [0; LINE],
-        }
+        Self { fd: 2, len: 0, buf: [0; LINE] }
     }
 
     /// Write out what is buffered.

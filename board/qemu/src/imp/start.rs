@@ -6,9 +6,7 @@ use core::cell::UnsafeCell;
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, Ordering};
 
-use super::{
-    semihosting, Console, EXC_STACK_SHIFT, EXIT_BAD_CPU, EXIT_FAIL, EXIT_OK, MAX_CPUS, STACK_SHIFT,
-};
+use super::{semihosting, Console, EXC_STACK_SHIFT, EXIT_BAD_CPU, EXIT_FAIL, EXIT_OK, MAX_CPUS, STACK_SHIFT};
 
 // The reset stub, the start code and (in `vectors.rs`'s constants) the
 // vector table. All in one `global_asm!` per file so that the object that
@@ -202,10 +200,7 @@ extern "C" fn q7_board_rust_start(cpu: u32) -> ! {
         }
     }
     let status = if failed == 0 { EXIT_OK } else { EXIT_FAIL };
-    let _ = writeln!(
-        Console::stdout(),
-        "q7-qemu-board: {n} core(s) done, {failed} failed, exit {status}"
-    );
+    let _ = writeln!(Console::stdout(), "q7-qemu-board: {n} core(s) done, {failed} failed, exit {status}");
     semihosting::exit(status)
 }
 
@@ -221,10 +216,7 @@ fn load_args() {
         return;
     }
     ARGC.store(argc, Ordering::Relaxed);
-    if let Some(n) = args_unchecked()
-        .find_map(|a| a.strip_prefix("cpus="))
-        .and_then(|v| v.parse::<u32>().ok())
-    {
+    if let Some(n) = args_unchecked().find_map(|a| a.strip_prefix("cpus=")).and_then(|v| v.parse::<u32>().ok()) {
         NCPUS.store(n.clamp(1, MAX_CPUS), Ordering::Relaxed);
     }
 }

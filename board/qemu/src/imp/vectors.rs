@@ -296,11 +296,7 @@ extern "C" fn q7_board_exception(kind: u32, cause: u32, epc: u32, vaddr: u32, cp
     };
     let pc = if kind == "double" { "DEPC" } else { "EPC1" };
     let mut c = Console::stderr();
-    let _ = writeln!(
-        c,
-        "q7-qemu-board: {kind} exception on cpu {cpu}: EXCCAUSE={cause} ({}) {pc}=0x{epc:08x} EXCVADDR=0x{vaddr:08x}",
-        exccause_name(cause)
-    );
+    let _ = writeln!(c, "q7-qemu-board: {kind} exception on cpu {cpu}: EXCCAUSE={cause} ({}) {pc}=0x{epc:08x} EXCVADDR=0x{vaddr:08x}", exccause_name(cause));
     c.flush();
     semihosting::exit(EXIT_EXCEPTION)
 }
