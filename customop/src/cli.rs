@@ -13,7 +13,7 @@ usage:
   customop build --name NAME --compute A.cpp [--compute B.cpp ...] --shape S.cpp [--shape ...]
                  [--multicore] [--target sim|qemu|q7] [--out DIR] [--cflags \"...\"]
                  [--staticlib libneuroncustomop.a] [--include DIR]
-  customop run DIR OP ARG... -o OUT.npy [--cores 1..8] [--report] [--on sim|qemu|both]
+  customop run DIR OP ARG... -o OUT.npy [--cores 1|8] [--report] [--on sim|qemu|both]
 
 build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
        (DIR/ops.cpp, DIR/shapes.cpp), compiles and links DIR/libNAME.so (default DIR: build/NAME).
@@ -89,7 +89,7 @@ pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
             "-o" | "--out" => out = Some(PathBuf::from(value(args, &mut i, a)?)),
             "--cores" => {
                 let v = value(args, &mut i, a)?;
-                cores = Some(v.parse::<u32>().map_err(|_| usage(format!("--cores {v}: expected a number of cores, 1 to 8")))?);
+                cores = Some(v.parse::<u32>().map_err(|_| usage(format!("--cores {v}: expected a number of cores, 1 or 8")))?);
             }
             "--report" => report = true,
             "--on" => on = crate::run::On::parse(&value(args, &mut i, a)?)?,
