@@ -45,7 +45,7 @@ fn read_npy_f32(p: &Path) -> Result<Vec<f32>> {
     if !header.contains("'<f4'") {
         return Err(format!("{}: output dtype is not float32: {header}", p.display()));
     }
-    Ok(b[10 + hlen..].chunks_exact(4).map(|c| f32::from_le_bytes([c[0], c[1], c[2], c[3]])).collect())
+    Ok(b[10 + hlen..].as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect())
 }
 
 fn customop(bin: &Path) -> Command {
