@@ -3,12 +3,17 @@
 //! (the `customop` exit status of that kind, documented in
 //! `docs/kernel-guide.md`), `.kind` (its name) and `.message`.
 
-use customop::ErrorKind;
 use customop::Error as ToolError;
+use customop::ErrorKind;
 use pyo3::prelude::*;
 use pyo3::types::PyString;
 
-pyo3::create_exception!(neuroncustomop, Error, pyo3::exceptions::PyException, "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`.");
+pyo3::create_exception!(
+    neuroncustomop,
+    Error,
+    pyo3::exceptions::PyException,
+    "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`."
+);
 
 /// The name of `kind`, as `.kind` gives it.
 pub fn kind_name(kind: ErrorKind) -> &'static str {

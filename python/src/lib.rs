@@ -4,13 +4,13 @@
 //! returns their ops as Python callables that run on the host simulator
 //! with NumPy arrays.
 //!
-//! - [`library`]: `load`, `Library`, `Op`, `BuildLog`;
-//! - [`invoke`]: arguments checked and placed, the kernel run;
-//! - [`arrays`]: NumPy arrays in and out (dtypes, contiguity, bfloat16);
-//! - [`report`]: the run report as objects;
-//! - [`errors`]: `neuroncustomop.Error`;
-//! - [`staticlib_path`]: the host library kernels link against;
-//! - [`op_table`]: the extension's own (empty) kernel op table.
+//! - [`library`] — `load`, `Library`, `Op`, `BuildLog`;
+//! - [`invoke`] — arguments checked and placed, the kernel run;
+//! - [`arrays`] — NumPy arrays in and out (dtypes, contiguity, bfloat16);
+//! - [`report`] — the run report as objects;
+//! - [`errors`] — `neuroncustomop.Error`;
+//! - [`staticlib_path`] — the host library kernels link against;
+//! - [`op_table`] — the extension's own (empty) kernel op table.
 
 mod arrays;
 mod errors;

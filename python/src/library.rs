@@ -10,7 +10,7 @@ use customop::compiler::{split_flags, Outcome};
 use customop::sim::SimApi;
 use customop::{Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
-use pyo3::types::{PyString, PyTuple};
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
 
 /// What the build did, for `Library.build_log` (the cache's evidence).
@@ -109,22 +109,44 @@ pub struct Op {
 fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool) -> customop::Result<u32> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(if multicore { 8 } else { 1 }) };
     match obj.extract::<i64>() {
-        Ok(c) if !obj.is_instance_of::<pyo3::types::PyBool>() && (1..=8).contains(&c) => Ok(c as u32),
+        Ok(c) if !obj.is_instance_of::<PyBool>() && (1..=8).contains(&c) => Ok(c as u32),
         _ => Err(usage(format!("cores={}: a NeuronCore has 1 to 8 GPSIMD cores", obj.repr().map(|r| r.to_string()).unwrap_or_default()))),
     }
+}
+
+/// `cores=` and `report=` of an op call.
+fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool) -> customop::Result<(u32, bool)> {
+    let (mut cores, mut report) = (None, false);
+    for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
+        match k.extract::<String>().unwrap_or_default().as_str() {
+            "cores" => cores = Some(v),
+            "report" if v.is_instance_of::<PyBool>() => report = v.is_truthy().unwrap_or(false),
+            "report" => return Err(usage("report=: give True or False")),
+            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores= and report=)"))),
+        }
+    }
+    Ok((cores_of(cores.as_ref(), multicore)?, report))
 }
 
 #[pymethods]
 impl Op {
     /// Runs the op: returns the output array, or `(output, report)` with
     /// `report=True`.
-    #[pyo3(signature = (*args, cores = None, report = false))]
-    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, cores: Option<&Bound<'py, PyAny>>, report: bool) -> PyResult<Bound<'py, PyAny>> {
+    // Keywords parsed here rather than by PyO3, so that a misspelt or
+    // mistyped one is a neuroncustomop.Error like every other bad call.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
         let op = &self.op;
-        let cores = cores_of(cores, self.multicore).map_err(|e| errors::to_py(py, &e))?;
+        let (cores, report) = keywords(kwargs, self.multicore).map_err(|e| errors::to_py(py, &e))?;
         if args.len() != op.params.len() {
             let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
-            let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
+            let e =
+                bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
             return Err(errors::to_py(py, &e));
         }
         let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
@@ -180,7 +202,13 @@ fn paths(obj: &Bound<'_, PyAny>, what: &str) -> customop::Result<Vec<PathBuf>> {
         Ok(it) => it.collect::<PyResult<_>>().map_err(|e| usage(format!("{what}: {e}")))?,
         Err(_) => return Err(usage(format!("{what}: give a path or a list of paths"))),
     };
-    items.iter().map(|i| i.extract::<PathBuf>().map_err(|_| usage(format!("{what}: {} is not a path", i.repr().map(|r| r.to_string()).unwrap_or_default())))).collect()
+    items
+        .iter()
+        .map(|i| {
+            i.extract::<PathBuf>()
+                .map_err(|_| usage(format!("{what}: {} is not a path", i.repr().map(|r| r.to_string()).unwrap_or_default())))
+        })
+        .collect()
 }
 
 fn cflags(obj: Option<&Bound<'_, PyAny>>) -> customop::Result<Vec<String>> {
@@ -204,6 +232,8 @@ fn default_dir(name: &str) -> PathBuf {
 
 /// Builds (unchanged sources are not rebuilt) and loads a library.
 #[pyfunction]
+// The vendor's `custom_op.load` keywords, one parameter each.
+#[allow(clippy::too_many_arguments)]
 #[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = false, extra_cflags = None, verbose = false))]
 pub fn load(
     py: Python<'_>,
@@ -225,7 +255,17 @@ pub fn load(
     };
     let cflags = cflags(extra_cflags).map_err(fail)?;
     let staticlib = staticlib_path::find(py)?;
-    let opts = BuildOptions { name, compute, shape, multicore, target: Target::Sim, out: out.clone(), cflags, staticlib: Some(staticlib), include: None };
+    let opts = BuildOptions {
+        name,
+        compute,
+        shape,
+        multicore,
+        target: Target::Sim,
+        out: out.clone(),
+        cflags,
+        staticlib: Some(staticlib),
+        include: None,
+    };
     // The compiler runs for seconds: other Python threads go on meanwhile.
     let built = py.detach(|| build(&opts).and_then(|b| customop::loaded::api(&b.library).map(|api| (b, api)))).map_err(fail)?;
     let (b, api) = built;

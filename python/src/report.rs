@@ -154,7 +154,10 @@ pub fn parse(text: &str) -> Result<Report, String> {
         r.refused = Some(why.to_owned());
         return Ok(r);
     }
-    let head = first.strip_prefix("run: ").and_then(|h| h.split_once(" core(s), ")).ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
+    let head = first
+        .strip_prefix("run: ")
+        .and_then(|h| h.split_once(" core(s), "))
+        .ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
     let declared: usize = num(head.0).ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
     r.ok = head.1 == "ok";
     for (n, l) in lines.enumerate() {

@@ -83,6 +83,8 @@ def test_cores_and_unknown_ops(built):
     x = np.ones((2, 2), np.float32)
     for cores in [0, 9, -1, "8", 2.0, True]:
         raises(2, "usage", ops.relu_forward, x, cores=cores)
+    raises(2, "usage", ops.relu_forward, x, core=8)
+    raises(2, "usage", ops.relu_forward, x, report="yes")
     e = raises(6, "bad_input", getattr, ops, "relu_fwd")
     assert "its ops: relu_forward, relu_backward" in e.message
     assert not hasattr(ops, "__wrapped__")
