@@ -45,10 +45,10 @@ fn fingerprint_symbols(exe: &Path) -> Result<Vec<String>, String> {
         .collect())
 }
 
-/// The archives a cargo build may have left near `exe`: newest first,
+/// The archives a cargo build may have left in `dir`: newest first,
 /// the uplifted copy last.
-fn candidates(exe: &Path) -> Vec<PathBuf> {
-    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+fn candidates(dir: &Path) -> Vec<PathBuf> {
+    let dir = dir.to_path_buf();
     let mut dirs = vec![dir.clone(), dir.join("deps")];
     if let Some(up) = dir.parent() {
         dirs.push(up.to_path_buf());
@@ -76,13 +76,20 @@ fn candidates(exe: &Path) -> Vec<PathBuf> {
 /// The host staticlib built together with the running binary, or the one
 /// `NEURON_STATICLIB` names; a message saying what to do when there is none.
 pub fn find() -> Result<PathBuf, String> {
+    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
+    find_for(&exe, exe.parent().unwrap_or(Path::new(".")))
+}
+
+/// As [`find`], for a binary `exe` that is not the running executable (a
+/// Python extension module, installed away from the cargo build that made
+/// it): the staticlib built together with `exe`, looked for in `dir`,
+/// its `deps/` and its parent.
+pub fn find_for(exe: &Path, dir: &Path) -> Result<PathBuf, String> {
     if let Some(p) = std::env::var_os(ENV_OVERRIDE) {
         let p = PathBuf::from(p);
         return if p.is_file() { Ok(p) } else { Err(format!("{ENV_OVERRIDE}={} does not exist", p.display())) };
     }
-    let exe = std::env::current_exe().map_err(|e| format!("cannot locate the running binary: {e}"))?;
-    let found = candidates(&exe);
-    let dir = exe.parent().map(Path::to_path_buf).unwrap_or_default();
+    let found = candidates(dir);
     if found.is_empty() {
         return Err(format!(
             "the host staticlib libneuroncustomop.a was not found near {} (nor in its deps/ or parent): \

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The Python package's test step: a fresh virtualenv under the target
+# directory, maturin, numpy, pytest and ml_dtypes in it, `pip install
+# ./python`, then pytest. Exits non-zero on any failure, and when pytest
+# collects no test (its exit status 5).
+#
+# Needs: python3 with the venv module (Debian: python3-venv), a Rust
+# toolchain, g++ (the kernels are compiled with it) and nm (binutils).
+# Run from anywhere: `bash python/ci.sh [pytest args...]`.
+set -euo pipefail
+
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+repo="$(dirname "$here")"
+python="${PYTHON:-python3}"
+venv="$here/target/ci-venv"
+
+rm -rf "$venv"
+"$python" -m venv "$venv"
+# shellcheck disable=SC1091
+source "$venv/bin/activate"
+python -m pip install --quiet --upgrade pip
+python -m pip install --quiet maturin numpy pytest ml_dtypes
+# Exactly what a user runs (pip builds it with maturin in an isolated
+# build environment); cargo's cache in python/target serves a rebuild.
+python -m pip install "$repo/python"
+
+cd "$here"
+status=0
+python -m pytest -q tests "$@" || status=$?
+if [ "$status" -eq 5 ]; then
+    echo "python/ci.sh: pytest collected no test" >&2
+    exit 1
+fi
+exit "$status"

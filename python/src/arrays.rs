@@ -1,0 +1,114 @@
+//! NumPy arrays in and out.
+//!
+//! In: anything `numpy.asarray` takes (an ndarray, a CPU `torch.Tensor`
+//! through its array interface, a nested list), of the eight dtypes that
+//! marshal. A non-contiguous array (a transposed or sliced view) is
+//! accepted and gathered into C order: every tensor argument is copied
+//! into simulated HBM anyway, so the gather is that copy, and the kernel
+//! sees the logical values in the row-major layout it indexes. The same
+//! holds for a big-endian array, whose bytes are swapped in the copy.
+//!
+//! bfloat16: NumPy has no such dtype. An `ml_dtypes.bfloat16` array is
+//! accepted, and so is a `uint16` array holding bf16 bit patterns (uint16
+//! does not marshal, so the reading is unambiguous, as in `.npy` files).
+//! A bf16 output is an `ml_dtypes.bfloat16` array where `ml_dtypes` is
+//! installed, else a `uint16` array of the bit patterns.
+
+use crate::errors::bad_input;
+use customop::npy::{Array, Dtype};
+use customop::Result;
+use numpy::{PyArray1, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+/// The dtype names accepted, for messages.
+pub const ACCEPTED: &str = "uint8 int8 int16 int32 int64 float16 float32, and bfloat16 (ml_dtypes.bfloat16, or uint16 bit patterns)";
+
+/// The marshalled dtype of a NumPy dtype name.
+fn dtype_of(name: &str) -> Option<Dtype> {
+    Some(match name {
+        "uint8" => Dtype::U8,
+        "int8" => Dtype::I8,
+        "int16" => Dtype::I16,
+        "int32" => Dtype::I32,
+        "int64" => Dtype::I64,
+        "float16" => Dtype::F16,
+        "float32" => Dtype::F32,
+        "bfloat16" | "uint16" => Dtype::Bf16,
+        _ => return None,
+    })
+}
+
+/// A hint for a dtype that does not marshal but has a near one.
+fn hint(name: &str) -> &'static str {
+    match name {
+        "float64" => ": convert with .astype(numpy.float32) (no dtype wider than 32-bit floats marshals)",
+        "bool" => ": convert with .astype(numpy.uint8)",
+        "uint32" | "uint64" => ": convert to a signed integer dtype",
+        _ => "",
+    }
+}
+
+/// Tensor argument `what` from `obj`.
+pub fn from_python(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<Array>> {
+    let py = obj.py();
+    let np = py.import("numpy")?;
+    let arr = match np.call_method1("asarray", (obj,)) {
+        Ok(a) => a,
+        Err(e) => return Ok(Err(bad_input(format!("{what} is a tensor: {} is not an array ({e})", type_name(obj))))),
+    };
+    let Ok(arr) = arr.cast_into::<PyUntypedArray>() else {
+        return Ok(Err(bad_input(format!("{what} is a tensor: numpy.asarray gave no ndarray for {}", type_name(obj)))));
+    };
+    let descr = arr.dtype();
+    let name: String = descr.getattr("name")?.extract()?;
+    let Some(dtype) = dtype_of(&name) else {
+        return Ok(Err(bad_input(format!("{what}: dtype {name} does not marshal{} (accepted: {ACCEPTED})", hint(&name)))));
+    };
+    let shape: Vec<u64> = arr.shape().iter().map(|&d| d as u64).collect();
+    if shape.is_empty() {
+        return Ok(Err(bad_input(format!("{what}: a 0-d array is not a tensor (pass a Python number for a value argument)"))));
+    }
+    if shape.len() > 8 || shape.contains(&0) {
+        return Ok(Err(bad_input(format!("{what}: shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"))));
+    }
+    // Little endian (the simulated HBM's order), C order: `tobytes` gathers
+    // a strided view in C order.
+    let byteorder: String = descr.getattr("byteorder")?.extract()?;
+    let arr = if byteorder == ">" { arr.call_method1("astype", (descr.call_method1("newbyteorder", ("<",))?,))? } else { arr.into_any() };
+    let bytes = arr.call_method0("tobytes")?;
+    let data = bytes.cast::<PyBytes>()?.as_bytes().to_vec();
+    debug_assert_eq!(data.len() as u64, shape.iter().product::<u64>() * dtype.size() as u64);
+    Ok(Ok(Array { dtype, shape, data }))
+}
+
+fn type_name(obj: &Bound<'_, PyAny>) -> String {
+    obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "the object".into())
+}
+
+/// The NumPy dtype an output of `dtype` gets.
+fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>> {
+    let np = py.import("numpy")?;
+    let name = match dtype {
+        Dtype::U8 => "uint8",
+        Dtype::I8 => "int8",
+        Dtype::I16 => "<i2",
+        Dtype::I32 => "<i4",
+        Dtype::I64 => "<i8",
+        Dtype::F16 => "<f2",
+        Dtype::F32 => "<f4",
+        Dtype::Bf16 => match py.import("ml_dtypes") {
+            Ok(m) => return m.getattr("bfloat16").and_then(|t| np.call_method1("dtype", (t,))),
+            Err(_) => "<u2",
+        },
+    };
+    np.call_method1("dtype", (name,))
+}
+
+/// The output as a NumPy array of its dtype and shape.
+pub fn to_python<'py>(py: Python<'py>, a: Array) -> PyResult<Bound<'py, PyAny>> {
+    let dtype = numpy_dtype(py, a.dtype)?;
+    let shape = PyTuple::new(py, &a.shape)?;
+    let flat = PyArray1::<u8>::from_vec(py, a.data);
+    flat.call_method1("view", (dtype,))?.call_method1("reshape", (shape,))
+}

@@ -1,0 +1,147 @@
+//! Calling an op: the Python arguments checked against the op's declared
+//! kinds, the shape function evaluated, the kernel run on a fresh
+//! simulator (with the GIL released), the output read back. The steps are
+//! those of `customop::run::run`, with arrays and numbers instead of
+//! `.npy` paths and text.
+
+use crate::arrays;
+use crate::errors::bad_input;
+use customop::npy::{Array, Dtype};
+use customop::shape::{self, OutputSpec, Value};
+use customop::sim::{Sim, SimApi};
+use customop::{ArgKind, Error, ErrorKind, Op, Result};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyFloat};
+
+/// One argument, ready to place.
+pub enum Placed {
+    /// A tensor.
+    Tensor(Array),
+    /// A one-element value: its kind, its marshalled dtype and bytes, and
+    /// what the shape function sees.
+    Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
+}
+
+/// A number as the shape function and the marshalling see it.
+enum Number {
+    Int(i64),
+    Float(f64),
+}
+
+/// A Python int or float (NumPy scalars too); bools are refused, so that
+/// `True` is not silently 1.
+fn number(obj: &Bound<'_, PyAny>) -> Option<Number> {
+    if obj.is_instance_of::<PyBool>() || obj.get_type().name().is_ok_and(|n| n == "bool" || n == "bool_") {
+        return None;
+    }
+    if obj.is_instance_of::<PyFloat>() {
+        return obj.extract::<f64>().ok().map(Number::Float);
+    }
+    // `__index__`: Python ints and NumPy integers (not floats).
+    if let Ok(i) = obj.extract::<i64>() {
+        return Some(Number::Int(i));
+    }
+    let np_floating = obj.py().import("numpy").and_then(|np| np.getattr("floating")).ok()?;
+    if obj.is_instance(&np_floating).unwrap_or(false) {
+        return obj.extract::<f64>().ok().map(Number::Float);
+    }
+    None
+}
+
+fn value(kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value) -> Placed {
+    Placed::Value { kind, dtype, bytes, value }
+}
+
+/// Argument `i` of `op` from `obj`.
+pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Placed>> {
+    let p = &op.params[i];
+    let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
+    if p.kind == ArgKind::Tensor {
+        if number(obj).is_some() {
+            return Ok(Err(bad_input(format!("{what} is a tensor: give an array, not a number"))));
+        }
+        return Ok(arrays::from_python(obj, &what)?.map(Placed::Tensor));
+    }
+    let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    let Some(n) = number(obj) else {
+        return Ok(Err(bad_input(format!("{what} is a value argument: give a Python int or float, not {type_name}"))));
+    };
+    Ok(Ok(match (p.kind, n) {
+        // As `customop run`: an integral Scalar marshals as int64, a
+        // floating one as float32.
+        (ArgKind::Scalar, Number::Int(v)) => value(p.kind, Dtype::I64, v.to_le_bytes().to_vec(), Value::Int(v)),
+        (ArgKind::Scalar, Number::Float(v)) => value(p.kind, Dtype::F32, (v as f32).to_le_bytes().to_vec(), Value::Float(v)),
+        (ArgKind::Int, Number::Int(v)) => match i32::try_from(v) {
+            Ok(v) => value(p.kind, Dtype::I32, v.to_le_bytes().to_vec(), Value::Int(v.into())),
+            Err(_) => return Ok(Err(bad_input(format!("{what} is an int: {v} does not fit in 32 bits")))),
+        },
+        (ArgKind::LongLong, Number::Int(v)) => value(p.kind, Dtype::I64, v.to_le_bytes().to_vec(), Value::Int(v)),
+        (ArgKind::Int | ArgKind::LongLong, Number::Float(v)) => {
+            return Ok(Err(bad_input(format!("{what} is an integer: {v} is a float (pass int(...) if you mean to truncate)"))));
+        }
+        // No dtype wider than f32 marshals: a double travels as f32.
+        (ArgKind::Float | ArgKind::Double, n) => {
+            let v = match n {
+                Number::Int(i) => i as f64,
+                Number::Float(f) => f,
+            };
+            value(p.kind, Dtype::F32, (v as f32).to_le_bytes().to_vec(), Value::Float(v))
+        }
+        (ArgKind::Tensor, _) => unreachable!("tensors are placed above"),
+    }))
+}
+
+/// What a successful run gave.
+pub struct Ran {
+    /// The output.
+    pub output: Array,
+    /// The report text.
+    pub report: String,
+}
+
+/// A failed run: the error and the report text (if the kernel ran).
+pub struct Failed {
+    /// The error.
+    pub error: Error,
+    /// The report of the failed run.
+    pub report: Option<String>,
+}
+
+impl From<Error> for Failed {
+    fn from(error: Error) -> Self {
+        Self { error, report: None }
+    }
+}
+
+/// Evaluates the shape function, runs the kernel on `cores` cores, reads
+/// the output. Needs no Python: the caller releases the GIL around it.
+pub fn run(api: SimApi, op: &Op, placed: &[Placed], cores: u32) -> std::result::Result<Ran, Failed> {
+    let values: Vec<Value> = placed
+        .iter()
+        .map(|p| match p {
+            Placed::Tensor(a) => Value::Tensor(a.dtype, a.shape.clone()),
+            Placed::Value { value, .. } => value.clone(),
+        })
+        .collect();
+    let OutputSpec { dtype, shape } = shape::evaluate(&api, op, &values)?;
+    let mut sim = Sim::new(api)?;
+    for (i, p) in placed.iter().enumerate() {
+        let what = format!("argument {} of op `{}`", i + 1, op.name);
+        match p {
+            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
+            Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
+        }
+    }
+    sim.set_output(dtype.code(), &shape)?;
+    let (rc, report) = sim.run(&op.name, cores);
+    if rc != 0 {
+        let error = Error::new(
+            ErrorKind::RunFailed,
+            format!("op `{}` failed on {cores} core(s): error {rc}: {}\n{report}", op.name, sim.api().error_message(rc)),
+        );
+        return Err(Failed { error, report: Some(report) });
+    }
+    let numel: u64 = shape.iter().product();
+    let data = sim.read_output(numel as usize * dtype.size())?;
+    Ok(Ran { output: Array { dtype, shape, data }, report })
+}

@@ -1,0 +1,37 @@
+//! The Python package `neuroncustomop`: `load()` builds vendor-style
+//! custom-op kernels through the `customop` library (the same build and
+//! run code as the `customop` command, not a wrapper around it) and
+//! returns their ops as Python callables that run on the host simulator
+//! with NumPy arrays.
+//!
+//! - [`library`] — `load`, `Library`, `Op`, `BuildLog`;
+//! - [`invoke`] — arguments checked and placed, the kernel run;
+//! - [`arrays`] — NumPy arrays in and out (dtypes, contiguity, bfloat16);
+//! - [`report`] — the run report as objects;
+//! - [`errors`] — `neuroncustomop.Error`;
+//! - [`staticlib_path`] — the host library kernels link against;
+//! - [`op_table`] — the extension's own (empty) kernel op table.
+
+mod arrays;
+mod errors;
+mod invoke;
+mod library;
+mod op_table;
+mod report;
+mod staticlib_path;
+
+use pyo3::prelude::*;
+
+#[pymodule]
+#[pyo3(name = "neuroncustomop")]
+fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(library::load, m)?)?;
+    m.add("Error", m.py().get_type::<errors::Error>())?;
+    m.add_class::<library::Library>()?;
+    m.add_class::<library::Op>()?;
+    m.add_class::<library::BuildLog>()?;
+    m.add_class::<report::Report>()?;
+    m.add_class::<report::CoreReport>()?;
+    m.add("ACCEPTED_DTYPES", arrays::ACCEPTED)?;
+    Ok(())
+}

@@ -1,0 +1,298 @@
+//! `load()` and what it returns: a `Library` with one callable `Op` per
+//! op of the built library.
+
+use crate::errors::{self, bad_input, usage};
+use crate::invoke::{self, Placed};
+use crate::report::{self, Report};
+use crate::staticlib_path;
+use customop::build::{build, BuildOptions};
+use customop::compiler::{split_flags, Outcome};
+use customop::sim::SimApi;
+use customop::{Error, ErrorKind, Op as OpSchema, Schema, Target};
+use pyo3::prelude::*;
+use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
+use std::path::PathBuf;
+
+/// What the build did, for `Library.build_log` (the cache's evidence).
+#[pyclass(module = "neuroncustomop", frozen, get_all)]
+#[derive(Clone, Debug)]
+pub struct BuildLog {
+    /// The sources compiled by this load.
+    pub compiled: Vec<String>,
+    /// The sources whose objects were current (not recompiled).
+    pub cached: Vec<String>,
+    /// Whether the shared object was linked (false: it was current).
+    pub linked: bool,
+}
+
+#[pymethods]
+impl BuildLog {
+    fn __repr__(&self) -> String {
+        format!("BuildLog(compiled={:?}, cached={:?}, linked={})", self.compiled, self.cached, if self.linked { "True" } else { "False" })
+    }
+}
+
+/// A built library: `lib.<op>(...)` calls an op.
+#[pyclass(module = "neuroncustomop", frozen)]
+pub struct Library {
+    schema: Schema,
+    api: SimApi,
+    dir: PathBuf,
+    log: BuildLog,
+}
+
+#[pymethods]
+impl Library {
+    fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Op> {
+        match self.schema.op(name) {
+            Ok(op) => Ok(Op { op: op.clone(), api: self.api, multicore: self.schema.multicore }),
+            // Dunder probes (copy, pickle, IPython) get the AttributeError
+            // they expect; a misspelt op gets the error listing the ops.
+            Err(e) if name.starts_with("__") => Err(pyo3::exceptions::PyAttributeError::new_err(e.message)),
+            Err(e) => Err(errors::to_py(py, &e)),
+        }
+    }
+
+    fn __dir__(&self) -> Vec<String> {
+        self.schema.ops.iter().map(|o| o.name.clone()).collect()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("<neuroncustomop.Library {} ops={:?} at {}>", self.schema.name, self.__dir__(), self.dir.display())
+    }
+
+    /// The op names, in table order.
+    #[getter]
+    fn ops(&self) -> Vec<String> {
+        self.__dir__()
+    }
+
+    /// The library's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.schema.name
+    }
+
+    /// Built with `multicore=True` (ops then default to 8 cores).
+    #[getter]
+    fn multicore(&self) -> bool {
+        self.schema.multicore
+    }
+
+    /// The build directory.
+    #[getter]
+    fn build_directory(&self) -> PathBuf {
+        self.dir.clone()
+    }
+
+    /// The built shared object.
+    #[getter]
+    fn library_file(&self) -> PathBuf {
+        self.dir.join(&self.schema.library_file)
+    }
+
+    /// What this load's build compiled and found cached.
+    #[getter]
+    fn build_log(&self) -> BuildLog {
+        self.log.clone()
+    }
+}
+
+/// One op: call it with its arguments in the compute function's order.
+#[pyclass(module = "neuroncustomop", frozen)]
+pub struct Op {
+    op: OpSchema,
+    api: SimApi,
+    multicore: bool,
+}
+
+fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool) -> customop::Result<u32> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(if multicore { 8 } else { 1 }) };
+    match obj.extract::<i64>() {
+        Ok(c) if !obj.is_instance_of::<PyBool>() && (1..=8).contains(&c) => Ok(c as u32),
+        _ => Err(usage(format!("cores={}: a NeuronCore has 1 to 8 GPSIMD cores", obj.repr().map(|r| r.to_string()).unwrap_or_default()))),
+    }
+}
+
+/// `cores=` and `report=` of an op call.
+fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool) -> customop::Result<(u32, bool)> {
+    let (mut cores, mut report) = (None, false);
+    for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
+        match k.extract::<String>().unwrap_or_default().as_str() {
+            "cores" => cores = Some(v),
+            "report" if v.is_instance_of::<PyBool>() => report = v.is_truthy().unwrap_or(false),
+            "report" => return Err(usage("report=: give True or False")),
+            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores= and report=)"))),
+        }
+    }
+    Ok((cores_of(cores.as_ref(), multicore)?, report))
+}
+
+#[pymethods]
+impl Op {
+    /// Runs the op: returns the output array, or `(output, report)` with
+    /// `report=True`.
+    // Keywords parsed here rather than by PyO3, so that a misspelt or
+    // mistyped one is a neuroncustomop.Error like every other bad call.
+    #[pyo3(signature = (*args, **kwargs))]
+    fn __call__<'py>(
+        &self,
+        py: Python<'py>,
+        args: &Bound<'py, PyTuple>,
+        kwargs: Option<&Bound<'py, PyDict>>,
+    ) -> PyResult<Bound<'py, PyAny>> {
+        let op = &self.op;
+        let (cores, report) = keywords(kwargs, self.multicore).map_err(|e| errors::to_py(py, &e))?;
+        if args.len() != op.params.len() {
+            let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
+            let e =
+                bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
+            return Err(errors::to_py(py, &e));
+        }
+        let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
+        for (i, a) in args.iter().enumerate() {
+            placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
+        }
+        let api = self.api;
+        // The kernel runs on simulator threads of its own; nothing in it
+        // touches Python, so other Python threads run meanwhile.
+        let ran = py.detach(|| invoke::run(api, op, &placed, cores));
+        let ran = match ran {
+            Ok(r) => r,
+            Err(f) => {
+                let extra = match f.report.as_deref().map(report::parse) {
+                    Some(Ok(r)) => vec![("report", Py::new(py, r)?.into_any())],
+                    _ => vec![],
+                };
+                return Err(errors::to_py_with(py, &f.error, &extra));
+            }
+        };
+        let out = crate::arrays::to_python(py, ran.output)?;
+        if !report {
+            return Ok(out);
+        }
+        let rep: Report = report::parse(&ran.report).map_err(|m| errors::to_py(py, &Error::new(ErrorKind::Environment, m)))?;
+        Ok(PyTuple::new(py, [out, Bound::new(py, rep)?.into_any()])?.into_any())
+    }
+
+    fn __repr__(&self) -> String {
+        let kinds: Vec<&str> = self.op.params.iter().map(|p| p.cpp_type.as_str()).collect();
+        format!("<neuroncustomop op {}({})>", self.op.name, kinds.join(", "))
+    }
+
+    /// The op's name.
+    #[getter]
+    fn name(&self) -> &str {
+        &self.op.name
+    }
+
+    /// The compute function's parameter types, in order.
+    #[getter]
+    fn params(&self) -> Vec<String> {
+        self.op.params.iter().map(|p| p.cpp_type.clone()).collect()
+    }
+}
+
+/// Paths from a str, an `os.PathLike`, or a sequence of them.
+fn paths(obj: &Bound<'_, PyAny>, what: &str) -> customop::Result<Vec<PathBuf>> {
+    if obj.is_instance_of::<PyString>() || obj.hasattr("__fspath__").unwrap_or(false) {
+        return obj.extract::<PathBuf>().map(|p| vec![p]).map_err(|e| usage(format!("{what}: {e}")));
+    }
+    let items: Vec<Bound<'_, PyAny>> = match obj.try_iter() {
+        Ok(it) => it.collect::<PyResult<_>>().map_err(|e| usage(format!("{what}: {e}")))?,
+        Err(_) => return Err(usage(format!("{what}: give a path or a list of paths"))),
+    };
+    items
+        .iter()
+        .map(|i| {
+            i.extract::<PathBuf>()
+                .map_err(|_| usage(format!("{what}: {} is not a path", i.repr().map(|r| r.to_string()).unwrap_or_default())))
+        })
+        .collect()
+}
+
+fn cflags(obj: Option<&Bound<'_, PyAny>>) -> customop::Result<Vec<String>> {
+    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(Vec::new()) };
+    if let Ok(s) = obj.extract::<String>() {
+        return split_flags(&s);
+    }
+    obj.extract::<Vec<String>>().map_err(|_| usage("extra_cflags: give a list of strings"))
+}
+
+/// The default build directory: `$XDG_CACHE_HOME/neuroncustomop/NAME`
+/// (else `~/.cache/...`), as torch's extension loader caches under the
+/// user's cache.
+fn default_dir(name: &str) -> PathBuf {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
+        .unwrap_or_else(std::env::temp_dir);
+    base.join("neuroncustomop").join(name)
+}
+
+/// Builds (unchanged sources are not rebuilt) and loads a library.
+#[pyfunction]
+// The vendor's `custom_op.load` keywords, one parameter each.
+#[allow(clippy::too_many_arguments)]
+#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = false, extra_cflags = None, verbose = false))]
+pub fn load(
+    py: Python<'_>,
+    name: &Bound<'_, PyAny>,
+    compute_srcs: &Bound<'_, PyAny>,
+    shape_srcs: &Bound<'_, PyAny>,
+    build_directory: Option<&Bound<'_, PyAny>>,
+    multicore: bool,
+    extra_cflags: Option<&Bound<'_, PyAny>>,
+    verbose: bool,
+) -> PyResult<Library> {
+    let fail = |e: Error| errors::to_py(py, &e);
+    let name: String = name.extract().map_err(|_| fail(usage("name: give a string")))?;
+    let compute = paths(compute_srcs, "compute_srcs").map_err(fail)?;
+    let shape = paths(shape_srcs, "shape_srcs").map_err(fail)?;
+    let out = match build_directory.filter(|o| !o.is_none()) {
+        Some(d) => d.extract::<PathBuf>().map_err(|_| fail(usage("build_directory: give a path")))?,
+        None => default_dir(&name),
+    };
+    let cflags = cflags(extra_cflags).map_err(fail)?;
+    let staticlib = staticlib_path::find(py)?;
+    let opts = BuildOptions {
+        name,
+        compute,
+        shape,
+        multicore,
+        target: Target::Sim,
+        out: out.clone(),
+        cflags,
+        staticlib: Some(staticlib),
+        include: None,
+    };
+    // The compiler runs for seconds: other Python threads go on meanwhile.
+    let built = py.detach(|| build(&opts).and_then(|b| customop::loaded::api(&b.library).map(|api| (b, api)))).map_err(fail)?;
+    let (b, api) = built;
+    let show = |p: &PathBuf| p.display().to_string();
+    let log = BuildLog {
+        compiled: b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).map(|(p, _)| show(p)).collect(),
+        cached: b.objects.iter().filter(|(_, o)| *o == Outcome::Cached).map(|(p, _)| show(p)).collect(),
+        linked: b.linked,
+    };
+    if verbose {
+        let ops: Vec<&str> = b.schema.ops.iter().map(|o| o.name.as_str()).collect();
+        let line = format!(
+            "neuroncustomop: built {} ({} op(s): {}; {} source(s) compiled, {} cached{})",
+            b.library.display(),
+            ops.len(),
+            ops.join(", "),
+            log.compiled.len(),
+            log.cached.len(),
+            if b.linked { "" } else { ", not relinked" }
+        );
+        // Through Python's print, so that sys.stdout redirection (pytest's
+        // capture, notebooks) sees it.
+        let builtins = py.import("builtins")?;
+        builtins.call_method1("print", (line,))?;
+        for s in &log.compiled {
+            builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
+        }
+    }
+    Ok(Library { schema: b.schema, api, dir: out, log })
+}

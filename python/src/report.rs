@@ -1,0 +1,177 @@
+//! The run report as Python objects, read from the text the simulator
+//! prints (`neuron_sim_report`, the one formatting of the report, which
+//! `customop run --report` prints too): `str(report)` is that text, and
+//! its fields are parsed back out of it. A line this parser does not
+//! know is an error, not a silent gap, so a change to the format shows
+//! in the tests.
+
+use pyo3::prelude::*;
+
+/// One core's part of a run.
+#[pyclass(module = "neuroncustomop", frozen, get_all)]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct CoreReport {
+    /// The core (0..8).
+    pub cpu: u32,
+    /// The launcher's return value.
+    pub returned: i64,
+    /// The first marshalling failure (0: none).
+    pub status: i64,
+    /// The last error the runtime recorded (0: none).
+    pub last_error: i64,
+    /// Translate hits per window (dynamic 0-2, SBUF, scratch).
+    pub translate_hits: Vec<u64>,
+    /// Translate misses per dynamic window.
+    pub translate_misses: Vec<u64>,
+    /// Translations refused.
+    pub translate_refused: u64,
+    /// Window-register writes.
+    pub window_programs: u64,
+    /// Set when the kernel thrashed the dynamic windows.
+    pub thrash_warning: Option<String>,
+    /// DMA bytes HBM -> data RAM.
+    pub dma_in: u64,
+    /// DMA bytes data RAM -> HBM.
+    pub dma_out: u64,
+    /// High-water marks in bytes.
+    pub hbm_heap_high_water: u64,
+    /// As above, the data-RAM heap.
+    pub dataram_heap_high_water: u64,
+    /// As above, the libc heap.
+    pub libc_heap_high_water: u64,
+    /// Deepest stack use.
+    pub stack_high_water: u64,
+    /// What the kernel printed, one entry a line.
+    pub printf: Vec<String>,
+    /// printf bytes lost to the ring's wrap-around.
+    pub printf_lost: u64,
+}
+
+#[pymethods]
+impl CoreReport {
+    fn __repr__(&self) -> String {
+        format!(
+            "CoreReport(cpu={}, returned={}, status={}, last_error={}, dma_in={}, dma_out={}, printf={} line(s))",
+            self.cpu,
+            self.returned,
+            self.status,
+            self.last_error,
+            self.dma_in,
+            self.dma_out,
+            self.printf.len()
+        )
+    }
+}
+
+/// A run's report.
+#[pyclass(module = "neuroncustomop", frozen, get_all)]
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Report {
+    /// Whether every core finished cleanly and no guard was hit.
+    pub ok: bool,
+    /// One per core run, in core order.
+    pub cores: Vec<CoreReport>,
+    /// Tensors whose guard region the kernel overwrote (wrote past the end).
+    pub guard_errors: Vec<String>,
+    /// Set when the simulator refused the run before any core started.
+    pub refused: Option<String>,
+    /// The report's text, as `customop run --report` prints it.
+    pub text: String,
+}
+
+#[pymethods]
+impl Report {
+    fn __str__(&self) -> String {
+        self.text.clone()
+    }
+
+    fn __repr__(&self) -> String {
+        format!("Report(ok={}, cores={}, guard_errors={:?})", if self.ok { "True" } else { "False" }, self.cores.len(), self.guard_errors)
+    }
+
+    /// Every printf line of the run, core by core.
+    #[getter]
+    fn printf(&self) -> Vec<String> {
+        self.cores.iter().flat_map(|c| c.printf.iter().cloned()).collect()
+    }
+}
+
+fn num<T: std::str::FromStr>(s: &str) -> Option<T> {
+    s.trim().parse().ok()
+}
+
+/// `[1, 2, 3]`.
+fn list(s: &str) -> Option<Vec<u64>> {
+    let inner = s.trim().strip_prefix('[')?.strip_suffix(']')?;
+    inner.split(',').map(str::trim).filter(|t| !t.is_empty()).map(|t| t.parse().ok()).collect()
+}
+
+/// The text between `before` and `after` in `s`.
+fn between<'a>(s: &'a str, before: &str, after: &str) -> Option<&'a str> {
+    let at = s.find(before)? + before.len();
+    let rest = &s[at..];
+    Some(&rest[..rest.find(after)?])
+}
+
+fn core_header(l: &str) -> Option<CoreReport> {
+    let rest = l.strip_prefix("core ")?;
+    let (cpu, rest) = rest.split_once(": launcher returned ")?;
+    let (returned, rest) = rest.split_once(", status ")?;
+    let (status, last) = rest.split_once(", last error ")?;
+    Some(CoreReport { cpu: num(cpu)?, returned: num(returned)?, status: num(status)?, last_error: num(last)?, ..Default::default() })
+}
+
+fn core_line(c: &mut CoreReport, l: &str) -> Option<()> {
+    if let Some(t) = l.strip_prefix("  translate: ") {
+        c.translate_hits = list(between(t, "hits ", " (dynamic")?)?;
+        c.translate_misses = list(between(t, "misses ", ", refused")?)?;
+        c.translate_refused = num(between(t, "refused ", ", window")?)?;
+        c.window_programs = num(t.split_once("window programs ")?.1)?;
+    } else if let Some(w) = l.strip_prefix("  warning: ") {
+        c.thrash_warning = Some(w.to_owned());
+    } else if let Some(d) = l.strip_prefix("  DMA: ") {
+        c.dma_in = num(between(d, "", " bytes in")?)?;
+        c.dma_out = num(between(d, "), ", " bytes out")?)?;
+    } else if let Some(h) = l.strip_prefix("  high water: ") {
+        c.hbm_heap_high_water = num(between(h, "HBM heap ", " B,")?)?;
+        c.dataram_heap_high_water = num(between(h, "data-RAM heap ", " B,")?)?;
+        c.libc_heap_high_water = num(between(h, "libc heap ", " B,")?)?;
+        c.stack_high_water = num(between(h, "stack ", " B")?)?;
+    } else if let Some(p) = l.strip_prefix("  printf (") {
+        c.printf_lost = num(between(p, "", " bytes lost")?)?;
+    } else {
+        c.printf.push(l.strip_prefix("    ")?.to_owned());
+    }
+    Some(())
+}
+
+/// Parses the simulator's report text; the error names the line.
+pub fn parse(text: &str) -> Result<Report, String> {
+    let mut r = Report { text: text.to_owned(), ..Default::default() };
+    let mut lines = text.lines();
+    let first = lines.next().unwrap_or("");
+    if let Some(why) = first.strip_prefix("run refused: ") {
+        r.refused = Some(why.to_owned());
+        return Ok(r);
+    }
+    let head = first
+        .strip_prefix("run: ")
+        .and_then(|h| h.split_once(" core(s), "))
+        .ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
+    let declared: usize = num(head.0).ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
+    r.ok = head.1 == "ok";
+    for (n, l) in lines.enumerate() {
+        let bad = || format!("report line {} not understood: {l:?}", n + 2);
+        if let Some(g) = l.strip_prefix("  guard: ") {
+            r.guard_errors.push(g.to_owned());
+        } else if let Some(c) = core_header(l) {
+            r.cores.push(c);
+        } else {
+            core_line(r.cores.last_mut().ok_or_else(bad)?, l).ok_or_else(bad)?;
+        }
+    }
+    if r.cores.len() != declared {
+        return Err(format!("the report declares {declared} core(s) and shows {}", r.cores.len()));
+    }
+    Ok(r)
+}

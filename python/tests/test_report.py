@@ -1,0 +1,46 @@
+"""The run report as objects: ``str(report)`` is the simulator's text
+(what ``customop run --report`` prints), and every field is read from it."""
+
+import re
+
+import numpy as np
+import pytest
+
+
+@pytest.mark.parametrize("cores", [1, 8])
+def test_a_kernel_that_prints_has_its_lines_in_the_report(built, cores):
+    x = np.array([1.5, -2.0, 4.0], dtype=np.float32)
+    y, rep = built("printing").say(x, 7, cores=cores, report=True)
+    np.testing.assert_array_equal(y, x)
+    assert rep.ok and len(rep.cores) == cores
+    for i, core in enumerate(rep.cores):
+        assert core.cpu == i
+        assert core.printf == [f"core {i} says tag 7, first 1.50"]
+        assert core.printf_lost == 0
+    assert rep.printf == [f"core {i} says tag 7, first 1.50" for i in range(cores)]
+    assert f"    core {cores - 1} says tag 7, first 1.50\n" in str(rep)
+
+
+def test_the_fields_are_the_numbers_of_the_text(built):
+    x = np.random.default_rng(3).uniform(-1, 1, (40, 50)).astype(np.float32)
+    _, rep = built("relu2d").relu_forward(x, cores=8, report=True)
+    text = str(rep)
+    assert text.startswith("run: 8 core(s), ok\n") and rep.text == text
+    assert rep.ok and rep.guard_errors == [] and rep.refused is None
+    dma = [tuple(map(int, m)) for m in re.findall(r"DMA: (\d+) bytes in \(HBM -> data RAM\), (\d+) bytes out", text)]
+    stacks = [int(s) for s in re.findall(r"stack (\d+) B", text)]
+    hits = [[int(v) for v in h.split(", ")] for h in re.findall(r"hits \[([\d, ]+)\]", text)]
+    assert len(dma) == len(stacks) == len(hits) == 8
+    for core, (din, dout), stack, h in zip(rep.cores, dma, stacks, hits):
+        assert (core.dma_in, core.dma_out, core.stack_high_water, core.translate_hits) == (din, dout, stack, h)
+        assert core.returned == core.status == core.last_error == 0
+        assert len(core.translate_hits) == 5 and len(core.translate_misses) == 3
+        assert core.dma_in > 0 and core.stack_high_water > 0 and core.hbm_heap_high_water > 0
+        assert core.thrash_warning is None and core.printf == []
+
+
+def test_without_report_the_call_returns_the_array_alone(built):
+    y = built("relu2d").relu_forward(np.ones((2, 2), np.float32))
+    assert isinstance(y, np.ndarray)
+    y, rep = built("relu2d").relu_forward(np.ones((2, 2), np.float32), report=True)
+    assert isinstance(y, np.ndarray) and "core 0:" in str(rep)
