@@ -52,6 +52,22 @@ impl ErrorKind {
             Self::Mismatch => 11,
         }
     }
+
+    /// A stable name for this kind (the Python package's `Error.kind`).
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Usage => "usage",
+            Self::Refused => "refused",
+            Self::Compile => "compile",
+            Self::Io => "io",
+            Self::BadInput => "bad_input",
+            Self::RunFailed => "run_failed",
+            Self::ShapeFailed => "shape_failed",
+            Self::NotYet => "not_yet",
+            Self::Environment => "environment",
+            Self::Mismatch => "mismatch",
+        }
+    }
 }
 
 /// An error of the tool.

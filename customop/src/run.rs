@@ -64,9 +64,33 @@ pub struct RunOutcome {
 }
 
 /// One argument, ready to place.
-enum Placed {
+/// One argument of a run, ready to place in the simulated HBM (also the
+/// Python package's, which makes them from arrays and numbers).
+pub enum Placed {
+    /// A tensor.
     Tensor(Array),
+    /// A one-element value: its kind, its marshalled dtype and bytes, and
+    /// what the shape function sees.
     Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
+}
+
+/// What the shape function is given for `placed`.
+pub fn shape_values(placed: &[Placed]) -> Vec<Value> {
+    placed
+        .iter()
+        .map(|p| match p {
+            Placed::Tensor(a) => Value::Tensor(a.dtype, a.shape.clone()),
+            Placed::Value { value, .. } => value.clone(),
+        })
+        .collect()
+}
+
+/// The error of a run that failed with status `rc`: the op, the cores, the
+/// code and its `msg`, where it failed (`on`, if that needs saying), then
+/// the report.
+pub fn run_failed(op: &str, cores: u32, rc: i32, msg: &str, on: Option<&str>, report: &str) -> Error {
+    let on = on.map(|o| format!(" ({o})")).unwrap_or_default();
+    Error::new(ErrorKind::RunFailed, format!("op `{op}` failed on {cores} core(s): error {rc}: {msg}{on}\n{report}"))
 }
 
 fn bad(msg: String) -> Error {
@@ -129,28 +153,9 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
         return Err(bad(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), o.args.len())));
     }
-    let cores = o.cores.unwrap_or(if schema.multicore { 8 } else { 1 });
-    if cores != 1 && cores != 8 {
-        return Err(Error::new(ErrorKind::Usage, format!("--cores {cores}: an op runs on 1 core or on all 8 GPSIMD cores")));
-    }
-    // The vendor's model: an op built without multicore runs on one core.
-    // On eight, every core would compute and return the whole output (the
-    // simulator reports that as overlapping cores); refuse it up front.
-    if cores == 8 && !schema.multicore {
-        return Err(Error::new(
-            ErrorKind::Usage,
-            format!("--cores 8: `{}` was built without --multicore: a single-core op runs on 1 core (rebuild with --multicore for a kernel that slices its work by get_cpu_id())", o.dir.display()),
-        ));
-    }
+    let cores = cores_for(o.cores, schema.multicore, &o.dir.display().to_string(), "--cores ", "--multicore")?;
     let placed = o.args.iter().enumerate().map(|(i, a)| parse_arg(op, i, a)).collect::<Result<Vec<_>>>()?;
-    let values: Vec<Value> = placed
-        .iter()
-        .map(|p| match p {
-            Placed::Tensor(a) => Value::Tensor(a.dtype, a.shape.clone()),
-            Placed::Value { value, .. } => value.clone(),
-        })
-        .collect();
-    let spec = shape::evaluate(&api, op, &values)?;
+    let spec = shape::evaluate(&api, op, &shape_values(&placed))?;
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
         return Err(bad(format!(
             "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
@@ -160,9 +165,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         )));
     }
     let OutputSpec { dtype, ref shape } = spec;
-    let failed = |on: &str, rc: i32, msg: &str, report: &str| {
-        Error::new(ErrorKind::RunFailed, format!("op `{}` failed on {cores} core(s): error {rc}: {msg} ({on})\n{report}", op.name))
-    };
+    let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
     let (data, report) = match o.on {
         On::Sim => {
             let (rc, report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
@@ -217,6 +220,30 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     Ok(RunOutcome { output, report, cores })
 }
 
+/// The cores an op built with (or without) `multicore` runs on when
+/// `requested` (None: the build's default, 8 if multicore, else 1);
+/// `build` names the build; the message spells the option `option` (with
+/// its separator: `"--cores "`, `"cores="`) and the multicore flag `flag`.
+pub fn cores_for(requested: Option<u32>, multicore: bool, build: &str, option: &str, flag: &str) -> Result<u32> {
+    let cores = requested.unwrap_or(if multicore { 8 } else { 1 });
+    if cores != 1 && cores != 8 {
+        return Err(Error::new(ErrorKind::Usage, format!("{option}{cores}: an op runs on 1 core or on all 8 GPSIMD cores")));
+    }
+    // The vendor's model: an op built without multicore runs on one core.
+    // On eight, every core would compute and return the whole output (the
+    // simulator reports that as overlapping cores); refuse it up front.
+    if cores == 8 && !multicore {
+        return Err(Error::new(
+            ErrorKind::Usage,
+            format!(
+                "{option}8: `{build}` was built without {flag}: a single-core op runs on 1 core \
+                 (rebuild with {flag} for a kernel that slices its work by get_cpu_id())"
+            ),
+        ));
+    }
+    Ok(cores)
+}
+
 /// A run status that comes from the simulator's own bookkeeping of the
 /// output (coverage, per-core writes), which the device does not keep.
 fn sim_only_verdict(rc: i32) -> bool {
@@ -224,12 +251,14 @@ fn sim_only_verdict(rc: i32) -> bool {
     [Error::OutputNotCovered, Error::CoreWritesOverlap].iter().any(|e| e.code() == rc)
 }
 
-/// Runs the op on the simulator: the run status, the report, the output.
-fn run_sim(api: SimApi, op: &Op, texts: &[String], placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<(i32, String, Vec<u8>)> {
+/// Runs the op on a fresh simulator: the run status, the report, the
+/// output (empty unless the status is 0). `labels` describe the arguments
+/// in messages (the text they were given as).
+pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<(i32, String, Vec<u8>)> {
     let OutputSpec { dtype, shape } = spec;
     let mut sim = Sim::new(api)?;
     for (i, p) in placed.iter().enumerate() {
-        let what = format!("argument {} of op `{}` ({})", i + 1, op.name, texts[i]);
+        let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
         match p {
             Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
             Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
