@@ -15,28 +15,13 @@ pyo3::create_exception!(
     "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`."
 );
 
-/// The name of `kind`, as `.kind` gives it.
-pub fn kind_name(kind: ErrorKind) -> &'static str {
-    match kind {
-        ErrorKind::Usage => "usage",
-        ErrorKind::Refused => "refused",
-        ErrorKind::Compile => "compile",
-        ErrorKind::Io => "io",
-        ErrorKind::BadInput => "bad_input",
-        ErrorKind::RunFailed => "run_failed",
-        ErrorKind::ShapeFailed => "shape_failed",
-        ErrorKind::NotYet => "not_yet",
-        ErrorKind::Environment => "environment",
-    }
-}
-
 /// The exception for `e`, with `extra` attributes set on it (a failed
 /// run carries its `.report`).
 pub fn to_py_with(py: Python<'_>, e: &ToolError, extra: &[(&str, Py<PyAny>)]) -> PyErr {
     let build = || -> PyResult<PyErr> {
         let exc = py.get_type::<Error>().call1((PyString::new(py, &e.message),))?;
         exc.setattr("code", e.kind.exit_code())?;
-        exc.setattr("kind", kind_name(e.kind))?;
+        exc.setattr("kind", e.kind.name())?;
         exc.setattr("message", &e.message)?;
         for (name, value) in extra {
             exc.setattr(*name, value)?;

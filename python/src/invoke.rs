@@ -1,26 +1,18 @@
 //! Calling an op: the Python arguments checked against the op's declared
 //! kinds, the shape function evaluated, the kernel run on a fresh
-//! simulator (with the GIL released), the output read back. The steps are
-//! those of `customop::run::run`, with arrays and numbers instead of
-//! `.npy` paths and text.
+//! simulator (with the GIL released), the output read back: through the
+//! functions `customop run` uses (`customop::run`), with arrays and
+//! numbers instead of `.npy` paths and text.
 
 use crate::arrays;
 use crate::errors::bad_input;
 use customop::npy::{Array, Dtype};
+pub use customop::run::Placed;
 use customop::shape::{self, OutputSpec, Value};
-use customop::sim::{Sim, SimApi};
-use customop::{ArgKind, Error, ErrorKind, Op, Result};
+use customop::sim::SimApi;
+use customop::{ArgKind, Error, Op, Result};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
-
-/// One argument, ready to place.
-pub enum Placed {
-    /// A tensor.
-    Tensor(Array),
-    /// A one-element value: its kind, its marshalled dtype and bytes, and
-    /// what the shape function sees.
-    Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
-}
 
 /// A number as the shape function and the marshalling see it.
 enum Number {
@@ -113,35 +105,27 @@ impl From<Error> for Failed {
     }
 }
 
-/// Evaluates the shape function, runs the kernel on `cores` cores, reads
-/// the output. Needs no Python: the caller releases the GIL around it.
-pub fn run(api: SimApi, op: &Op, placed: &[Placed], cores: u32) -> std::result::Result<Ran, Failed> {
-    let values: Vec<Value> = placed
-        .iter()
-        .map(|p| match p {
-            Placed::Tensor(a) => Value::Tensor(a.dtype, a.shape.clone()),
-            Placed::Value { value, .. } => value.clone(),
-        })
-        .collect();
-    let OutputSpec { dtype, shape } = shape::evaluate(&api, op, &values)?;
-    let mut sim = Sim::new(api)?;
-    for (i, p) in placed.iter().enumerate() {
-        let what = format!("argument {} of op `{}`", i + 1, op.name);
-        match p {
-            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
-            Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
-        }
+/// How an argument is named in messages: its dtype and shape, or its value.
+fn label(p: &Placed) -> String {
+    match p {
+        Placed::Tensor(a) => format!("a {} array of shape {:?}", a.dtype.descr(), a.shape),
+        Placed::Value { value: Value::Int(v), .. } => v.to_string(),
+        Placed::Value { value: Value::Float(v), .. } => v.to_string(),
+        Placed::Value { .. } => "a value".to_owned(),
     }
-    sim.set_output(dtype.code(), &shape)?;
-    let (rc, report) = sim.run(&op.name, cores);
+}
+
+/// Evaluates the shape function, runs the kernel on `cores` cores on a
+/// fresh simulator (`customop::run::run_sim`, as `customop run` does),
+/// reads the output. Needs no Python: the caller releases the GIL around it.
+pub fn run(api: SimApi, op: &Op, placed: &[Placed], cores: u32) -> std::result::Result<Ran, Failed> {
+    let spec = shape::evaluate(&api, op, &customop::run::shape_values(placed))?;
+    let labels: Vec<String> = placed.iter().map(label).collect();
+    let (rc, report, data) = customop::run::run_sim(api, op, &labels, placed, &spec, cores)?;
     if rc != 0 {
-        let error = Error::new(
-            ErrorKind::RunFailed,
-            format!("op `{}` failed on {cores} core(s): error {rc}: {}\n{report}", op.name, sim.api().error_message(rc)),
-        );
+        let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
         return Err(Failed { error, report: Some(report) });
     }
-    let numel: u64 = shape.iter().product();
-    let data = sim.read_output(numel as usize * dtype.size())?;
+    let OutputSpec { dtype, shape } = spec;
     Ok(Ran { output: Array { dtype, shape, data }, report })
 }

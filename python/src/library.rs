@@ -106,16 +106,19 @@ pub struct Op {
     multicore: bool,
 }
 
-fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool) -> customop::Result<u32> {
-    let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(if multicore { 8 } else { 1 }) };
-    match obj.extract::<i64>() {
-        Ok(c) if !obj.is_instance_of::<PyBool>() && (1..=8).contains(&c) => Ok(c as u32),
-        _ => Err(usage(format!("cores={}: a NeuronCore has 1 to 8 GPSIMD cores", obj.repr().map(|r| r.to_string()).unwrap_or_default()))),
-    }
+fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
+    let requested = match obj.filter(|o| !o.is_none()) {
+        None => None,
+        Some(o) => match o.extract::<u32>() {
+            Ok(c) if !o.is_instance_of::<PyBool>() => Some(c),
+            _ => return Err(usage(format!("cores={}: an op runs on 1 core or on all 8 GPSIMD cores", o.repr().map(|r| r.to_string()).unwrap_or_default()))),
+        },
+    };
+    customop::run::cores_for(requested, multicore, name, "cores=", "multicore=True")
 }
 
 /// `cores=` and `report=` of an op call.
-fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool) -> customop::Result<(u32, bool)> {
+fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str) -> customop::Result<(u32, bool)> {
     let (mut cores, mut report) = (None, false);
     for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
         match k.extract::<String>().unwrap_or_default().as_str() {
@@ -125,7 +128,7 @@ fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool) -> customop::Re
             other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores= and report=)"))),
         }
     }
-    Ok((cores_of(cores.as_ref(), multicore)?, report))
+    Ok((cores_of(cores.as_ref(), multicore, op)?, report))
 }
 
 #[pymethods]
@@ -135,18 +138,12 @@ impl Op {
     // Keywords parsed here rather than by PyO3, so that a misspelt or
     // mistyped one is a neuroncustomop.Error like every other bad call.
     #[pyo3(signature = (*args, **kwargs))]
-    fn __call__<'py>(
-        &self,
-        py: Python<'py>,
-        args: &Bound<'py, PyTuple>,
-        kwargs: Option<&Bound<'py, PyDict>>,
-    ) -> PyResult<Bound<'py, PyAny>> {
+    fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         let op = &self.op;
-        let (cores, report) = keywords(kwargs, self.multicore).map_err(|e| errors::to_py(py, &e))?;
+        let (cores, report) = keywords(kwargs, self.multicore, &op.name).map_err(|e| errors::to_py(py, &e))?;
         if args.len() != op.params.len() {
             let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
-            let e =
-                bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
+            let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
             return Err(errors::to_py(py, &e));
         }
         let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
@@ -204,10 +201,7 @@ fn paths(obj: &Bound<'_, PyAny>, what: &str) -> customop::Result<Vec<PathBuf>> {
     };
     items
         .iter()
-        .map(|i| {
-            i.extract::<PathBuf>()
-                .map_err(|_| usage(format!("{what}: {} is not a path", i.repr().map(|r| r.to_string()).unwrap_or_default())))
-        })
+        .map(|i| i.extract::<PathBuf>().map_err(|_| usage(format!("{what}: {} is not a path", i.repr().map(|r| r.to_string()).unwrap_or_default()))))
         .collect()
 }
 
@@ -255,17 +249,7 @@ pub fn load(
     };
     let cflags = cflags(extra_cflags).map_err(fail)?;
     let staticlib = staticlib_path::find(py)?;
-    let opts = BuildOptions {
-        name,
-        compute,
-        shape,
-        multicore,
-        target: Target::Sim,
-        out: out.clone(),
-        cflags,
-        staticlib: Some(staticlib),
-        include: None,
-    };
+    let opts = BuildOptions { name, compute, shape, multicore, target: Target::Sim, out: out.clone(), cflags, staticlib: Some(staticlib), include: None };
     // The compiler runs for seconds: other Python threads go on meanwhile.
     let built = py.detach(|| build(&opts).and_then(|b| customop::loaded::api(&b.library).map(|api| (b, api)))).map_err(fail)?;
     let (b, api) = built;

@@ -19,6 +19,13 @@ pub struct CoreReport {
     pub status: i64,
     /// The last error the runtime recorded (0: none).
     pub last_error: i64,
+    /// Every error the runtime recorded on this core, in order:
+    /// `(code, message, handled)`; handled means the kernel cleared it.
+    pub errors: Vec<(i64, String, bool)>,
+    /// Errors past the log's capacity, counted but not kept.
+    pub errors_dropped: u64,
+    /// `(read, passed)` when the op read fewer arguments than it was given.
+    pub args_unread: Option<(u64, u64)>,
     /// Translate hits per window (dynamic 0-2, SBUF, scratch).
     pub translate_hits: Vec<u64>,
     /// Translate misses per dynamic window.
@@ -71,8 +78,16 @@ pub struct Report {
     pub ok: bool,
     /// One per core run, in core order.
     pub cores: Vec<CoreReport>,
+    /// Why the run failed, when it did: `(code, reason)`.
+    pub verdict: Option<(i64, String)>,
     /// Tensors whose guard region the kernel overwrote (wrote past the end).
     pub guard_errors: Vec<String>,
+    /// Output ranges more than one core wrote.
+    pub overlaps: Vec<String>,
+    /// Cores whose host thread could not start or did not finish.
+    pub failed_threads: Vec<u32>,
+    /// The output elements no core wrote, when some were not.
+    pub unwritten: Option<String>,
     /// Set when the simulator refused the run before any core started.
     pub refused: Option<String>,
     /// The report's text, as `customop run --report` prints it.
@@ -121,8 +136,51 @@ fn core_header(l: &str) -> Option<CoreReport> {
     Some(CoreReport { cpu: num(cpu)?, returned: num(returned)?, status: num(status)?, last_error: num(last)?, ..Default::default() })
 }
 
-fn core_line(c: &mut CoreReport, l: &str) -> Option<()> {
-    if let Some(t) = l.strip_prefix("  translate: ") {
+/// `45 (a message)`, as the report describes an error code.
+fn described(s: &str) -> Option<(i64, String)> {
+    match s.split_once(' ') {
+        Some((code, msg)) => Some((num(code)?, msg.strip_prefix('(')?.strip_suffix(')')?.to_owned())),
+        None => Some((num(s)?, String::new())),
+    }
+}
+
+/// Which indented list a core's `    ` lines belong to.
+#[derive(Clone, Copy, PartialEq)]
+enum Section {
+    None,
+    Errors,
+    Printf,
+}
+
+const HANDLED: &str = " (handled: the kernel cleared it)";
+
+fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
+    if let Some(item) = l.strip_prefix("    ") {
+        match *section {
+            Section::Errors => {
+                if let Some(n) = item.strip_prefix("... and ").and_then(|r| r.strip_suffix(" more")) {
+                    c.errors_dropped = num(n)?;
+                } else {
+                    let (item, handled) = match item.strip_suffix(HANDLED) {
+                        Some(i) => (i, true),
+                        None => (item, false),
+                    };
+                    let (code, msg) = described(item)?;
+                    c.errors.push((code, msg, handled));
+                }
+            }
+            Section::Printf => c.printf.push(item.to_owned()),
+            Section::None => return None,
+        }
+        return Some(());
+    }
+    *section = Section::None;
+    if l == "  errors, in order:" {
+        *section = Section::Errors;
+    } else if let Some(a) = l.strip_prefix("  the op read ") {
+        let (read, rest) = a.split_once(" of the invocation's ")?;
+        c.args_unread = Some((num(read)?, num(rest.strip_suffix(" arguments")?)?));
+    } else if let Some(t) = l.strip_prefix("  translate: ") {
         c.translate_hits = list(between(t, "hits ", " (dynamic")?)?;
         c.translate_misses = list(between(t, "misses ", ", refused")?)?;
         c.translate_refused = num(between(t, "refused ", ", window")?)?;
@@ -137,10 +195,33 @@ fn core_line(c: &mut CoreReport, l: &str) -> Option<()> {
         c.dataram_heap_high_water = num(between(h, "data-RAM heap ", " B,")?)?;
         c.libc_heap_high_water = num(between(h, "libc heap ", " B,")?)?;
         c.stack_high_water = num(between(h, "stack ", " B")?)?;
-    } else if let Some(p) = l.strip_prefix("  printf (") {
-        c.printf_lost = num(between(p, "", " bytes lost")?)?;
     } else {
-        c.printf.push(l.strip_prefix("    ")?.to_owned());
+        let p = l.strip_prefix("  printf (")?;
+        c.printf_lost = num(between(p, "", " bytes lost")?)?;
+        *section = Section::Printf;
+    }
+    Some(())
+}
+
+/// A run-level line (before the first core): `None` if it is not one.
+fn run_line(r: &mut Report, l: &str) -> Option<()> {
+    if let Some(v) = l.strip_prefix("  verdict: error ") {
+        // `45 (its message): reason`, or `45: reason` for a code without one.
+        let digits = v.find(|ch: char| !(ch.is_ascii_digit() || ch == '-')).unwrap_or(v.len());
+        let (code, rest) = v.split_at(digits);
+        let reason = match rest.strip_prefix(" (") {
+            Some(r) => r.split_once("): ")?.1,
+            None => rest.strip_prefix(": ")?,
+        };
+        r.verdict = Some((num(code)?, reason.to_owned()));
+    } else if let Some(g) = l.strip_prefix("  guard: ") {
+        r.guard_errors.push(g.to_owned());
+    } else if let Some(o) = l.strip_prefix("  overlap: ") {
+        r.overlaps.push(o.to_owned());
+    } else if let Some(c) = l.strip_prefix("  core ").and_then(|c| c.strip_suffix(": its host thread could not start or did not finish")) {
+        r.failed_threads.push(num(c)?);
+    } else {
+        r.unwritten = Some(l.strip_prefix("  output: ")?.to_owned());
     }
     Some(())
 }
@@ -154,20 +235,19 @@ pub fn parse(text: &str) -> Result<Report, String> {
         r.refused = Some(why.to_owned());
         return Ok(r);
     }
-    let head = first
-        .strip_prefix("run: ")
-        .and_then(|h| h.split_once(" core(s), "))
-        .ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
+    let head = first.strip_prefix("run: ").and_then(|h| h.split_once(" core(s), ")).ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
     let declared: usize = num(head.0).ok_or_else(|| format!("report line 1 not understood: {first:?}"))?;
     r.ok = head.1 == "ok";
+    let mut section = Section::None;
     for (n, l) in lines.enumerate() {
         let bad = || format!("report line {} not understood: {l:?}", n + 2);
-        if let Some(g) = l.strip_prefix("  guard: ") {
-            r.guard_errors.push(g.to_owned());
-        } else if let Some(c) = core_header(l) {
+        if let Some(c) = core_header(l) {
             r.cores.push(c);
+            section = Section::None;
+        } else if let Some(c) = r.cores.last_mut() {
+            core_line(c, &mut section, l).ok_or_else(bad)?;
         } else {
-            core_line(r.cores.last_mut().ok_or_else(bad)?, l).ok_or_else(bad)?;
+            run_line(&mut r, l).ok_or_else(bad)?;
         }
     }
     if r.cores.len() != declared {

@@ -27,7 +27,9 @@ pub fn find(py: Python<'_>) -> Result<PathBuf, PyErr> {
             py,
             &Error::new(
                 ErrorKind::Environment,
-                format!("{m}\n(neuroncustomop was built in {PROFILE_DIR}: reinstall it with `pip install ./python` from the repository, or set NEURON_STATICLIB)"),
+                format!(
+                    "{m}\n(neuroncustomop was built in {PROFILE_DIR}: reinstall it with `pip install ./python` from the repository, or set NEURON_STATICLIB)"
+                ),
             ),
         )
     })

@@ -62,6 +62,11 @@ def test_a_tensor_of_the_wrong_rank_fails_the_run_with_its_report(built):
     # The accessor<float, 2> of a 1-D tensor: the runtime refuses it.
     e = raises(7, "run_failed", built("relu2d").relu_forward, np.ones(5, np.float32))
     assert "error 45" in e.message and not e.report.ok and e.report.cores[0].status == 45
+    # The verdict, the core's errors in order and the unwritten output, as fields.
+    assert e.report.verdict[0] == 45 and "core 0: first error 45" in e.report.verdict[1]
+    codes = [code for code, _, _ in e.report.cores[0].errors]
+    assert codes[0] == 45 and 84 in codes and not any(handled for _, _, handled in e.report.cores[0].errors)
+    assert e.report.unwritten.startswith("5 of 5 output elements were never written")
 
 
 def test_arguments_that_do_not_fit_the_op(built):
@@ -91,7 +96,7 @@ def test_cores_and_unknown_ops(built):
 
 
 def test_a_failed_run_and_a_failed_shape_function(built):
-    ops = built("failing")
+    ops = built("failing", multicore=True)
     x = np.ones(8, np.float32)
     for cores in [1, 8]:
         e = raises(7, "run_failed", ops.wrong_dtype, x, cores=cores)

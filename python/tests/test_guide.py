@@ -19,6 +19,7 @@ def block(lang, first_line):
 def test_the_guides_pytest_example_passes_as_printed(tmp_path):
     (tmp_path / "relu.cpp").write_text(block("cpp", "// relu.cpp"))
     (tmp_path / "shape.cpp").write_text(block("cpp", "// shape.cpp"))
+    (tmp_path / "relu_mc.cpp").write_text(block("cpp", "// relu_mc.cpp"))
     (tmp_path / "test_relu.py").write_text(block("python", "# test_relu.py"))
     claimed = re.search(r"pytest -q test_relu.py +# (\d+) passed", GUIDE)
     assert claimed, "the guide says how many tests pass"
@@ -26,3 +27,4 @@ def test_the_guides_pytest_example_passes_as_printed(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert f"{claimed.group(1)} passed" in r.stdout, r.stdout
     assert (tmp_path / "build" / "my_ops" / "libmy_ops.so").is_file()
+    assert (tmp_path / "build" / "my_ops_mc" / "libmy_ops_mc.so").is_file()

@@ -10,7 +10,7 @@ import pytest
 @pytest.mark.parametrize("cores", [1, 8])
 def test_a_kernel_that_prints_has_its_lines_in_the_report(built, cores):
     x = np.array([1.5, -2.0, 4.0], dtype=np.float32)
-    y, rep = built("printing").say(x, 7, cores=cores, report=True)
+    y, rep = built("printing_cores", multicore=True).say(x, 7, cores=cores, report=True)
     np.testing.assert_array_equal(y, x)
     assert rep.ok and len(rep.cores) == cores
     for i, core in enumerate(rep.cores):
@@ -23,7 +23,7 @@ def test_a_kernel_that_prints_has_its_lines_in_the_report(built, cores):
 
 def test_the_fields_are_the_numbers_of_the_text(built):
     x = np.random.default_rng(3).uniform(-1, 1, (40, 50)).astype(np.float32)
-    _, rep = built("relu2d").relu_forward(x, cores=8, report=True)
+    _, rep = built("relu2d_mc", multicore=True).relu_forward(x, cores=8, report=True)
     text = str(rep)
     assert text.startswith("run: 8 core(s), ok\n") and rep.text == text
     assert rep.ok and rep.guard_errors == [] and rep.refused is None
@@ -35,7 +35,8 @@ def test_the_fields_are_the_numbers_of_the_text(built):
         assert (core.dma_in, core.dma_out, core.stack_high_water, core.translate_hits) == (din, dout, stack, h)
         assert core.returned == core.status == core.last_error == 0
         assert len(core.translate_hits) == 5 and len(core.translate_misses) == 3
-        assert core.dma_in > 0 and core.stack_high_water > 0 and core.hbm_heap_high_water > 0
+        # In place (get_dst_tensor()): no output allocated on the HBM heap.
+        assert core.dma_in > 0 and core.stack_high_water > 0 and core.hbm_heap_high_water == 0
         assert core.thrash_warning is None and core.printf == []
 
 
@@ -44,3 +45,14 @@ def test_without_report_the_call_returns_the_array_alone(built):
     assert isinstance(y, np.ndarray)
     y, rep = built("relu2d").relu_forward(np.ones((2, 2), np.float32), report=True)
     assert isinstance(y, np.ndarray) and "core 0:" in str(rep)
+
+
+def test_the_errors_of_a_core_are_listed_in_order_with_the_handled_ones_marked(built):
+    x = np.array([1.0, -2.0], dtype=np.float32)
+    y, rep = built("probing").probe(x, report=True)
+    np.testing.assert_array_equal(y, x)
+    assert rep.ok and rep.verdict is None and rep.unwritten is None and rep.overlaps == []
+    (core,) = rep.cores
+    assert core.errors and all(handled for _, _, handled in core.errors), core.errors
+    code, message, _ = core.errors[0]
+    assert f"    {code} ({message}) (handled: the kernel cleared it)\n" in str(rep)

@@ -4,6 +4,8 @@
 import numpy as np
 import pytest
 
+import neuroncustomop
+
 rng = np.random.default_rng(14)
 
 
@@ -11,9 +13,20 @@ def floats(*shape):
     return rng.uniform(-3, 3, size=shape).astype(np.float32)
 
 
-@pytest.mark.parametrize("cores", [1, 8])
-def test_relu_forward_and_backward_match_numpy(built, cores):
-    ops = built("relu2d")
+# (kernel, built multicore, cores): a single-core build runs on one core,
+# its multicore form (slicing the work by get_cpu_id()) on eight.
+SINGLE_AND_MULTI = [("{}", False, 1), ("{}_mc", True, 8)]
+
+
+def variants(kernel):
+    return pytest.mark.parametrize(
+        "name,multicore,cores", [(k.format(kernel), m, c) for k, m, c in SINGLE_AND_MULTI], ids=["1-core", "8-core"]
+    )
+
+
+@variants("relu2d")
+def test_relu_forward_and_backward_match_numpy(built, name, multicore, cores):
+    ops = built(name, multicore=multicore)
     x = floats(19, 23)
     y = ops.relu_forward(x, cores=cores)
     assert y.dtype == np.float32 and y.shape == (19, 23)
@@ -27,27 +40,35 @@ def test_a_single_core_build_defaults_to_one_core_and_a_multicore_build_to_eight
     mc = built("tcm_multicore", multicore=True)
     assert mc.multicore
     np.testing.assert_array_equal(mc.relu_multicore(x), np.maximum(x, 0))
-    # On one core, get_cpu_count() is still 8: only core 0's share is computed.
+    # On one core, get_cpu_count() is still 8: only core 0's share is
+    # computed, and the run fails naming the elements never written.
     share = (x.size + 7) // 8
-    y1, rep = mc.relu_multicore(x, cores=1, report=True)
-    assert len(rep.cores) == 1
-    np.testing.assert_array_equal(y1[:share], np.maximum(x[:share], 0))
-    assert not y1[share:].any()
+    with pytest.raises(neuroncustomop.Error) as e:
+        mc.relu_multicore(x, cores=1)
+    assert e.value.code == 7 and len(e.value.report.cores) == 1
+    assert e.value.report.unwritten.startswith(f"{x.size - share} of {x.size} output elements were never written: [{share}, {x.size})")
     _, rep = built("relu2d").relu_forward(floats(3, 4), report=True)
     assert len(rep.cores) == 1
 
 
-@pytest.mark.parametrize("cores", [1, 8])
-def test_tcm_and_stream_kernels(built, cores):
+def test_tcm_and_stream_kernels(built):
     x = floats(5000)
-    np.testing.assert_array_equal(built("tcm_single").relu_tcm(x, cores=cores), np.maximum(x, 0))
+    np.testing.assert_array_equal(built("tcm_single").relu_tcm(x), np.maximum(x, 0))
     x = floats(6, 7)
-    np.testing.assert_array_equal(built("stream").scale_stream(x, cores=cores), x * np.float32(2) + np.float32(1))
+    np.testing.assert_array_equal(built("stream").scale_stream(x), x * np.float32(2) + np.float32(1))
 
 
-@pytest.mark.parametrize("cores", [1, 8])
-def test_scalar_arguments_take_python_numbers(built, cores):
+def test_a_single_core_build_is_refused_on_eight_cores_before_it_runs(built):
+    ops = built("tcm_single")
+    with pytest.raises(neuroncustomop.Error) as e:
+        ops.relu_tcm(floats(16), cores=8)
+    assert e.value.code == 2 and e.value.kind == "usage"
+    assert "was built without multicore=True: a single-core op runs on 1 core" in e.value.message
+
+
+def test_scalar_arguments_take_python_numbers(built):
     ops = built("scalar_args")
+    cores = 1
     x = floats(33)
     np.testing.assert_allclose(ops.affine(x, 2.5, 3, cores=cores), x * np.float32(2.5) + 3, rtol=1e-6)
     # An integral Scalar marshals as int64; NumPy scalars are numbers too.
@@ -61,19 +82,20 @@ INTEGER = ["uint8", "int8", "int16", "int32", "int64"]
 
 
 @pytest.mark.parametrize("dtype", INTEGER + ["float16", "float32"])
-@pytest.mark.parametrize("cores", [1, 8])
-def test_every_numpy_dtype_marshals_both_ways(built, dtype, cores):
-    ops = built("dtypes")
+@variants("dtypes")
+def test_every_numpy_dtype_marshals_both_ways(built, dtype, name, multicore, cores):
+    ops = built(name, multicore=multicore)
     x = (rng.uniform(-100, 100, size=(4, 9))).astype(dtype)
     y = ops.flip_any(x, cores=cores)
     assert y.dtype == np.dtype(dtype) and y.shape == x.shape
     np.testing.assert_array_equal(y, ~x if dtype in INTEGER else -x)
 
 
-def test_bfloat16_in_and_out_as_ml_dtypes(built):
+@variants("dtypes")
+def test_bfloat16_in_and_out_as_ml_dtypes(built, name, multicore, cores):
     ml_dtypes = pytest.importorskip("ml_dtypes")
     x = floats(3, 5).astype(ml_dtypes.bfloat16)
-    y = built("dtypes").flip_any(x, cores=8)
+    y = built(name, multicore=multicore).flip_any(x, cores=cores)
     assert y.dtype == np.dtype(ml_dtypes.bfloat16) and y.shape == (3, 5)
     np.testing.assert_array_equal(y.astype(np.float32), -x.astype(np.float32))
 
