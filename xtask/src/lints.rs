@@ -6,21 +6,28 @@
 
 use crate::{nightly_cargo, root, run, xtask_target_base, xtensa_cargo, Result};
 
-/// `cargo fmt --check` over the workspace and the two separate ones
-/// (`kernels/`, `fuzz/`), with the root `rustfmt.toml`.
+/// `cargo fmt --check` over the workspace and the three separate ones
+/// (`kernels/`, `fuzz/`, `python/`), with the root `rustfmt.toml`.
 pub(crate) fn fmt() -> Result {
-    for manifest in ["Cargo.toml", "kernels/Cargo.toml", "fuzz/Cargo.toml"] {
+    for manifest in ["Cargo.toml", "kernels/Cargo.toml", "fuzz/Cargo.toml", "python/Cargo.toml"] {
         run(nightly_cargo().current_dir(root()).args(["fmt", "--all", "--check", "--manifest-path", manifest]))?;
     }
     Ok(())
 }
 
-/// Host clippy over every crate and target, warnings denied.
+/// Host clippy over every crate and target, warnings denied: the
+/// workspace, and the Python package (a workspace of its own, so that
+/// maturin builds it alone).
 pub(crate) fn clippy_host() -> Result {
     run(nightly_cargo()
         .current_dir(root())
         .args(["clippy", "--workspace", "--all-targets", "--target-dir"])
         .arg(xtask_target_base().join("clippy"))
+        .args(["--", "-D", "warnings"]))?;
+    run(nightly_cargo()
+        .current_dir(root())
+        .args(["clippy", "--manifest-path", "python/Cargo.toml", "--all-targets", "--target-dir"])
+        .arg(xtask_target_base().join("clippy-python"))
         .args(["--", "-D", "warnings"]))
 }
 

@@ -54,6 +54,9 @@ enum Want {
     SysrootFile(&'static str),
     /// `python3 -m ziglang version` prints ZIGLANG_VERSION.
     Ziglang,
+    /// `python3 -m venv` can make a virtualenv with pip in it (Debian
+    /// splits `ensurepip` off into python3-venv).
+    PythonVenv,
 }
 
 fn needs() -> Vec<Need> {
@@ -79,6 +82,8 @@ fn needs() -> Vec<Need> {
         // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
         n(Program("python3"), Apt("python3"), true),
         n(Want::Ziglang, Source::Ziglang, true),
+        // The Python package's tests (python/ci.sh) run in a fresh virtualenv.
+        n(Want::PythonVenv, Apt("python3-venv"), false),
     ]
 }
 
@@ -110,6 +115,10 @@ pub(crate) fn toolchain_bin() -> Option<PathBuf> {
     BIN.get_or_init(|| sysroot().map(|s| s.join("bin"))).clone()
 }
 
+fn python_venv_ok() -> bool {
+    Command::new("python3").args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success())
+}
+
 /// What `for_` needs and this machine lacks, as `(what, source)`.
 fn missing(for_: For) -> Vec<(String, Source)> {
     let sysroot = sysroot();
@@ -121,6 +130,7 @@ fn missing(for_: For) -> Vec<(String, Source)> {
         let (ok, what) = match n.what {
             Want::Program(p) => (on_path(p), format!("`{p}`")),
             Want::Ziglang => (ziglang_ok(), format!("the Python package ziglang {ZIGLANG_VERSION}")),
+            Want::PythonVenv => (python_venv_ok(), "python3's venv module with ensurepip".to_owned()),
             Want::SysrootFile(f) => {
                 if sysroot.is_none() {
                     continue;

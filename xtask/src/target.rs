@@ -177,6 +177,9 @@ pub fn test() -> Result {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         crate::run(Command::new(cargo).current_dir(root()).args(["test", "--workspace"]))
     });
+    step("python: the neuroncustomop package in a fresh virtualenv, pytest (bash python/ci.sh)", &mut || {
+        crate::run(Command::new("bash").current_dir(root()).arg("python/ci.sh"))
+    });
     step("miri: the runtime's pure-logic tests (cargo xtask miri)", &mut crate::reliability::miri);
     step("fuzz: each target for 45 s on the committed corpus (cargo xtask fuzz-smoke)", &mut crate::reliability::fuzz_smoke);
     step("xtensa: build neuron-hal, neuron-runtime, neuroncustomop", &mut || {
