@@ -98,7 +98,7 @@ pub fn find_for(exe: &Path, dir: &Path) -> Result<PathBuf, String> {
             dir.display()
         ));
     }
-    let syms = fingerprint_symbols(&exe)?;
+    let syms = fingerprint_symbols(exe)?;
     if syms.is_empty() {
         return Err(format!("no neuroncustomop symbols in {} to match the staticlib against: set {ENV_OVERRIDE}", exe.display()));
     }

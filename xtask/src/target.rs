@@ -170,8 +170,8 @@ pub fn test() -> Result {
         steps.push(Step { name: name.into(), ok: r.is_ok(), secs, why: r.err().unwrap_or_default() });
     };
 
-    step("rustfmt: cargo fmt --all --check (workspace, kernels, fuzz)", &mut crate::lints::fmt);
-    step("clippy, host: --workspace --all-targets -D warnings", &mut crate::lints::clippy_host);
+    step("rustfmt: cargo fmt --all --check (workspace, kernels, fuzz, python)", &mut crate::lints::fmt);
+    step("clippy, host: --workspace --all-targets, and python/ -D warnings", &mut crate::lints::clippy_host);
     step("clippy, xtensa: neuron-hal, neuron-runtime, neuroncustomop -D warnings", &mut crate::lints::clippy_xtensa);
     step("host: cargo test --workspace", &mut || {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
