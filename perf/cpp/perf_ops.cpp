@@ -14,8 +14,8 @@ extern "C" __attribute__((noinline)) void perf_mark(void) { __asm__ volatile("" 
 
 static void region(const char* name) { printf("perf: region %s\n", name); }
 
-// Hides a value from the optimiser after the first marker, so what is
-// computed from it (the index arithmetic) cannot move out of the region.
+// Hides a value from the optimiser, so what is computed from it (the
+// index arithmetic) is not folded at compile time.
 static inline int64_t opaque(int64_t v) {
     uint32_t lo = static_cast<uint32_t>(v), hi = static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32);
     __asm__ volatile("" : "+r"(lo), "+r"(hi));
@@ -28,10 +28,15 @@ static inline float opaque(float v) {
 
 static volatile float sink;
 
+static void* volatile sink_ptr;
+
 // One element read and written through the accessors, 1-D and 2-D, each
 // after a first access (the window is in place, as inside a loop).
 // out[i] = x1[i] for i = 5, and y2[3][4] = x2[3][4]: the output is checked.
-torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2) {
+// Then the translate hit of the dynamic-window path alone, on HBM address
+// `hbm` (the emulator backs no HBM behind those windows, so no tensor can
+// live there): out[7] is 1 when it gave the library's pointer.
+torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2, int64_t hbm) {
     torch::Tensor out = get_dst_tensor();
     torch::Tensor y2 = torch::zeros(x2.sizes(), torch::kFloat);
     auto a1 = x1.accessor<float, 1>();
@@ -46,32 +51,52 @@ torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2) {
     perf_mark();
     perf_mark();
 
+    // The indices and values are made opaque before the first marker (the
+    // asm yields them in registers, no copy inside the region); what uses
+    // them reads the accessor from memory, which the marker call may
+    // change, so it cannot move above the marker either.
     region("cpp_acc_read_1d");
+    int64_t i = opaque(i0);
     perf_mark();
-    float v = a1[opaque(i0)];
+    float v = a1[i];
     perf_mark();
     sink = v;
 
     region("cpp_acc_write_1d");
+    i = opaque(i0);
     v = opaque(v);
     perf_mark();
-    o1[opaque(i0)] = v;
+    o1[i] = v;
     perf_mark();
 
     region("cpp_acc_read_2d");
+    int64_t r = opaque(r0), j = opaque(j0);
     perf_mark();
-    float w = a2[opaque(r0)][opaque(j0)];
+    float w = a2[r][j];
     perf_mark();
     sink = w;
 
     region("cpp_acc_write_2d");
+    r = opaque(r0);
+    j = opaque(j0);
     w = opaque(w);
     perf_mark();
-    o2[opaque(r0)][opaque(j0)] = w;
+    o2[r][j] = w;
     perf_mark();
+
+    // The record installed last shows `hbm`'s region after this miss.
+    neuron_translation_ctx* ctx = x1.q7_data_ptr().ctx;
+    void* want = neuron_translate(ctx, static_cast<uint64_t>(hbm) + 64);
+    region("cpp_translate_hit_inline");
+    uint64_t a = static_cast<uint64_t>(opaque(hbm + 64));
+    perf_mark();
+    void* p = at::detail::translate_hit_inline(ctx, a);
+    perf_mark();
+    sink_ptr = p;
 
     // The 2-D write is checked through the output: element 6 = y2[3][4].
     o1[6] = static_cast<float>(o2[r0][j0]);
+    o1[7] = p != nullptr && p == want ? 1.0f : 0.0f;
     return out;
 }
 

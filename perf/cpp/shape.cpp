@@ -4,8 +4,9 @@
 #include "torchneuron/register.h"
 
 torch::Tensor same_shape(torch::Tensor t_in) { return torch::zeros(t_in.sizes(), torch::kFloat); }
-torch::Tensor first_shape(torch::Tensor x1, torch::Tensor x2) {
+torch::Tensor first_shape(torch::Tensor x1, torch::Tensor x2, int64_t hbm) {
     (void)x2;
+    (void)hbm;
     return torch::zeros(x1.sizes(), torch::kFloat);
 }
 

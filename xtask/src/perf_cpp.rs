@@ -24,6 +24,9 @@ pub(crate) const RELU_ELEMS: usize = 16 * 1024;
 /// The 1-D and 2-D tensors of the element figures.
 const X1: [usize; 1] = [2048];
 const X2: [usize; 2] = [64, 33];
+/// An HBM address the inline translate hit is measured on (translated
+/// to, never dereferenced: the emulator backs no HBM there).
+const HBM: u64 = neuron_hal::QEMU.hbm_soc_base + (1 << 30);
 
 /// Crates whose code is the library's.
 const LIBRARY_CRATES: &[&str] =
@@ -122,7 +125,7 @@ fn plugin_arg(elf: &Path, classes: &Path) -> Result<String> {
 
 /// Runs `op` of the build in `dir` on `cores` cores with `inputs`; returns
 /// the output and, per core, the regions in order with their counts.
-fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], cores: u32) -> Result<(Vec<f32>, CoreRegions)> {
+fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], values: &[u64], cores: u32) -> Result<(Vec<f32>, CoreRegions)> {
     let elf = dir.join("cpp_perf_qemu.elf");
     let classes = dir.join("classes.txt");
     class_file(&elf, &classes)?;
@@ -135,6 +138,9 @@ fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], cor
         let p = dir.join(format!("{op}-in{k}.npy"));
         std::fs::write(&p, npy_f32(shape, v)).map_err(|e| format!("{}: {e}", p.display()))?;
         c.arg(p);
+    }
+    for v in values {
+        c.arg(v.to_string());
     }
     let y = dir.join(format!("{op}-{cores}-out.npy"));
     c.arg("-o").arg(&y).args(["--on", "qemu", "--cores", &cores.to_string()]);
@@ -208,11 +214,11 @@ pub(crate) fn measure(f: &mut BTreeMap<String, u64>) -> Result {
     // One element through the accessors.
     let x1: Vec<f32> = (0..X1[0]).map(|i| i as f32 + 0.5).collect();
     let x2: Vec<f32> = (0..X2[0] * X2[1]).map(|i| -(i as f32) - 0.25).collect();
-    let (y, cores) = run_op(&bin, &single, "acc_elem", &[(&X1[..], x1.clone()), (&X2[..], x2.clone())], 1)?;
-    if y.get(5) != Some(&x1[5]) || y.get(6) != Some(&x2[3 * X2[1] + 4]) {
-        return Err(format!("perf: acc_elem: wrong elements ({:?}, {:?})", y.get(5), y.get(6)));
+    let (y, cores) = run_op(&bin, &single, "acc_elem", &[(&X1[..], x1.clone()), (&X2[..], x2.clone())], &[HBM], 1)?;
+    if y.get(5) != Some(&x1[5]) || y.get(6) != Some(&x2[3 * X2[1] + 4]) || y.get(7) != Some(&1.0) {
+        return Err(format!("perf: acc_elem: wrong elements ({:?}, {:?}, {:?})", y.get(5), y.get(6), y.get(7)));
     }
-    for name in ["cpp_acc_read_1d", "cpp_acc_write_1d", "cpp_acc_read_2d", "cpp_acc_write_2d"] {
+    for name in ["cpp_acc_read_1d", "cpp_acc_write_1d", "cpp_acc_read_2d", "cpp_acc_write_2d", "cpp_translate_hit_inline"] {
         let (t, lib) = region(&cores[0], name)?;
         f.insert(name.into(), t);
         f.insert(format!("{name}_lib"), lib);
@@ -223,17 +229,17 @@ pub(crate) fn measure(f: &mut BTreeMap<String, u64>) -> Result {
     // cluster's critical path).
     let x = relu_input();
     let shape = [RELU_ELEMS];
-    let (y, cores) = run_op(&bin, &single, "relu_acc", &[(&shape[..], x.clone())], 1)?;
+    let (y, cores) = run_op(&bin, &single, "relu_acc", &[(&shape[..], x.clone())], &[], 1)?;
     check_relu(&x, &y, "relu_acc")?;
     let (t, lib) = region(&cores[0], "cpp_relu_acc")?;
     f.insert("cpp_relu_acc_per_elem_milli".into(), milli(t, RELU_ELEMS));
     f.insert("cpp_relu_acc_lib_per_elem_milli".into(), milli(lib, RELU_ELEMS));
-    let (y, cores) = run_op(&bin, &single, "relu_tcm", &[(&shape[..], x.clone())], 1)?;
+    let (y, cores) = run_op(&bin, &single, "relu_tcm", &[(&shape[..], x.clone())], &[], 1)?;
     check_relu(&x, &y, "relu_tcm on 1 core")?;
     let (t, lib) = region(&cores[0], "cpp_relu_tcm")?;
     f.insert("cpp_relu_tcm1_per_elem_milli".into(), milli(t, RELU_ELEMS));
     f.insert("cpp_relu_tcm1_lib_per_elem_milli".into(), milli(lib, RELU_ELEMS));
-    let (y, cores) = run_op(&bin, &multi, "relu_tcm", &[(&shape[..], x.clone())], 8)?;
+    let (y, cores) = run_op(&bin, &multi, "relu_tcm", &[(&shape[..], x.clone())], &[], 8)?;
     check_relu(&x, &y, "relu_tcm on 8 cores")?;
     let per: Vec<Counts> = cores.iter().map(|c| region(c, "cpp_relu_tcm")).collect::<Result<_>>()?;
     let busiest = per.iter().copied().max_by_key(|c| c.0).unwrap_or_default();
