@@ -35,7 +35,8 @@ static void* volatile sink_ptr;
 // out[i] = x1[i] for i = 5, and y2[3][4] = x2[3][4]: the output is checked.
 // Then the translate hit of the dynamic-window path alone, on HBM address
 // `hbm` (the emulator backs no HBM behind those windows, so no tensor can
-// live there): out[7] is 1 when it gave the library's pointer.
+// live there): out[7] is 1 when it gave the library's pointer (also on
+// its fallback path).
 torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2, int64_t hbm) {
     torch::Tensor out = get_dst_tensor();
     torch::Tensor y2 = torch::zeros(x2.sizes(), torch::kFloat);
@@ -94,9 +95,17 @@ torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2, int64_t
     perf_mark();
     sink_ptr = p;
 
+    // Another region installed after it: the inline hit on the first now
+    // takes the library's path (not the record installed last) and must
+    // give the same pointer, and the inline hit on the second its own.
+    const uint64_t other = static_cast<uint64_t>(hbm) + (UINT64_C(16) << 20) + 64;
+    void* want_other = neuron_translate(ctx, other);
+    const bool fallback_ok = at::detail::translate_hit_inline(ctx, static_cast<uint64_t>(hbm) + 64) == want &&
+                             at::detail::translate_hit_inline(ctx, other) == want_other && want_other != nullptr;
+
     // The 2-D write is checked through the output: element 6 = y2[3][4].
     o1[6] = static_cast<float>(o2[r0][j0]);
-    o1[7] = p != nullptr && p == want ? 1.0f : 0.0f;
+    o1[7] = p != nullptr && p == want && fallback_ok ? 1.0f : 0.0f;
     return out;
 }
 
