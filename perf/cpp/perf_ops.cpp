@@ -14,16 +14,41 @@ extern "C" __attribute__((noinline)) void perf_mark(void) { __asm__ volatile("" 
 
 static void region(const char* name) { printf("perf: region %s\n", name); }
 
-// Hides a value from the optimiser, so what is computed from it (the
-// index arithmetic) is not folded at compile time.
-static inline int64_t opaque(int64_t v) {
-    uint32_t lo = static_cast<uint32_t>(v), hi = static_cast<uint32_t>(static_cast<uint64_t>(v) >> 32);
-    __asm__ volatile("" : "+r"(lo), "+r"(hi));
-    return static_cast<int64_t>((static_cast<uint64_t>(hi) << 32) | lo);
-}
-static inline float opaque(float v) {
-    __asm__ volatile("" : "+r"(v));
+// Each measured access in a function of its own: its code (register
+// allocation included) does not depend on the kernel around it. The
+// accessor is read through the reference, as from a kernel's frame; the
+// marker call may change that memory, so no load moves above it.
+template <class A>
+__attribute__((noinline)) float read_1d(const A& a, int64_t i) {
+    perf_mark();
+    const float v = a[i];
+    perf_mark();
     return v;
+}
+template <class A>
+__attribute__((noinline)) void write_1d(const A& a, int64_t i, float v) {
+    perf_mark();
+    a[i] = v;
+    perf_mark();
+}
+template <class A>
+__attribute__((noinline)) float read_2d(const A& a, int64_t i, int64_t j) {
+    perf_mark();
+    const float v = a[i][j];
+    perf_mark();
+    return v;
+}
+template <class A>
+__attribute__((noinline)) void write_2d(const A& a, int64_t i, int64_t j, float v) {
+    perf_mark();
+    a[i][j] = v;
+    perf_mark();
+}
+__attribute__((noinline)) void* hit_inline(neuron_translation_ctx* ctx, uint64_t a) {
+    perf_mark();
+    void* p = at::detail::translate_hit_inline(ctx, a);
+    perf_mark();
+    return p;
 }
 
 static volatile float sink;
@@ -52,47 +77,20 @@ torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2, int64_t
     perf_mark();
     perf_mark();
 
-    // The indices and values are made opaque before the first marker (the
-    // asm yields them in registers, no copy inside the region); what uses
-    // them reads the accessor from memory, which the marker call may
-    // change, so it cannot move above the marker either.
     region("cpp_acc_read_1d");
-    int64_t i = opaque(i0);
-    perf_mark();
-    float v = a1[i];
-    perf_mark();
-    sink = v;
-
+    sink = read_1d(a1, i0);
     region("cpp_acc_write_1d");
-    i = opaque(i0);
-    v = opaque(v);
-    perf_mark();
-    o1[i] = v;
-    perf_mark();
-
+    write_1d(o1, i0, sink);
     region("cpp_acc_read_2d");
-    int64_t r = opaque(r0), j = opaque(j0);
-    perf_mark();
-    float w = a2[r][j];
-    perf_mark();
-    sink = w;
-
+    sink = read_2d(a2, r0, j0);
     region("cpp_acc_write_2d");
-    r = opaque(r0);
-    j = opaque(j0);
-    w = opaque(w);
-    perf_mark();
-    o2[r][j] = w;
-    perf_mark();
+    write_2d(o2, r0, j0, sink);
 
     // The record installed last shows `hbm`'s region after this miss.
     neuron_translation_ctx* ctx = x1.q7_data_ptr().ctx;
     void* want = neuron_translate(ctx, static_cast<uint64_t>(hbm) + 64);
     region("cpp_translate_hit_inline");
-    uint64_t a = static_cast<uint64_t>(opaque(hbm + 64));
-    perf_mark();
-    void* p = at::detail::translate_hit_inline(ctx, a);
-    perf_mark();
+    void* p = hit_inline(ctx, static_cast<uint64_t>(hbm) + 64);
     sink_ptr = p;
 
     // Another region installed after it: the inline hit on the first now
