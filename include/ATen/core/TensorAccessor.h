@@ -105,20 +105,13 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     if (addr == 0 || __builtin_mul_overflow(last + 1, elem, &span) || span > UINT64_C(0x100000000) - static_cast<uint32_t>(addr)) return p;
     p.kind = kPathNarrow;
 #if defined(__XTENSA__)
-    if (p.ctx == nullptr || p.ctx != neuron_translate_ctx()) return p;
-    // SBUF, then hbm_scratch: both ends in the record, both translate
-    // (the SBUF window is larger than SBUF: the library refuses past its
-    // end) and the window is linear between them.
-    for (size_t r = NEURON_TRANSLATE_RECORDS - 2; r < NEURON_TRANSLATE_RECORDS; r++) {
-        const neuron_map_record& m = p.ctx->records[r];
-        if ((addr & m.mask) != m.ptr || ((addr + span - 1) & m.mask) != m.ptr) continue;
-        const uintptr_t first = reinterpret_cast<uintptr_t>(neuron_translate(p.ctx, addr));
-        const uintptr_t end = reinterpret_cast<uintptr_t>(neuron_translate(p.ctx, addr + span - 1));
-        if (first == 0 || end - first != span - 1) return p;
+    // A pinned window shows the whole tensor: its pointer, once.
+    if (void* first = neuron_translate_pinned(p.ctx, addr, span)) {
         p.kind = kPathPinned;
-        *base = first;
+        *base = reinterpret_cast<uintptr_t>(first);
         return p;
     }
+    if (p.ctx == nullptr || p.ctx != neuron_translate_ctx()) return p;
     p.kind = kPathDynamic;
 #else
     (void)base;
