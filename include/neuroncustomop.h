@@ -733,6 +733,14 @@ void *neuron_translate_ctx(void);
 // core's context.
 void *neuron_translate(void *ctx, uint64_t addr);
 
+// `neuron_translate_pinned(ctx, addr, bytes)`: the pointer to SoC
+// `addr` when all of `[addr, addr + bytes)` lies in one of this core's
+// pinned windows (hbm_scratch, or SBUF up to its end), else null. Such a
+// range never moves (pinned records are set at init and never evicted),
+// so the C++ accessor asks once, when it is made, and indexes from the
+// pointer. Nothing is recorded: "no" is an answer, not an error.
+void *neuron_translate_pinned(void *ctx, uint64_t addr, uint64_t bytes);
+
 // The package version, "0.21.2.0".
 const char *neuron_customop_version(void);
 

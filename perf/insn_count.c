@@ -10,6 +10,14 @@
  *        skip=0x...-0x... -d plugin -D counts.log
  * Output: one line "mark N" per execution of the marked instruction.
  *
+ * With `classes=FILE` (lines "L lo hi": library code, "I lo hi": code that
+ * counts as its caller's, e.g. compiler_builtins and the window vectors;
+ * the rest is the kernel's) the count is per vCPU and split: every
+ * instruction is counted by an exec callback into its vCPU's total and,
+ * when it is library code (or inherits from library code), its library
+ * count. Marks then print "mark VCPU TOTAL LIB". Exact on any number of
+ * vCPUs (each vCPU only touches its own counters).
+ *
  * Only the API functions used are declared, with the 7.2 signatures.
  */
 #include <stdint.h>
@@ -63,6 +71,17 @@ static size_t n_sites, cap_sites;
 static long prof_region = -1;
 static uint64_t n_marks;
 
+/* Class mode (`classes=FILE`). */
+#define MAX_VCPUS 32
+#define MAX_CLASS_RANGES 8192
+enum insn_class { CLASS_KERNEL = 0, CLASS_LIB = 1, CLASS_INHERIT = 2 };
+static struct { uint64_t lo, hi; int cls; } class_ranges[MAX_CLASS_RANGES];
+static size_t n_class_ranges;
+static bool class_mode;
+static struct vcpu_count { uint64_t total, lib; int last; } vcpus[MAX_VCPUS];
+/* One static cell per class: the exec callback's userdata. */
+static const int class_cell[3] = { CLASS_KERNEL, CLASS_LIB, CLASS_INHERIT };
+
 static bool skipped(uint64_t a)
 {
     for (int i = 0; i < n_skip; i++)
@@ -71,11 +90,77 @@ static bool skipped(uint64_t a)
     return false;
 }
 
+static int class_of(uint64_t a)
+{
+    /* Ranges are sorted by lo and disjoint: binary search. */
+    size_t lo = 0, hi = n_class_ranges;
+    while (lo < hi) {
+        size_t mid = (lo + hi) / 2;
+        if (class_ranges[mid].hi <= a)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    if (lo < n_class_ranges && class_ranges[lo].lo <= a && a < class_ranges[lo].hi)
+        return class_ranges[lo].cls;
+    return CLASS_KERNEL;
+}
+
+static void on_class_exec(unsigned int vcpu, void *u)
+{
+    int c = *(const int *)u;
+    struct vcpu_count *v = &vcpus[vcpu % MAX_VCPUS];
+    if (c != CLASS_INHERIT)
+        v->last = c;
+    v->total++;
+    if (v->last == CLASS_LIB)
+        v->lib++;
+}
+
+static int cmp_range(const void *a, const void *b)
+{
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int load_classes(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    char k;
+    unsigned long long lo, hi;
+    if (!f) {
+        fprintf(stderr, "insn_count: cannot open %s\n", path);
+        return -1;
+    }
+    while (fscanf(f, " %c %llx %llx", &k, &lo, &hi) == 3) {
+        if (n_class_ranges == MAX_CLASS_RANGES) {
+            fprintf(stderr, "insn_count: more than %d class ranges\n", MAX_CLASS_RANGES);
+            fclose(f);
+            return -1;
+        }
+        class_ranges[n_class_ranges].lo = lo;
+        class_ranges[n_class_ranges].hi = hi;
+        class_ranges[n_class_ranges].cls = k == 'L' ? CLASS_LIB : CLASS_INHERIT;
+        n_class_ranges++;
+    }
+    fclose(f);
+    qsort(class_ranges, n_class_ranges, sizeof class_ranges[0], cmp_range);
+    for (int i = 0; i < MAX_VCPUS; i++)
+        vcpus[i].last = CLASS_KERNEL;
+    class_mode = true;
+    return 0;
+}
+
 static void on_mark(unsigned int vcpu, void *u)
 {
     char line[64];
-    (void)vcpu;
     (void)u;
+    if (class_mode) {
+        struct vcpu_count *v = &vcpus[vcpu % MAX_VCPUS];
+        snprintf(line, sizeof line, "mark %u %llu %llu\n", vcpu, (unsigned long long)v->total, (unsigned long long)v->lib);
+        qemu_plugin_outs(line);
+        return;
+    }
     snprintf(line, sizeof line, "mark %llu\n", (unsigned long long)count);
     qemu_plugin_outs(line);
     if (prof_region >= 0 && n_marks == (uint64_t)(2 * prof_region)) {
@@ -126,6 +211,10 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             qemu_plugin_register_vcpu_insn_exec_cb(insn, on_mark, QEMU_PLUGIN_CB_NO_REGS, NULL);
         if (skipped(a))
             continue;
+        if (class_mode) {
+            qemu_plugin_register_vcpu_insn_exec_cb(insn, on_class_exec, QEMU_PLUGIN_CB_NO_REGS, (void *)&class_cell[class_of(a)]);
+            continue;
+        }
         qemu_plugin_register_vcpu_insn_exec_inline(insn, QEMU_PLUGIN_INLINE_ADD_U64, &count, 1);
         if (prof_region >= 0) {
             /* One fixed array: QEMU holds pointers into it. */
@@ -157,6 +246,9 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             n_skip++;
         } else if (strncmp(argv[i], "watch=", 6) == 0 && n_watch < MAX_WATCH) {
             watch[n_watch++] = strtoull(argv[i] + 6, NULL, 0);
+        } else if (strncmp(argv[i], "classes=", 8) == 0) {
+            if (load_classes(argv[i] + 8) != 0)
+                return -1;
         } else if (strncmp(argv[i], "prof=", 5) == 0) {
             prof_region = strtol(argv[i] + 5, NULL, 0);
             cap_sites = 1 << 20;

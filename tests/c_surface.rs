@@ -50,6 +50,37 @@ fn translate_through_the_c_surface_counts_hits_and_misses() {
     let _ = DYNAMIC_WINDOW_SIZE;
 }
 
+/// `neuron_translate_pinned`: a range wholly in a pinned window gives
+/// the translate's pointer; one reaching past the window or SBUF's end,
+/// HBM behind the dynamic windows, an empty range or a foreign context
+/// give null, and none of them records an error or touches a window.
+#[test]
+fn translate_pinned_answers_for_whole_ranges_without_errors() {
+    use neuroncustomop::hal::platform::PINNED_WINDOW_SIZE;
+    let soc = MockSoc::new().unwrap();
+    let mut core = SimCore::new(soc.core(1).unwrap());
+    core.enter(|| {
+        neuron_runtime_init();
+        let ctx = neuron_translate_ctx();
+        let s = Q7.scratch_soc_base;
+        assert_eq!(neuron_translate_pinned(ctx, s + 64, 4096), neuron_translate(ctx, s + 64));
+        assert!(!neuron_translate_pinned(ctx, s + 64, 4096).is_null());
+        let sbuf_end = Q7.sbuf_soc_base + Q7.sbuf_size;
+        assert_eq!(neuron_translate_pinned(ctx, sbuf_end - 256, 256), neuron_translate(ctx, sbuf_end - 256));
+        neuron_clear_error();
+        let window_end = (s & !(PINNED_WINDOW_SIZE - 1)) + PINNED_WINDOW_SIZE;
+        assert!(neuron_translate_pinned(ctx, window_end - 64, 128).is_null(), "past the pinned window");
+        assert!(neuron_translate_pinned(ctx, sbuf_end - 64, 128).is_null(), "past SBUF's end");
+        assert!(neuron_translate_pinned(ctx, Q7.hbm_soc_base + (3 << 30), 64).is_null(), "a dynamic window's region");
+        assert!(neuron_translate_pinned(ctx, s + 64, 0).is_null(), "empty");
+        assert!(neuron_translate_pinned(ctx, u64::MAX - 8, 64).is_null(), "wraps");
+        let mut other = 0u8;
+        assert!(neuron_translate_pinned((&mut other as *mut u8).cast(), s + 64, 64).is_null(), "foreign ctx");
+        assert_eq!(neuron_last_error(), 0, "no answer is an error");
+    });
+    assert_eq!(core.state().translator.stats.misses, [0, 0, 0], "no window programmed");
+}
+
 #[test]
 fn heaps_through_the_c_surface_report_misuse() {
     let soc = MockSoc::new().unwrap();

@@ -13,6 +13,7 @@ const EXPORTED: &[&str] = &[
     // translation (SPEC 3)
     "neuron_translate",
     "neuron_translate_ctx",
+    "neuron_translate_pinned",
     "_init_translate_ctx",
     // heaps (SPEC 4)
     "neuron_hbm_allocate",

@@ -18,6 +18,13 @@ pub const QEMU: &str = "qemu-system-xtensa";
 pub const CPU: &str = "de212";
 /// Seconds a run may take (`CUSTOMOP_QEMU_TIMEOUT` overrides).
 pub const DEFAULT_TIMEOUT: u64 = 120;
+/// A TCG plugin for the run: the value is QEMU's `-plugin` argument
+/// (`lib.so,arg=...`). How `cargo xtask perf` counts the instructions of a
+/// C++ kernel (`perf/insn_count.c`); the plugin's output goes to the file
+/// named by [`PLUGIN_LOG_ENV`].
+pub const PLUGIN_ENV: &str = "CUSTOMOP_QEMU_PLUGIN";
+/// The plugin's log (`-d plugin -D FILE`), required with [`PLUGIN_ENV`].
+pub const PLUGIN_LOG_ENV: &str = "CUSTOMOP_QEMU_PLUGIN_LOG";
 
 /// One core's result as the runner printed it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -94,6 +101,10 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32) -> Result<Qe
     // so every core's lines arrive in order on stdout.
     cmd.args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]);
     cmd.args(["-semihosting-config", &semi, "-device", &loader]).arg("-kernel").arg(image);
+    if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
+        let log = std::env::var_os(PLUGIN_LOG_ENV).ok_or_else(|| env_error(format!("{PLUGIN_ENV} is set but {PLUGIN_LOG_ENV} (its log file) is not")))?;
+        cmd.arg("-plugin").arg(plugin).args(["-d", "plugin", "-D"]).arg(log);
+    }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} (apt-get install qemu-system-misc)")))?;
     let pump = |r: Option<Box<dyn Read + Send>>| {

@@ -58,6 +58,21 @@ fn relu_2d_accessor_kernels_agree() {
     }
 }
 
+/// Out-of-range accessor indices: the device's inline index arithmetic
+/// refuses each with the code the simulator's library peel records, reads
+/// give 0, the write is dropped, the in-range corners work.
+#[test]
+fn out_of_range_accessor_indices_agree() {
+    let dir = built("accessor_bounds", QEMU);
+    let (r, c) = (5u64, 7u64);
+    let x: Vec<f32> = (0..r * c).map(|i| i as f32 + 1.0).collect();
+    let xs = npy_file("q_bounds_x.npy", &f32s(&[r, c], &x)).display().to_string();
+    let (out, t) = both(&dir, "bounds", &[&xs], 1, "bounds");
+    assert_eq!(out.to_f32(), [x[(r * c - 1) as usize], 0.0, 0.0, 0.0, 0.0, 0.0, x[0], 83.0]);
+    // The same line in the simulator's report and in the device's.
+    assert_eq!(t.matches("bounds errors 0 33 83 33 83 33 0 83").count(), 2, "{t}");
+}
+
 #[test]
 fn tcm_kernels_agree_single_on_1_multicore_on_8() {
     let dir = built("tcm_single", QEMU);

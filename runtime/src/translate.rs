@@ -60,6 +60,11 @@ const_assert_eq!(offset_of!(TranslationCtx, next_alloc), 160);
 const_assert_eq!(offset_of!(TranslationCtx, last_installed), 161);
 const_assert_eq!(size_of::<TranslationCtx>(), 168);
 const_assert_eq!(align_of::<TranslationCtx>(), 8);
+// The C++ accessor (include/ATen/core/TensorAccessor.h) reads `ptr`,
+// `window`, `mask` and `last_installed` in place for its inline hit, and
+// static_asserts the same offsets.
+const_assert_eq!(offset_of!(MapRecord, ptr), 0);
+const_assert_eq!(offset_of!(TranslationCtx, records), 0);
 
 /// A tensor's storage as the kernel holds it: a 64-bit SoC address and the
 /// context that translates it (16 bytes, C layout). Arithmetic on it is

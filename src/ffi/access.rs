@@ -21,6 +21,24 @@ pub(crate) fn view(t: *const TensorView) -> Result<TensorView> {
     Ok(unsafe { t.read_unaligned() })
 }
 
+/// Runs `f` on the caller's tensor (null refused), read in place when it
+/// is aligned (a C `neuron_tensor` always is): a copy of its 168 bytes is
+/// a `memcpy` call, on a TCM transfer the biggest cost of the call after
+/// the DMA itself.
+pub(crate) fn with_view<R>(t: *const TensorView, f: impl FnOnce(&TensorView) -> Result<R>) -> Result<R> {
+    if t.is_null() {
+        return Err(Error::NullStorage);
+    }
+    if t.is_aligned() {
+        // SAFETY: a non-null tensor pointer from C points to a readable
+        // `neuron_tensor` (the exports' documented contract), aligned as
+        // checked; the kernel does not write it during the call, and it is
+        // none of the runtime state the entry point holds.
+        return f(unsafe { &*t });
+    }
+    f(&view(t)?)
+}
+
 /// Checks that `t` can be viewed as `rank`-dimensional elements of dtype
 /// `dtype` and `elem_size` bytes (rank, dtype, alignment). 0 or -1.
 ///
@@ -28,7 +46,7 @@ pub(crate) fn view(t: *const TensorView) -> Result<TensorView> {
 /// `t` null (refused) or a readable `neuron_tensor`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_accessor_check(t: *const TensorView, rank: u32, dtype: u8, elem_size: u32) -> i32 {
-    status(with_core(|_| check_view(&view(t)?, rank as usize, dtype, elem_size as u64)))
+    status(with_core(|_| with_view(t, |v| check_view(v, rank as usize, dtype, elem_size as u64))))
 }
 
 /// Registers an accessor of `kind` (0 read stream, 1 write stream,
@@ -39,7 +57,7 @@ pub unsafe extern "C" fn neuron_accessor_check(t: *const TensorView, rank: u32, 
 /// `t` null (refused) or a readable `neuron_tensor`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_accessor_register(t: *const TensorView, kind: u32) -> i32 {
-    status(with_core(|b| b.state.accessor_register(view(t)?.storage.addr, AccessorKind::from_u32(kind)?)))
+    status(with_core(|b| b.state.accessor_register(with_view(t, |v| Ok(v.storage.addr))?, AccessorKind::from_u32(kind)?)))
 }
 
 /// Deregisters an accessor registered with [`neuron_accessor_register`].
@@ -48,7 +66,7 @@ pub unsafe extern "C" fn neuron_accessor_register(t: *const TensorView, kind: u3
 /// `t` null (refused) or a readable `neuron_tensor`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_accessor_release(t: *const TensorView, kind: u32) -> i32 {
-    status(with_core(|b| b.state.accessor_release(view(t)?.storage.addr, AccessorKind::from_u32(kind)?)))
+    status(with_core(|b| b.state.accessor_release(with_view(t, |v| Ok(v.storage.addr))?, AccessorKind::from_u32(kind)?)))
 }
 
 /// `get_accessor_coherence_policy`: 0 COHERENT, 1 INCOHERENT_VERBOSE,
@@ -94,7 +112,7 @@ pub extern "C" fn neuron_index_peel(addr: u64, size: i64, stride: i64, i: i64, e
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_tensor_to_tcm(t: *const TensorView, dtype: u8, tcm: *mut c_void, flat_offset: u64, n: u64) -> i32 {
     // SAFETY: forwarded from the caller.
-    status(with_core(|b| unsafe { b.state.tensor_to_tcm(&view(t)?, dtype, tcm.cast(), flat_offset, n) }))
+    status(with_core(|b| with_view(t, |v| unsafe { b.state.tensor_to_tcm(v, dtype, tcm.cast(), flat_offset, n) })))
 }
 
 /// `tcm_to_tensor<T>(tcm, flat_offset, n)`: `n` elements from `tcm` into
@@ -105,7 +123,7 @@ pub unsafe extern "C" fn neuron_tensor_to_tcm(t: *const TensorView, dtype: u8, t
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_tcm_to_tensor(t: *const TensorView, dtype: u8, tcm: *const c_void, flat_offset: u64, n: u64) -> i32 {
     // SAFETY: forwarded from the caller.
-    status(with_core(|b| unsafe { b.state.tcm_to_tensor(&view(t)?, dtype, tcm.cast(), flat_offset, n) }))
+    status(with_core(|b| with_view(t, |v| unsafe { b.state.tcm_to_tensor(v, dtype, tcm.cast(), flat_offset, n) })))
 }
 
 /// Sets the size of the `tcm_malloc` pool (default 16 KiB; a multiple of

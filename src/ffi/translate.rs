@@ -2,7 +2,8 @@
 
 use crate::current::with_core;
 use core::ffi::c_void;
-use neuron_runtime::Error;
+use neuron_runtime::translate::{SBUF_RECORD, SCRATCH_RECORD};
+use neuron_runtime::{Error, Translator};
 
 /// `neuron_translate_ctx`: the calling core's translation context, the
 /// value every `Q7PtrType.ctx` holds. Null if no core is bound.
@@ -40,6 +41,32 @@ fn translate_slow(ctx: *mut c_void, addr: u64) -> *mut c_void {
             return Err(Error::TranslateNotReady);
         }
         b.state.translate(addr).map(|p| p.cast::<c_void>())
+    })
+    .unwrap_or(core::ptr::null_mut())
+}
+
+/// `neuron_translate_pinned(ctx, addr, bytes)`: the pointer to SoC
+/// `addr` when all of `[addr, addr + bytes)` lies in one of this core's
+/// pinned windows (hbm_scratch, or SBUF up to its end), else null. Such a
+/// range never moves (pinned records are set at init and never evicted),
+/// so the C++ accessor asks once, when it is made, and indexes from the
+/// pointer. Nothing is recorded: "no" is an answer, not an error.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_translate_pinned(ctx: *mut c_void, addr: u64, bytes: u64) -> *mut c_void {
+    with_core(|b| {
+        let t = &b.state.translator;
+        let last = match bytes.checked_sub(1).and_then(|n| addr.checked_add(n)) {
+            Some(l) if ctx == core::ptr::addr_of!(t.ctx).cast_mut().cast::<c_void>() => l,
+            _ => return Ok(core::ptr::null_mut()),
+        };
+        let (Some((i, p)), Some((j, _))) = (t.ctx.lookup_all(addr), t.ctx.lookup_all(last)) else {
+            return Ok(core::ptr::null_mut());
+        };
+        let pinned = i == j && matches!(i, SBUF_RECORD | SCRATCH_RECORD);
+        if !pinned || Translator::past_sbuf(&t.ctx, &b.state.hal, i, last) {
+            return Ok(core::ptr::null_mut());
+        }
+        Ok(p.cast::<c_void>())
     })
     .unwrap_or(core::ptr::null_mut())
 }

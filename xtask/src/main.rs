@@ -10,6 +10,7 @@ mod layout;
 mod lints;
 mod main_job;
 mod perf;
+mod perf_cpp;
 mod preflight;
 mod qemu;
 mod reliability;
@@ -73,7 +74,8 @@ cargo xtask <command>
       `cargo bench -p neuron-bench` first); writes target/criterion/ratios.md.
   perf
       Instruction counts on the emulated core (kernels/perf-image under the
-      TCG plugin perf/insn_count.c), the runtime's footprint in the linked
+      TCG plugin perf/insn_count.c; the C++ kernels of perf/cpp built and
+      run by customop, figures cpp_*), the runtime's footprint in the linked
       example image and its stack use, against perf/budgets.toml (fails
       above budget + 10 %). Also a step of `test`.
 

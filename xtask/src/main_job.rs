@@ -19,7 +19,7 @@ fn input() -> Vec<f32> {
 }
 
 /// A little-endian f32 `.npy` (format 1.0) of `shape`.
-fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
+pub(crate) fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
     let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
     let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
     // The header (with its 10-byte preamble) pads to a multiple of 64, ending in '\n'.
@@ -35,7 +35,7 @@ fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
 }
 
 /// The f32 payload of a `.npy` written by customop (`<f4`, C order).
-fn read_npy_f32(p: &Path) -> Result<Vec<f32>> {
+pub(crate) fn read_npy_f32(p: &Path) -> Result<Vec<f32>> {
     let b = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
     if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
         return Err(format!("{}: not a .npy file", p.display()));

@@ -9,7 +9,9 @@
 //! add and prints the running count whenever `perf_mark`'s first
 //! instruction runs. Instructions of the QEMU HAL's software DMA engine
 //! (`neuron_hal::xtensa::emulated::*`, hardware on the Q7) are not counted.
-//! Exact and deterministic: the same image gives the same counts.
+//! Exact and deterministic: the same image gives the same counts. The C++
+//! figures (`cpp_*`, [`crate::perf_cpp`]) use the same plugin per core,
+//! with the library's share.
 
 use crate::{artifact_dir, build_xtensa, link, root, xtensa_dir, Result, LD};
 use std::collections::BTreeMap;
@@ -81,7 +83,7 @@ fn perf_dir() -> PathBuf {
     xtensa_dir().join("perf")
 }
 
-fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
+pub(crate) fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
     let o = Command::new(LD.replace("-ld", "-nm")).args(["-S", "-C"]).arg(elf).output().map_err(|e| format!("nm: {e}"))?;
     Ok(String::from_utf8_lossy(&o.stdout)
         .lines()
@@ -101,7 +103,7 @@ fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
 }
 
 /// Builds the plugin (only when the source is newer).
-fn plugin() -> Result<PathBuf> {
+pub(crate) fn plugin() -> Result<PathBuf> {
     let src = root().join(PLUGIN_SRC);
     let so = perf_dir().join("libinsn_count.so");
     std::fs::create_dir_all(perf_dir()).map_err(|e| e.to_string())?;
@@ -303,6 +305,7 @@ fn budgets() -> Result<BTreeMap<String, u64>> {
 /// exceeds its budget by more than 10 %.
 pub fn check() -> Result {
     let mut f = measure()?;
+    crate::perf_cpp::measure(&mut f)?;
     // The example image as the Q7 runs it (rebuilt and relinked: cheap
     // when up to date; the FLL step of `test` checks it).
     crate::target::build_images()?;

@@ -1,7 +1,8 @@
 // The accessors a Tensor hands out (SPEC §8): per-element
 // (TensorAccessor, acc[i][j]), read and write streams, and the TCM
-// accessor. Every element access is a C export call (neuron_translate at
-// the leaf, the stream and TCM exports).
+// accessor. Per-element indexing is inline arithmetic; the leaf's
+// translate is inline on the device when the tensor's window allows it
+// and neuron_translate otherwise; streams and TCM are C export calls.
 #pragma once
 
 #include <stddef.h>
@@ -27,14 +28,110 @@ constexpr bool is_arithmetic() {
 
 // ---- per-element accessor -----------------------------------------------------
 
-// One element: reading or writing it is one translate and one volatile
-// access; no pointer is kept (a later translate may move the window).
+namespace detail {
+
+// The fields of the ABI-fixed translation context (SPEC §3) that the
+// inline paths read; runtime/src/translate.rs asserts the same layout.
+static_assert(sizeof(neuron_map_record) == 32, "map record: 32 bytes");
+static_assert(offsetof(neuron_map_record, ptr) == 0 && offsetof(neuron_map_record, window) == 8, "map record layout");
+static_assert(offsetof(neuron_map_record, mask) == 16, "map record layout");
+static_assert(offsetof(neuron_translation_ctx, last_installed) == 161, "context layout");
+static_assert(sizeof(neuron_translation_ctx) == 168, "context: 168 bytes");
+
+// How an accessor reaches its elements, decided once when it is made.
+enum : uint32_t {
+    // The library does the work: a peel call per dimension and a translate
+    // per element (a refused accessor, an index that went out of range, a
+    // tensor that is not row-major or whose byte offsets need 64 bits).
+    kPathLibrary = 0,
+    // Offsets inline in 32 bits; the element's translate is the library's
+    // (the host, where the simulator counts every translation).
+    kPathNarrow = 1,
+    // The whole tensor is in a pinned window of this core (hbm_scratch or
+    // SBUF): pinned records are set once at init and never evicted, so
+    // the accessor indexes the window's NX pointer directly.
+    kPathPinned = 2,
+    // HBM through the dynamic windows: the record installed last is
+    // checked inline; anything else is neuron_translate's.
+    kPathDynamic = 3,
+};
+
+// 32-bit fields: one l32i each even deep in a kernel's frame.
+struct ElementPath {
+    neuron_translation_ctx* ctx;
+    uint32_t kind;
+};
+
+// The fast path's bounds of an accessor on the library path: every index
+// is out of range, so every peel is the library's.
+constexpr int64_t kNoBounds[NEURON_MAX_DIMS] = {};
+
+// The translate hit on the record installed last, read in place: the
+// caller knows `c` is this core's context (checked when the accessor was
+// made) and, as kernel code, runs while no entry point holds it.
+inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
+    const neuron_map_record& r = c->records[c->last_installed];
+    if ((a & r.mask) == r.ptr) return reinterpret_cast<void*>(static_cast<uintptr_t>(r.window + (a - r.ptr)));
+    return neuron_translate(c, a);
+}
+
+// Where element address `a` is off the pinned path (null: refused; the
+// library recorded why).
+inline void* element_ptr(uint64_t a, const ElementPath& p) {
+#if defined(__XTENSA__)
+    if (p.kind == kPathDynamic) return translate_hit_inline(p.ctx, a);
+#endif
+    return a ? neuron_translate(p.ctx, a) : nullptr;
+}
+
+// The path of a tensor's accessor of `rank` dimensions of `elem` bytes,
+// and (pinned) the NX address it indexes from. Inline offsets need a
+// row-major tensor (innermost stride 1, the others at most 32 bits) whose
+// largest byte offset, and its end within the 4 GiB the address's low
+// word spans, fit 32 bits; on the device, then, the window that shows it.
+inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t elem, uint64_t* base) {
+    ElementPath p{t.storage.ctx, kPathLibrary};
+    const uint64_t addr = t.storage.addr;
+    if (rank == 0 || t.strides[rank - 1] != 1) return p;
+    uint64_t last = 0;  // largest element offset, in elements
+    for (size_t d = 0; d < rank; d++) {
+        const int64_t n = t.sizes[d], s = t.strides[d];
+        if (n < 0 || s < 0 || n > INT64_C(0xFFFFFFFF) || s > INT64_C(0xFFFFFFFF)) return p;
+        if (n == 0) continue;  // every index is out of range: the library's
+        uint64_t step = 0;
+        if (__builtin_mul_overflow(static_cast<uint64_t>(n - 1), static_cast<uint64_t>(s), &step) || __builtin_add_overflow(last, step, &last)) return p;
+    }
+    uint64_t span = 0;  // bytes from the first to past the last element
+    if (addr == 0 || __builtin_mul_overflow(last + 1, elem, &span) || span > UINT64_C(0x100000000) - static_cast<uint32_t>(addr)) return p;
+    p.kind = kPathNarrow;
+#if defined(__XTENSA__)
+    // A pinned window shows the whole tensor: its pointer, once.
+    if (void* first = neuron_translate_pinned(p.ctx, addr, span)) {
+        p.kind = kPathPinned;
+        *base = reinterpret_cast<uintptr_t>(first);
+        return p;
+    }
+    if (p.ctx == nullptr || p.ctx != neuron_translate_ctx()) return p;
+    p.kind = kPathDynamic;
+#else
+    (void)base;
+#endif
+    return p;
+}
+
+}  // namespace detail
+
+// One element: reading or writing it is one volatile access at the
+// pointer its accessor's path gives; no pointer is kept (a later
+// translate may move a dynamic window).
 template <class T, bool Writable>
 class ElementRef {
 public:
-    ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), ctx_(ctx) {}
+    ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
+    ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     operator T() const {
-        void* p = addr_ ? neuron_translate(ctx_, addr_) : nullptr;
+        if (path_.kind == detail::kPathPinned) return *ptr();
+        void* p = detail::element_ptr(addr_, path_);
         return p ? *static_cast<volatile T*>(p) : T{};
     }
     // Half/BFloat16 elements read straight as float too (one conversion,
@@ -45,7 +142,11 @@ public:
     }
     const ElementRef& operator=(T v) const {
         static_assert(Writable, "a const tensor's accessor is read-only");
-        void* p = addr_ ? neuron_translate(ctx_, addr_) : nullptr;
+        if (path_.kind == detail::kPathPinned) {
+            *ptr() = v;
+            return *this;
+        }
+        void* p = detail::element_ptr(addr_, path_);
         if (p) *static_cast<volatile T*>(p) = v;
         return *this;
     }
@@ -60,24 +161,36 @@ public:
     const ElementRef& operator/=(const V& v) const { return *this = static_cast<T>(static_cast<T>(*this) / v); }
 
 private:
+    // Pinned: the address is the NX pointer itself.
+    volatile T* ptr() const { return reinterpret_cast<volatile T*>(static_cast<uintptr_t>(addr_)); }
     uint64_t addr_;
-    neuron_translation_ctx* ctx_;
+    detail::ElementPath path_;
 };
 
-// N dimensions left to index; acc[i] peels one (an out-of-range index
-// yields address 0, which the leaf's translate refuses).
+// N dimensions left to index; acc[i] peels one. In bounds on an inline
+// path that is a compare and a multiply-add on the low word; otherwise
+// (and for every out-of-range index) it is the library's peel, which
+// records the error and yields address 0, which the leaf refuses.
 template <class T, size_t N, bool Writable = true>
 class TensorAccessor {
 public:
     TensorAccessor(const int64_t* sizes, const int64_t* strides, uint64_t addr, neuron_translation_ctx* ctx)
-        : sizes_(sizes), strides_(strides), addr_(addr), ctx_(ctx) {}
+        : sizes_(sizes), strides_(strides), bounds_(detail::kNoBounds), addr_(addr), path_{ctx, detail::kPathLibrary} {}
+    TensorAccessor(const int64_t* sizes, const int64_t* strides, const int64_t* bounds, uint64_t addr, const detail::ElementPath& path)
+        : sizes_(sizes), strides_(strides), bounds_(bounds), addr_(addr), path_(path) {}
     auto operator[](int64_t i) const {
-        const uint64_t a = neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T));
-        if constexpr (N == 1) {
-            return ElementRef<T, Writable>(a, ctx_);
-        } else {
-            return TensorAccessor<T, N - 1, Writable>(sizes_ + 1, strides_ + 1, a, ctx_);
+        // On an inline path `bounds_` is `sizes_`, whose entries (like the
+        // strides) fit 32 bits (checked when the accessor was made): the
+        // bounds check is on the low word once the high word is 0, and the
+        // offset cannot carry into the high word. Elsewhere the bounds are
+        // 0 and every index takes the library's peel.
+        if ((static_cast<uint64_t>(i) >> 32) == 0 && static_cast<uint32_t>(i) < static_cast<uint32_t>(bounds_[0])) {
+            // The innermost stride is 1 on an inline path.
+            const uint32_t stride = N == 1 ? 1u : static_cast<uint32_t>(strides_[0]);
+            const uint32_t off = static_cast<uint32_t>(i) * stride * static_cast<uint32_t>(sizeof(T));
+            return next((addr_ & ~UINT64_C(0xFFFFFFFF)) | static_cast<uint32_t>(static_cast<uint32_t>(addr_) + off), bounds_ + 1, path_);
         }
+        return next(neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T)), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
     }
     int64_t size(size_t d) const { return d < N ? sizes_[d] : 0; }
     int64_t stride(size_t d) const { return d < N ? strides_[d] : 0; }
@@ -85,10 +198,22 @@ public:
     c10::IntArrayRef strides() const { return c10::IntArrayRef(strides_, N); }
 
 protected:
+    // What indexing one dimension gives: the element, or the accessor of
+    // the remaining dimensions.
+    auto next(uint64_t a, const int64_t* bounds, const detail::ElementPath& p) const {
+        if constexpr (N == 1) {
+            (void)bounds;
+            return ElementRef<T, Writable>(a, p);
+        } else {
+            return TensorAccessor<T, N - 1, Writable>(sizes_ + 1, strides_ + 1, bounds, a, p);
+        }
+    }
     const int64_t* sizes_;
     const int64_t* strides_;
+    // The inline path's bounds: `sizes_`, or kNoBounds (library path).
+    const int64_t* bounds_;
     uint64_t addr_;
-    neuron_translation_ctx* ctx_;
+    detail::ElementPath path_;
 };
 
 // The accessor a Tensor hands out: registered with the coherency enforcer
@@ -101,7 +226,11 @@ public:
     explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, Writable>(t_.sizes, t_.strides, 0, t.storage.ctx), t_(t) {
         ok_ = neuron_accessor_check(&t_, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 &&
               neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
-        if (ok_) this->addr_ = t_.storage.addr;
+        if (ok_) {
+            this->addr_ = t_.storage.addr;
+            this->path_ = detail::element_path(t_, N, sizeof(T), &this->addr_);
+            if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t_.sizes;
+        }
     }
     Accessor(const Accessor&) = delete;
     Accessor& operator=(const Accessor&) = delete;

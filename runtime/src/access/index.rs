@@ -35,9 +35,23 @@ pub fn flat_range(numel: i64, flat_offset: u64, n: u64, elem_size: u64) -> Resul
     if numel < 0 || end > numel as u64 {
         return Err(Error::IndexOutOfBounds);
     }
-    let off = flat_offset.checked_mul(elem_size).ok_or(Error::IndexOutOfBounds)?;
-    let len = n.checked_mul(elem_size).ok_or(Error::IndexOutOfBounds)?;
+    let off = times_elem(flat_offset, elem_size).ok_or(Error::IndexOutOfBounds)?;
+    let len = times_elem(n, elem_size).ok_or(Error::IndexOutOfBounds)?;
     Ok((off, len))
+}
+
+/// `x * elem_size`, checked. The element sizes that marshal are 1, 2, 4
+/// and 8: a constant shift each, where a 32-bit core's 64-bit multiply
+/// (or a variable 64-bit shift) is a call or a long sequence.
+#[inline]
+fn times_elem(x: u64, elem_size: u64) -> Option<u64> {
+    match elem_size {
+        1 => Some(x),
+        2 => (x >> 63 == 0).then_some(x << 1),
+        4 => (x >> 62 == 0).then_some(x << 2),
+        8 => (x >> 61 == 0).then_some(x << 3),
+        _ => x.checked_mul(elem_size),
+    }
 }
 
 /// Checks that a tensor can be viewed as `N`-dimensional elements of
@@ -72,6 +86,15 @@ mod tests {
         assert_eq!(peel(0x1000, 4, 6, -1, 4), Err(Error::IndexOutOfBounds));
         assert_eq!(peel(u64::MAX - 3, 4, 1, 1, 8), Err(Error::IndexOutOfBounds), "address overflow");
         assert_eq!(peel(0, i64::MAX, i64::MAX, i64::MAX - 1, 8), Err(Error::IndexOutOfBounds));
+    }
+
+    #[test]
+    fn times_elem_is_the_checked_product() {
+        for es in [1u64, 2, 3, 4, 8, 0] {
+            for x in [0u64, 1, 7, u64::MAX / 8, u64::MAX / 8 + 1, u64::MAX / 4, u64::MAX / 2 + 1, u64::MAX] {
+                assert_eq!(times_elem(x, es), x.checked_mul(es), "{x} * {es}");
+            }
+        }
     }
 
     #[test]
