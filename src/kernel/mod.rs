@@ -10,12 +10,15 @@
 //!   `get_func_*` table for a list of ops.
 //! - [`kprint!`](crate::kprint): the device printf ring.
 //!
-//! Everything goes through the C exports of this crate, so a Rust kernel
-//! behaves exactly as a C++ one. Failures are [`Error`]s, never panics.
+//! The accessors call the runtime directly (the same functions the C
+//! exports are a thin shell over), so a Rust kernel behaves exactly as a
+//! C++ one. Failures are [`Error`]s, never panics.
 
 mod accessor;
 mod arg;
 mod element;
+mod layout;
+mod leaf;
 #[doc(hidden)]
 pub mod macros;
 pub mod ops;
@@ -24,7 +27,7 @@ mod stream;
 mod tcm;
 mod tensor;
 
-pub use accessor::{Accessor, ConstAccessor, ElemRef, SubAccessor};
+pub use accessor::{Accessor, ConstAccessor, ElemRef, Mode, ReadOnly, ReadWrite, SubAccessor};
 pub use arg::{KernelArg, KernelOutput};
 pub use element::Element;
 pub use neuron_runtime::access::CoherencePolicy;

@@ -65,12 +65,12 @@ impl Tensor {
     /// `accessor<T, N>()`: per-element access; each element read or write
     /// is one translate. Registers with the coherency enforcer.
     pub fn accessor<T: Element, const N: usize>(&self) -> Result<Accessor<T, N>> {
-        Accessor::new(self.view)
+        Accessor::new(&self.view)
     }
 
     /// The const `accessor<T, N>()`: read-only per-element access.
     pub fn const_accessor<T: Element, const N: usize>(&self) -> Result<ConstAccessor<T, N>> {
-        ConstAccessor::new(self.view)
+        ConstAccessor::new(&self.view)
     }
 
     /// `read_stream_accessor<T>()`: sequential reads through a data-RAM
