@@ -10,9 +10,11 @@
 //!   `get_func_*` table for a list of ops.
 //! - [`kprint!`](crate::kprint): the device printf ring.
 //!
-//! The accessors call the runtime directly (the same functions the C
-//! exports are a thin shell over), so a Rust kernel behaves exactly as a
-//! C++ one. Failures are [`Error`]s, never panics.
+//! The accessors, streams, TCM copies and tensor operations call the
+//! runtime directly (the same functions the C exports are a thin shell
+//! over; errors come back as values, not through `neuron_last_error`), so
+//! a Rust kernel behaves exactly as a C++ one. Failures are [`Error`]s,
+//! never panics.
 
 mod accessor;
 mod arg;
@@ -39,15 +41,6 @@ pub use print::print_fmt;
 pub use stream::{ReadStream, WriteStream};
 pub use tcm::{TcmAccessor, TcmBuf};
 pub use tensor::{OwnedTensor, Tensor};
-
-/// Maps a C status (0 / -1) to a result, reading the recorded error.
-pub(crate) fn check(rc: i32) -> Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(last_error())
-    }
-}
 
 /// The calling core's last recorded error.
 pub(crate) fn last_error() -> Error {
