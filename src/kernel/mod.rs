@@ -42,6 +42,16 @@ pub use stream::{ReadStream, WriteStream};
 pub use tcm::{TcmAccessor, TcmBuf};
 pub use tensor::{OwnedTensor, Tensor};
 
+/// `neuron_translate(p.ctx, p.addr)` for a Rust kernel: the pointer through
+/// which this core reaches `p` now, valid until the next translate (a
+/// miss may reprogram the window it points into). The hit on this core's
+/// open context is inline; anything else takes the full translate, which
+/// records and returns the error.
+#[inline(always)]
+pub fn translate(p: neuron_runtime::Q7PtrType) -> Result<*mut u8> {
+    crate::ffi::translate::translate(p.ctx, p.addr)
+}
+
 /// The calling core's last recorded error.
 pub(crate) fn last_error() -> Error {
     Error::from_code(crate::ffi::error::neuron_last_error()).unwrap_or(Error::Panic)

@@ -12,6 +12,7 @@ use neuroncustomop::kernel::{Accessor, ConstAccessor, Result, Tensor};
 use neuroncustomop::runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};
 use neuroncustomop::runtime::marshal::invocation::{ArgKind, InvocationBuilder};
 use neuroncustomop::runtime::marshal::tensor::TensorView;
+use neuroncustomop::runtime::Q7PtrType;
 use q7_qemu_board as board;
 
 /// The marker: the plugin prints the running count when its first
@@ -188,6 +189,11 @@ fn read_1d(name: &str, acc: &ConstAccessor<f32, 1>, i: i64) -> Result<f32> {
 }
 
 #[inline(never)]
+fn translate_inline(name: &str, p: Q7PtrType) -> Result<*mut u8> {
+    region(name, || neuroncustomop::kernel::translate(p))
+}
+
+#[inline(never)]
 fn read_2d(acc: &Accessor<f32, 2>, i: i64, j: i64) -> Result<f32> {
     region("accessor_read_2d", || acc.get([i, j]))
 }
@@ -229,6 +235,13 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     fail |= (hit("translate_hit_dyn1", base + R + 0x40)) << 4;
     fail |= (hit("translate_hit_sbuf", QEMU.sbuf_soc_base + 0x40)) << 5;
     fail |= (hit("translate_hit_scratch", QEMU.scratch_soc_base + 0x40)) << 6;
+    // The same hits through the Rust API's inline path (no call).
+    let inline = |name: &str, a: u64| translate_inline(name, Q7PtrType { addr: black_box(a), ctx: black_box(ctx).cast() }).is_err() as u32;
+    fail |= inline("rust_translate_hit_recent", base + 2 * R + 0x40) << 2;
+    fail |= inline("rust_translate_hit_dyn0", base + 0x40) << 3;
+    fail |= inline("rust_translate_hit_dyn1", base + R + 0x40) << 4;
+    fail |= inline("rust_translate_hit_sbuf", QEMU.sbuf_soc_base + 0x40) << 5;
+    fail |= inline("rust_translate_hit_scratch", QEMU.scratch_soc_base + 0x40) << 6;
     fail |= (hit("translate_miss", base + 3 * R + 0x40)) << 7;
     // The window-register write alone (what the miss target excludes).
     let hal = black_box(MmioHal::qemu(0));
