@@ -10,10 +10,11 @@
 //!   `get_func_*` table for a list of ops.
 //! - [`kprint!`](crate::kprint): the device printf ring.
 //!
-//! The accessors, streams, TCM copies and tensor operations call the
-//! runtime directly (the same functions the C exports are a thin shell
-//! over; errors come back as values, not through `neuron_last_error`), so
-//! a Rust kernel behaves exactly as a C++ one. Failures are [`Error`]s,
+//! Everything calls the runtime directly — the accessors, streams, TCM
+//! copies, tensor operations, and the generated wrapper's invocation
+//! steps — through the same functions the C exports are a thin shell over
+//! (errors come back as values, not through `neuron_last_error`), so a
+//! Rust kernel behaves exactly as a C++ one. Failures are [`Error`]s,
 //! never panics.
 
 mod accessor;
@@ -52,27 +53,18 @@ pub fn translate(p: neuron_runtime::Q7PtrType) -> Result<*mut u8> {
     crate::ffi::translate::translate(p.ctx, p.addr)
 }
 
-/// The calling core's last recorded error.
-pub(crate) fn last_error() -> Error {
-    Error::from_code(crate::ffi::error::neuron_last_error()).unwrap_or(Error::Panic)
-}
-
 /// `get_cpu_id()`: this core's index, in `0..cpu_count()`.
 pub fn cpu_id() -> u32 {
-    crate::ffi::cpu::get_cpu_id().max(0) as u32
+    crate::invocation::cpu_id().unwrap_or(0)
 }
 
 /// `get_cpu_count()`.
 pub fn cpu_count() -> u32 {
-    crate::ffi::cpu::get_cpu_count().max(1) as u32
+    crate::invocation::cpu_count()
 }
 
 /// `get_dst_tensor()`: the output storage, written in place (the
 /// multicore form); returning it afterwards copies nothing.
 pub fn dst_tensor() -> Result<Tensor> {
-    let v = crate::ffi::customop::get_dst_tensor();
-    if v.storage.addr == 0 {
-        return Err(last_error());
-    }
-    Ok(Tensor::from_view(v))
+    crate::invocation::dst_tensor().map(Tensor::from_view)
 }
