@@ -271,6 +271,34 @@ impl TranslationCtx {
 /// holds a smaller value, so it no longer matches).
 pub const GENERATION_EXHAUSTED: u32 = u32::MAX;
 
+/// The mapping generation after `g`. On the host it is drawn from one
+/// process-wide counter: simulated cores come and go, and a new core's
+/// translator may sit where a dropped one was, so no two translators may
+/// ever share a generation (an accessor kept past its core must not find
+/// its stale pointer valid). On the device each core's translator lives
+/// as long as the image, and its own count suffices.
+fn next_generation(g: u32) -> u32 {
+    #[cfg(not(target_arch = "xtensa"))]
+    {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        // Above every translator's starting value (1).
+        static NEXT: AtomicU32 = AtomicU32::new(2);
+        let _ = g;
+        // Saturating: once exhausted, every translator stays exhausted.
+        let mut v = NEXT.load(Ordering::Relaxed);
+        loop {
+            match NEXT.compare_exchange_weak(v, v.saturating_add(1), Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return v,
+                Err(now) => v = now,
+            }
+        }
+    }
+    #[cfg(target_arch = "xtensa")]
+    {
+        g.saturating_add(1)
+    }
+}
+
 /// Hit and miss counts per record (diagnostics; feature `stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
@@ -333,7 +361,7 @@ impl Translator {
         if !self.ready {
             self.ctx.reset(hal);
             self.mru = MruHit::EMPTY;
-            self.generation = self.generation.saturating_add(1);
+            self.generation = next_generation(self.generation);
             self.ready = true;
         }
     }
@@ -430,7 +458,7 @@ impl Translator {
         };
         let _victim = self.ctx.install(hal, addr);
         self.mru = MruHit::of(&self.ctx.records[_victim]);
-        self.generation = self.generation.saturating_add(1);
+        self.generation = next_generation(self.generation);
         #[cfg(feature = "stats")]
         {
             self.stats.misses[_victim] += 1;
