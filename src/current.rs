@@ -484,6 +484,110 @@ pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> O
     }
 }
 
+/// The accessors' cached-pointer check: whether `ctx` is the calling
+/// core's open context (no entry point holds the state) and its mapping
+/// generation is still `generation`, so that a pointer found through it at
+/// that generation still shows the same memory. Pure reads of the
+/// translator in place.
+#[cfg(target_arch = "xtensa")]
+#[inline(always)]
+pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, generation: u32, _record: usize) -> bool {
+    let open = open_translator();
+    // `ctx` is not null, so neither is `open` past this test.
+    if ctx.addr().get() != open {
+        return false;
+    }
+    let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
+    // SAFETY: as in `translate_probe`: `open` is this core's translator,
+    // exposed by `with_core`, and nothing mutates it while it is open.
+    unsafe { neuron_runtime::Translator::generation_in_place(t) == generation }
+}
+
+/// The host's check (see the device's): through the core bound to this
+/// thread; a cached hit counts as a hit on `record`, as the translate it
+/// stands for would.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, generation: u32, record: usize) -> bool {
+    let ctx = ctx.as_ptr().cast_const();
+    let p = current_raw();
+    if p.is_null() {
+        return false;
+    }
+    // SAFETY: as in `translate_hit`: the slot stays valid while bound, and
+    // only places are computed and plain fields read or bumped through the
+    // raw pointer while `busy` says no entry point holds a reference.
+    unsafe {
+        if (*p).busy.get() {
+            return false;
+        }
+        let b = (*p).bound.get();
+        let t = core::ptr::addr_of_mut!((*b).state.translator);
+        if ctx != core::ptr::addr_of!((*t).ctx) || neuron_runtime::Translator::generation_in_place(t) != generation {
+            return false;
+        }
+        if let Some(h) = (*core::ptr::addr_of_mut!((*t).stats)).hits.get_mut(record) {
+            *h += 1;
+        }
+        true
+    }
+}
+
+/// What an accessor caches: the generation, the record that maps the
+/// whole range `[lo, hi]` (both ends hit it, `hi` not past the end of
+/// SBUF) and the pointer for `lo`; `None` when `ctx` is not the calling
+/// core's open context, no single record maps the range, or the
+/// generation is exhausted. No side effect (no install, no counter).
+#[inline(never)]
+pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
+    #[cfg(target_arch = "xtensa")]
+    {
+        let open = open_translator();
+        if ctx.addr() != open || open == 0 {
+            return None;
+        }
+        let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
+        // SAFETY: as in `still_mapped`.
+        unsafe { range_in(t, &DEVICE_PLATFORM, lo, hi) }
+    }
+    #[cfg(not(target_arch = "xtensa"))]
+    {
+        let p = current_raw();
+        if p.is_null() {
+            return None;
+        }
+        // SAFETY: as in `still_mapped` (reads only).
+        unsafe {
+            if (*p).busy.get() {
+                return None;
+            }
+            let b = (*p).bound.get();
+            let t = core::ptr::addr_of!((*b).state.translator);
+            if ctx != core::ptr::addr_of!((*t).ctx) {
+                return None;
+            }
+            range_in(t, neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi)
+        }
+    }
+}
+
+/// [`open_range`] on a translator.
+///
+/// # Safety
+/// `t` is live and nothing mutates it during the call.
+unsafe fn range_in(t: *const neuron_runtime::Translator, platform: &neuron_hal::Platform, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
+    // SAFETY: the caller's contract; shared reads only.
+    let c = unsafe { &*core::ptr::addr_of!((*t).ctx) };
+    let (i, p) = c.lookup(lo)?;
+    let (j, _) = c.lookup(hi)?;
+    if i != j || neuron_runtime::Translator::past_sbuf_on(c, platform, j, hi) {
+        return None;
+    }
+    // SAFETY: as above.
+    let g = unsafe { neuron_runtime::Translator::generation_in_place(t) };
+    (g != neuron_runtime::translate::GENERATION_EXHAUSTED).then_some((g, i, p))
+}
+
 /// A copy of the calling core's `view` (zeroes when no core is bound).
 #[cfg(target_arch = "xtensa")]
 pub fn read_view() -> neuron_runtime::marshal::tensor::TensorView {

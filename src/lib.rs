@@ -17,6 +17,7 @@ pub mod device;
 pub mod ffi;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;
+mod invocation;
 pub mod kernel;
 mod switch;
 

@@ -271,6 +271,39 @@ impl TranslationCtx {
     }
 }
 
+/// The generation a translator stays at once it has counted `u32::MAX`
+/// changes: no pointer found at it may be cached (a cache filled earlier
+/// holds a smaller value, so it no longer matches).
+pub const GENERATION_EXHAUSTED: u32 = u32::MAX;
+
+/// The mapping generation after `g`. On the host it is drawn from one
+/// process-wide counter: simulated cores come and go, and a new core's
+/// translator may sit where a dropped one was, so no two translators may
+/// ever share a generation (an accessor kept past its core must not find
+/// its stale pointer valid). On the device each core's translator lives
+/// as long as the image, and its own count suffices.
+fn next_generation(g: u32) -> u32 {
+    #[cfg(not(target_arch = "xtensa"))]
+    {
+        use core::sync::atomic::{AtomicU32, Ordering};
+        // Above every translator's starting value (1).
+        static NEXT: AtomicU32 = AtomicU32::new(2);
+        let _ = g;
+        // Saturating: once exhausted, every translator stays exhausted.
+        let mut v = NEXT.load(Ordering::Relaxed);
+        loop {
+            match NEXT.compare_exchange_weak(v, v.saturating_add(1), Ordering::Relaxed, Ordering::Relaxed) {
+                Ok(_) => return v,
+                Err(now) => v = now,
+            }
+        }
+    }
+    #[cfg(target_arch = "xtensa")]
+    {
+        g.saturating_add(1)
+    }
+}
+
 /// Hit and miss counts per record (diagnostics; feature `stats`).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[repr(C)]
@@ -294,6 +327,13 @@ pub struct Translator {
     /// context, so the device's hit path reads it at a small offset from
     /// the `ctx` pointer it is given).
     pub mru: MruHit,
+    /// Bumped whenever a record's mapping changes (init, every install):
+    /// a pointer found through the context while it had this value still
+    /// maps the same memory as long as it is unchanged. Starts at 1 (0 is
+    /// free for "no generation") and saturates at [`GENERATION_EXHAUSTED`]
+    /// instead of wrapping: from then on no pointer may be cached.
+    /// (Right after `mru`, in what would be padding on the device.)
+    generation: u32,
     /// Counters (updated only with the `stats` feature).
     pub stats: TranslateStats,
     /// Re-miss tracking (updated only with the `stats` feature).
@@ -315,6 +355,7 @@ impl Translator {
             mru: MruHit::EMPTY,
             stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 },
             thrash: crate::thrash::ThrashStats::new(),
+            generation: 1,
             ready: false,
         }
     }
@@ -325,6 +366,7 @@ impl Translator {
         if !self.ready {
             self.ctx.reset(hal);
             self.mru = MruHit::EMPTY;
+            self.generation = next_generation(self.generation);
             self.ready = true;
         }
     }
@@ -332,6 +374,25 @@ impl Translator {
     /// Whether `init` ran.
     pub fn is_ready(&self) -> bool {
         self.ready
+    }
+
+    /// The mapping generation (see the field): changes whenever a record
+    /// may show different memory.
+    pub fn generation(&self) -> u32 {
+        self.generation
+    }
+
+    /// [`Translator::generation`] read in place, without forming a
+    /// reference (the device's and host's inline hit paths, which hold the
+    /// translator only as a raw pointer).
+    ///
+    /// # Safety
+    /// `t` points to a live `Translator` that nothing mutates during the
+    /// read.
+    #[inline(always)]
+    pub unsafe fn generation_in_place(t: *const Self) -> u32 {
+        // SAFETY: the caller's contract; a plain field read.
+        unsafe { core::ptr::addr_of!((*t).generation).read() }
     }
 
     /// `neuron_translate`: the pointer through which the core reaches
@@ -402,6 +463,7 @@ impl Translator {
         };
         let _victim = self.ctx.install(hal, addr);
         self.mru = MruHit::of(&self.ctx.records[_victim]);
+        self.generation = next_generation(self.generation);
         #[cfg(feature = "stats")]
         {
             self.stats.misses[_victim] += 1;

@@ -55,6 +55,42 @@ fn translate_hits_misses_round_robin_and_refusals() {
     assert_eq!(s.hal.window_programs(), 4);
 }
 
+/// The mapping generation the accessors cache pointers under: it changes
+/// at init and with every install, never on a hit or a refusal.
+#[test]
+fn the_generation_changes_with_every_install_only() {
+    let mut s = Box::new(CoreState::new(FakeHal::new(2)));
+    let g0 = s.translator.generation();
+    assert_ne!(g0, 0, "0 is no generation");
+    s.init_prologue();
+    let g1 = s.translator.generation();
+    assert_ne!(g1, g0, "init maps the pinned windows");
+    s.init_prologue();
+    assert_eq!(s.translator.generation(), g1, "the prologue maps them once");
+    s.translate(Q7.scratch_soc_base + 8).unwrap();
+    assert_eq!(s.translator.generation(), g1, "a pinned hit");
+    s.translate(T).unwrap();
+    let g2 = s.translator.generation();
+    assert_ne!(g2, g1, "a miss installs");
+    s.translate(T + 64).unwrap();
+    assert_eq!(s.translate(u64::MAX), Err(Error::AddressUnmapped));
+    assert_eq!(s.translator.generation(), g2, "a hit and a refusal");
+    // Every install a new value (on the host drawn from one process-wide
+    // counter, so other cores' installs may come in between).
+    let mut seen = vec![g0, g1, g2];
+    for r in 1..4u64 {
+        s.translate(T + r * DYNAMIC_WINDOW_SIZE).unwrap();
+        let g = s.translator.generation();
+        assert!(!seen.contains(&g), "{g} again");
+        seen.push(g);
+    }
+    // A second translator never shares one with the first.
+    let mut t = Box::new(CoreState::new(FakeHal::new(3)));
+    t.init_prologue();
+    t.translate(T).unwrap();
+    assert!(!seen.contains(&t.translator.generation()) && t.translator.generation() != 1);
+}
+
 #[test]
 fn prologue_and_the_three_heaps() {
     let mut s = core(5);

@@ -7,10 +7,10 @@
 //! status (`customop_status`) non-zero; the generated wrapper checks it and
 //! skips the kernel, so a rejected invocation writes nothing to the output.
 
-use crate::current::{with_core, Bound, CoreHal};
-use neuron_runtime::marshal::args::BlockSource;
+use crate::invocation as inv;
+use crate::invocation::zero_tensor;
 use neuron_runtime::marshal::tensor::TensorView;
-use neuron_runtime::{Error, Result};
+use neuron_runtime::Error;
 
 /// A scalar argument as C sees it (`at::Scalar` holds an integer or a
 /// double; both forms are filled).
@@ -29,75 +29,32 @@ pub struct NeuronScalar {
 
 static_assertions::const_assert_eq!(core::mem::size_of::<NeuronScalar>(), 24);
 
-/// Runs a marshalling step; a failure becomes the invocation's status
-/// (the first one sticks) as well as the last error.
-fn step<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R>) -> Result<R> {
-    with_core(|b| {
-        let r = f(b);
-        if let Err(e) = &r {
-            if b.invocation_status == 0 {
-                b.invocation_status = e.code();
-            }
-        }
-        r
-    })
-}
-
-fn zero_tensor() -> TensorView {
-    // SAFETY: TensorView is plain data (integers and a raw pointer); all
-    // zeroes is a valid value (a null storage, rank 0).
-    unsafe { core::mem::zeroed() }
-}
-
 /// `customop_setup(has_return)`: arms the DMA queue, clears the
 /// "destination claimed" flag and binds the invocation block the loader
 /// put in the mailbox. Failures go to `customop_status`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_setup(has_return: bool) {
-    let _ = with_core(|b| {
-        b.invocation_status = 0;
-        Ok(())
-    });
-    let _ = step(|b| b.state.setup(has_return, BlockSource::Mailbox));
+    let _ = inv::setup(has_return);
 }
 
 /// The invocation's status: 0 while every step succeeded, else the code
 /// of the first failure since `customop_setup`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_status() -> i32 {
-    with_core(|b| Ok(b.invocation_status)).unwrap_or_else(|e| e.code())
+    inv::status()
 }
 
 /// `customop_next_tensor()`: the next argument as a tensor (zero tensor
 /// on failure).
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_tensor() -> TensorView {
-    // On the device: built in the core's state (`Bound::view`), then
-    // copied into the return slot, so no tensor-sized local sits above the
-    // reader's call chain (the custom-op path's stack).
-    #[cfg(target_arch = "xtensa")]
-    {
-        let _ = step(|b| {
-            let r = b.state.next_tensor_into(&mut b.view);
-            if r.is_err() {
-                b.view = zero_tensor();
-            }
-            r
-        });
-        crate::current::read_view()
-    }
-    #[cfg(not(target_arch = "xtensa"))]
-    {
-        let mut t = zero_tensor();
-        let _ = step(|b| b.state.next_tensor_into(&mut t));
-        t
-    }
+    inv::next_tensor()
 }
 
 /// `customop_next_scalar()`: a one-element tensor argument's value.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_scalar() -> NeuronScalar {
-    step(|b| b.state.next_scalar())
+    inv::next_scalar()
         .map(|s| NeuronScalar { i: s.value.to_i64(), f: s.value.to_f64(), dtype: s.dtype.code(), is_float: s.dtype.is_float() as u8 })
         .unwrap_or_default()
 }
@@ -105,38 +62,38 @@ pub extern "C" fn customop_next_scalar() -> NeuronScalar {
 /// `customop_next_int()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_int() -> i32 {
-    step(|b| b.state.next_int()).unwrap_or(0)
+    inv::next_int().unwrap_or(0)
 }
 
 /// `customop_next_float()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_float() -> f32 {
-    step(|b| b.state.next_float()).unwrap_or(0.0)
+    inv::next_float().unwrap_or(0.0)
 }
 
 /// `customop_next_long_long()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_long_long() -> i64 {
-    step(|b| b.state.next_long_long()).unwrap_or(0)
+    inv::next_long_long().unwrap_or(0)
 }
 
 /// `customop_next_int64()` (`int64_t` arguments).
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_int64() -> i64 {
-    step(|b| b.state.next_int64()).unwrap_or(0)
+    inv::next_int64().unwrap_or(0)
 }
 
 /// `customop_next_double()`.
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_next_double() -> f64 {
-    step(|b| b.state.next_double()).unwrap_or(0.0)
+    inv::next_double().unwrap_or(0.0)
 }
 
 /// `get_dst_tensor()`: the output's storage, for the kernel to write in
 /// place; a later `customop_return_tensor` then copies nothing.
 #[unsafe(no_mangle)]
 pub extern "C" fn get_dst_tensor() -> TensorView {
-    step(|b| b.state.get_dst_tensor()).unwrap_or_else(|_| zero_tensor())
+    inv::dst_tensor().unwrap_or_else(|_| zero_tensor())
 }
 
 /// `customop_return_tensor(t)`: unless the output was claimed, checks the
@@ -147,18 +104,15 @@ pub extern "C" fn get_dst_tensor() -> TensorView {
 /// `t` must be null (refused) or point to a readable `neuron_tensor`.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn customop_return_tensor(t: *const TensorView) -> i32 {
-    super::status(step(|b| {
-        if t.is_null() {
-            return Err(Error::NullStorage);
-        }
-        // SAFETY: the caller guarantees t is readable; it is the kernel's
-        // plain memory (a local or heap struct), not a window view, and
-        // nothing writes it during the call. Borrowed, not copied: a
-        // 168-byte copy here sat under the return copy's call chain, the
-        // deepest of the custom-op path.
-        let t = unsafe { &*t };
-        b.state.return_tensor(t)
-    }))
+    if t.is_null() {
+        return super::status(inv::fail(Error::NullStorage));
+    }
+    // SAFETY: the caller guarantees t is readable; it is the kernel's
+    // plain memory (a local or heap struct), not a window view, and
+    // nothing writes it during the call. Borrowed, not copied: a
+    // 168-byte copy here sat under the return copy's call chain, the
+    // deepest of the custom-op path.
+    super::status(inv::return_tensor(unsafe { &*t }))
 }
 
 /// `customop_cleanup()`: drains both DMA directions, flushes the printf
@@ -166,5 +120,5 @@ pub unsafe extern "C" fn customop_return_tensor(t: *const TensorView) -> i32 {
 /// returned its output).
 #[unsafe(no_mangle)]
 pub extern "C" fn customop_cleanup() -> i32 {
-    super::status(step(|b| b.state.cleanup()))
+    super::status(inv::cleanup())
 }

@@ -82,22 +82,32 @@ pub unsafe extern "C" fn neuron_op_eye(dst: *const TensorView) -> i32 {
 /// `sizes` readable for `ndim` values; `out` null (refused) or writable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_tensor_empty(dtype: u8, sizes: *const i64, ndim: u32, out: *mut TensorView) -> i32 {
-    status(with_core(|b| {
-        if sizes.is_null() || out.is_null() || ndim as usize > neuron_runtime::marshal::tensor::MAX_DIMS {
+    if sizes.is_null() || out.is_null() || ndim as usize > neuron_runtime::marshal::tensor::MAX_DIMS {
+        return status(with_core(|_| Err(Error::BadRank)));
+    }
+    // SAFETY: the caller guarantees ndim readable sizes (at most 8).
+    let shape = unsafe { core::slice::from_raw_parts(sizes, ndim as usize) };
+    status(tensor_empty(dtype, shape).map(|t| {
+        // SAFETY: the caller guarantees `out` is writable.
+        unsafe { out.write_unaligned(t) }
+    }))
+}
+
+/// The tensor behind `neuron_tensor_empty` and the Rust `empty`: `shape`
+/// of `dtype` in this core's HBM heap.
+pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error> {
+    with_core(|b| {
+        if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
             return Err(Error::BadRank);
         }
-        // SAFETY: the caller guarantees ndim readable sizes (at most 8).
-        let shape = unsafe { core::slice::from_raw_parts(sizes, ndim as usize) };
         let t = b.state.tensor_empty(dtype, shape)?;
         // The simulator's sentinel, not whatever the heap block held: an
         // element the kernel never writes stays recognisable (and is
         // reported if the tensor becomes the output).
         #[cfg(not(target_arch = "xtensa"))]
         crate::host::coverage::fill(b.state.hal.soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
-        // SAFETY: the caller guarantees `out` is writable.
-        unsafe { out.write_unaligned(t) };
-        Ok(())
-    }))
+        Ok(t)
+    })
 }
 
 /// Frees a tensor made by [`neuron_tensor_empty`]. 0 or -1.

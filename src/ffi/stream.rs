@@ -83,10 +83,3 @@ pub unsafe extern "C" fn neuron_stream_write(s: *mut NeuronStream, v: *const c_v
 pub unsafe extern "C" fn neuron_stream_close(s: *mut NeuronStream) -> i32 {
     status(with_core(|b| b.state.stream_close(state(s)?)))
 }
-
-/// The buffer of an open, buffered stream (null otherwise): for the Rust
-/// kernel API, which reads and fills it in place and calls the library
-/// only to refill or flush.
-pub(crate) fn stream_buffer(s: &NeuronStream) -> *mut u8 {
-    with_core(|b| Ok(b.state.stream_buffer_of(s))).ok().flatten().unwrap_or(core::ptr::null_mut())
-}

@@ -2,7 +2,7 @@
 //! op's result.
 
 use super::{OwnedTensor, Result, Tensor, Value};
-use crate::ffi::customop as c;
+use crate::invocation as inv;
 
 /// A kernel argument type: how the wrapper reads it (in declared order).
 pub trait KernelArg: Sized {
@@ -13,42 +13,37 @@ pub trait KernelArg: Sized {
 
 impl KernelArg for Tensor {
     fn next() -> Self {
-        Tensor::from_view(c::customop_next_tensor())
+        Tensor::from_view(inv::next_tensor())
     }
 }
 
 impl KernelArg for Value {
     fn next() -> Self {
-        let s = c::customop_next_scalar();
-        if s.is_float != 0 {
-            Value::Float(s.f)
-        } else {
-            Value::Int(s.i)
-        }
+        inv::next_scalar().map_or(Value::Int(0), |s| if s.dtype.is_float() { Value::Float(s.value.to_f64()) } else { Value::Int(s.value.to_i64()) })
     }
 }
 
 impl KernelArg for i32 {
     fn next() -> Self {
-        c::customop_next_int()
+        inv::next_int().unwrap_or(0)
     }
 }
 
 impl KernelArg for f32 {
     fn next() -> Self {
-        c::customop_next_float()
+        inv::next_float().unwrap_or(0.0)
     }
 }
 
 impl KernelArg for i64 {
     fn next() -> Self {
-        c::customop_next_long_long()
+        inv::next_long_long().unwrap_or(0)
     }
 }
 
 impl KernelArg for f64 {
     fn next() -> Self {
-        c::customop_next_double()
+        inv::next_double().unwrap_or(0.0)
     }
 }
 
@@ -63,8 +58,7 @@ pub trait KernelOutput {
 
 impl KernelOutput for Tensor {
     fn hand_back(self) {
-        // SAFETY: the view is a live local.
-        let _ = unsafe { c::customop_return_tensor(self.view()) };
+        let _ = inv::return_tensor(self.view());
     }
 }
 

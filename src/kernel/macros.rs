@@ -19,6 +19,11 @@
 //! Argument types: [`Tensor`](super::Tensor), [`Value`](super::Value)
 //! (scalar), `i32`, `f32`, `i64`, `f64`.
 
+// What the generated wrapper calls: the runtime's invocation steps, the
+// same functions `customop_setup` / `customop_status` / `customop_cleanup`
+// are the C shell over.
+pub use crate::invocation::{cleanup, setup, status};
+
 /// Emits the wrappers, launchers and `get_func_*` table for a list of ops.
 #[macro_export]
 macro_rules! custom_ops {
@@ -37,12 +42,12 @@ macro_rules! custom_ops {
                     // A panic in the kernel is the abort report, never an
                     // unwind across the C ABI.
                     $crate::no_unwind(|| {
-                        $crate::ffi::customop::customop_setup(true);
+                        let _ = $crate::kernel::macros::setup(true);
                         $( let $arg: $ty = <$ty as $crate::kernel::KernelArg>::next(); )*
-                        if $crate::ffi::customop::customop_status() == 0 {
+                        if $crate::kernel::macros::status() == 0 {
                             $crate::kernel::KernelOutput::hand_back(super::$name($($arg),*));
                         }
-                        let _ = $crate::ffi::customop::customop_cleanup();
+                        let _ = $crate::kernel::macros::cleanup();
                     })
                 }
                 /// `<fn>_stack_switch`.

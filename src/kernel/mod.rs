@@ -10,12 +10,18 @@
 //!   `get_func_*` table for a list of ops.
 //! - [`kprint!`](crate::kprint): the device printf ring.
 //!
-//! Everything goes through the C exports of this crate, so a Rust kernel
-//! behaves exactly as a C++ one. Failures are [`Error`]s, never panics.
+//! Everything calls the runtime directly — the accessors, streams, TCM
+//! copies, tensor operations, and the generated wrapper's invocation
+//! steps — through the same functions the C exports are a thin shell over
+//! (errors come back as values, not through `neuron_last_error`), so a
+//! Rust kernel behaves exactly as a C++ one. Failures are [`Error`]s,
+//! never panics.
 
 mod accessor;
 mod arg;
 mod element;
+mod layout;
+mod leaf;
 #[doc(hidden)]
 pub mod macros;
 pub mod ops;
@@ -24,7 +30,7 @@ mod stream;
 mod tcm;
 mod tensor;
 
-pub use accessor::{Accessor, ConstAccessor, ElemRef, SubAccessor};
+pub use accessor::{Accessor, ConstAccessor, ElemRef, Mode, ReadOnly, ReadWrite, SubAccessor};
 pub use arg::{KernelArg, KernelOutput};
 pub use element::Element;
 pub use neuron_runtime::access::CoherencePolicy;
@@ -37,36 +43,28 @@ pub use stream::{ReadStream, WriteStream};
 pub use tcm::{TcmAccessor, TcmBuf};
 pub use tensor::{OwnedTensor, Tensor};
 
-/// Maps a C status (0 / -1) to a result, reading the recorded error.
-pub(crate) fn check(rc: i32) -> Result<()> {
-    if rc == 0 {
-        Ok(())
-    } else {
-        Err(last_error())
-    }
-}
-
-/// The calling core's last recorded error.
-pub(crate) fn last_error() -> Error {
-    Error::from_code(crate::ffi::error::neuron_last_error()).unwrap_or(Error::Panic)
+/// `neuron_translate(p.ctx, p.addr)` for a Rust kernel: the pointer through
+/// which this core reaches `p` now, valid until the next translate (a
+/// miss may reprogram the window it points into). The hit on this core's
+/// open context is inline; anything else takes the full translate, which
+/// records and returns the error.
+#[inline(always)]
+pub fn translate(p: neuron_runtime::Q7PtrType) -> Result<*mut u8> {
+    crate::ffi::translate::translate(p.ctx, p.addr)
 }
 
 /// `get_cpu_id()`: this core's index, in `0..cpu_count()`.
 pub fn cpu_id() -> u32 {
-    crate::ffi::cpu::get_cpu_id().max(0) as u32
+    crate::invocation::cpu_id().unwrap_or(0)
 }
 
 /// `get_cpu_count()`.
 pub fn cpu_count() -> u32 {
-    crate::ffi::cpu::get_cpu_count().max(1) as u32
+    crate::invocation::cpu_count()
 }
 
 /// `get_dst_tensor()`: the output storage, written in place (the
 /// multicore form); returning it afterwards copies nothing.
 pub fn dst_tensor() -> Result<Tensor> {
-    let v = crate::ffi::customop::get_dst_tensor();
-    if v.storage.addr == 0 {
-        return Err(last_error());
-    }
-    Ok(Tensor::from_view(v))
+    crate::invocation::dst_tensor().map(Tensor::from_view)
 }

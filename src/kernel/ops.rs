@@ -1,32 +1,19 @@
-//! The documented tensor operations (SPEC §10) for Rust kernels: thin
-//! calls into the one implementation behind the C exports
-//! (`neuron_op_*`). Elementwise, no broadcasting, no type promotion; a
+//! The documented tensor operations (SPEC §10) for Rust kernels: direct
+//! calls into the one implementation in the runtime (`neuron_op_*` are
+//! the C shell over the same functions). Elementwise, no broadcasting, no type promotion; a
 //! dtype an operation does not accept is `DtypeNotSupported`.
 //!
 //! Each math function has a form that allocates its result in this core's
 //! HBM heap ([`OwnedTensor`], freed on drop) and an `_out` form that
 //! writes into a given tensor of the same shape and dtype.
 
-use super::{check, Dtype, OwnedTensor, Result, Tensor, Value};
-use crate::ffi::customop::NeuronScalar;
-use crate::ffi::ops as c;
-use neuron_runtime::marshal::tensor::TensorView;
+use super::{Dtype, OwnedTensor, Result, Tensor, Value};
+use crate::current::with_core;
 use neuron_runtime::ops::{BinaryOp, UnaryOp};
-
-fn scalar(v: Value) -> NeuronScalar {
-    match v {
-        Value::Int(i) => NeuronScalar { i, f: i as f64, dtype: 0, is_float: 0 },
-        Value::Float(f) => NeuronScalar { i: f as i64, f, dtype: 0, is_float: 1 },
-    }
-}
 
 /// `empty(shape, dtype)`: uninitialised.
 pub fn empty(shape: &[i64], dtype: Dtype) -> Result<OwnedTensor> {
-    let mut v = core::mem::MaybeUninit::<TensorView>::zeroed();
-    // SAFETY: `shape` is live for its length; `v` has room for a view.
-    check(unsafe { c::neuron_tensor_empty(dtype.code(), shape.as_ptr(), shape.len() as u32, v.as_mut_ptr()) })?;
-    // SAFETY: zeroed is a valid TensorView, and the call wrote one.
-    Ok(OwnedTensor::from_empty(unsafe { v.assume_init() }))
+    Ok(OwnedTensor::from_empty(crate::ffi::ops::tensor_empty(dtype.code(), shape)?))
 }
 
 /// A tensor shaped like `t` (same dtype), uninitialised.
@@ -37,8 +24,7 @@ pub fn empty_like(t: &Tensor) -> Result<OwnedTensor> {
 
 /// `fill_(t, v)`.
 pub fn fill_(t: &Tensor, v: impl Into<Value>) -> Result<()> {
-    // SAFETY: the view is live.
-    check(unsafe { c::neuron_op_fill(t.view(), scalar(v.into())) })
+    with_core(|b| b.state.op_fill(t.view(), v.into()))
 }
 
 /// `full(shape, v, dtype)`.
@@ -61,14 +47,12 @@ pub fn ones(shape: &[i64], dtype: Dtype) -> Result<OwnedTensor> {
 /// `eye(n, m, dtype)`: the `n × m` identity.
 pub fn eye(n: i64, m: i64, dtype: Dtype) -> Result<OwnedTensor> {
     let t = empty(&[n, m], dtype)?;
-    // SAFETY: the view is live.
-    check(unsafe { c::neuron_op_eye(t.view()) })?;
+    with_core(|b| b.state.op_eye(t.view()))?;
     Ok(t)
 }
 
 fn unary_out(op: UnaryOp, src: &Tensor, dst: &Tensor) -> Result<()> {
-    // SAFETY: the views are live.
-    check(unsafe { c::neuron_op_unary(op as u32, src.view(), dst.view()) })
+    with_core(|b| b.state.op_unary(op, src.view(), dst.view()))
 }
 
 fn unary(op: UnaryOp, src: &Tensor) -> Result<OwnedTensor> {
@@ -105,8 +89,7 @@ unary_fns! {
 }
 
 fn binary_out(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value, dst: &Tensor) -> Result<()> {
-    // SAFETY: the views are live.
-    check(unsafe { c::neuron_op_binary(op as u32, a.view(), b.view(), scalar(alpha), dst.view()) })
+    with_core(|c| c.state.op_binary(op, a.view(), b.view(), alpha, dst.view()))
 }
 
 fn binary(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value) -> Result<OwnedTensor> {
@@ -164,8 +147,7 @@ pub fn pow(src: &Tensor, exponent: f64) -> Result<OwnedTensor> {
 
 /// `pow_out(src, exponent, dst)`.
 pub fn pow_out(src: &Tensor, exponent: f64, dst: &Tensor) -> Result<()> {
-    // SAFETY: the views are live.
-    check(unsafe { c::neuron_op_pow(src.view(), exponent, dst.view()) })
+    with_core(|b| b.state.op_pow(src.view(), exponent, dst.view()))
 }
 
 /// `clamp(src, min, max)`.
@@ -177,6 +159,5 @@ pub fn clamp(src: &Tensor, min: impl Into<Value>, max: impl Into<Value>) -> Resu
 
 /// `clamp_out(src, min, max, dst)`.
 pub fn clamp_out(src: &Tensor, min: impl Into<Value>, max: impl Into<Value>, dst: &Tensor) -> Result<()> {
-    // SAFETY: the views are live.
-    check(unsafe { c::neuron_op_clamp(src.view(), scalar(min.into()), scalar(max.into()), dst.view()) })
+    with_core(|b| b.state.op_clamp(src.view(), min.into(), max.into(), dst.view()))
 }

@@ -1,17 +1,28 @@
 //! Read and write stream accessors: sequential access through a 4 KiB
 //! data-RAM buffer (per element when the pool has none free).
 
-use super::{check, Element, Result};
-use crate::ffi::stream::{neuron_stream_close, neuron_stream_open, neuron_stream_read, neuron_stream_write, stream_buffer, NeuronStream};
+use super::{Element, Result};
+use crate::current::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
+use neuron_runtime::access::{StreamMode, StreamState as NeuronStream};
 use neuron_runtime::marshal::tensor::TensorView;
 
-fn open<T: Element>(view: &TensorView, mode: u32) -> Result<NeuronStream> {
-    let mut s = NeuronStream::default();
-    // SAFETY: both pointers are live locals.
-    check(unsafe { neuron_stream_open(&mut s, view, mode, T::DTYPE.code(), size_of::<T>() as u32) })?;
-    Ok(s)
+// The runtime's stream functions, called directly (the C exports are a
+// shell over the same ones).
+
+fn open<T: Element>(view: &TensorView, mode: StreamMode) -> Result<NeuronStream> {
+    with_core(|b| b.state.stream_open(view, T::DTYPE.code(), size_of::<T>() as u8, mode))
+}
+
+/// The buffer of an open, buffered stream (null otherwise), read or
+/// filled in place.
+fn stream_buffer(s: &NeuronStream) -> *mut u8 {
+    with_core(|b| Ok(b.state.stream_buffer_of(s))).ok().flatten().unwrap_or(core::ptr::null_mut())
+}
+
+fn close(s: &mut NeuronStream) -> Result<()> {
+    with_core(|b| b.state.stream_close(s))
 }
 
 /// `read_stream_accessor<T>()`.
@@ -25,7 +36,7 @@ pub struct ReadStream<T> {
 
 impl<T: Element> ReadStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        let s = open::<T>(view, 0)?;
+        let s = open::<T>(view, StreamMode::Read)?;
         Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
     }
 
@@ -55,25 +66,24 @@ impl<T: Element> ReadStream<T> {
 
     #[inline(never)]
     fn read_slow(&mut self) -> Result<T> {
-        let mut v = core::mem::MaybeUninit::<T>::uninit();
-        // SAFETY: `v` has room for one T; the state is ours.
-        check(unsafe { neuron_stream_read(&mut self.s, v.as_mut_ptr().cast(), size_of::<T>() as u32) })?;
-        // SAFETY: the read filled all size_of::<T>() bytes, and every bit
-        // pattern is a valid element type value.
-        Ok(unsafe { v.assume_init() })
+        let mut v = [0u8; 8];
+        let v = &mut v[..size_of::<T>()];
+        with_core(|b| b.state.stream_read(&mut self.s, v))?;
+        // SAFETY: `v` holds size_of::<T>() bytes (elements are at most 8),
+        // all written by the read; every bit pattern is a valid element.
+        Ok(unsafe { T::load(v.as_ptr()) })
     }
 
     /// `close()`: gives the buffer back.
     pub fn close(&mut self) -> Result<()> {
-        // SAFETY: the state is ours.
-        check(unsafe { neuron_stream_close(&mut self.s) })
+        close(&mut self.s)
     }
 }
 
 impl<T> Drop for ReadStream<T> {
     fn drop(&mut self) {
-        // SAFETY: the state is ours; closing twice does nothing.
-        let _ = unsafe { neuron_stream_close(&mut self.s) };
+        // Closing twice does nothing.
+        let _ = close(&mut self.s);
     }
 }
 
@@ -88,7 +98,7 @@ pub struct WriteStream<T> {
 
 impl<T: Element> WriteStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        let s = open::<T>(view, 1)?;
+        let s = open::<T>(view, StreamMode::Write)?;
         Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
     }
 
@@ -119,20 +129,22 @@ impl<T: Element> WriteStream<T> {
 
     #[inline(never)]
     fn write_slow(&mut self, v: T) -> Result<()> {
-        // SAFETY: `v` is one live T; the state is ours.
-        check(unsafe { neuron_stream_write(&mut self.s, (&v as *const T).cast(), size_of::<T>() as u32) })
+        let mut bytes = [0u8; 8];
+        let bytes = &mut bytes[..size_of::<T>()];
+        // SAFETY: `bytes` has room for one element (at most 8 bytes).
+        unsafe { v.store(bytes.as_mut_ptr()) };
+        with_core(|b| b.state.stream_write(&mut self.s, bytes))
     }
 
     /// `close()`: flushes and gives the buffer back.
     pub fn close(&mut self) -> Result<()> {
-        // SAFETY: the state is ours.
-        check(unsafe { neuron_stream_close(&mut self.s) })
+        close(&mut self.s)
     }
 }
 
 impl<T> Drop for WriteStream<T> {
     fn drop(&mut self) {
-        // SAFETY: the state is ours; closing twice does nothing.
-        let _ = unsafe { neuron_stream_close(&mut self.s) };
+        // Closing twice does nothing.
+        let _ = close(&mut self.s);
     }
 }

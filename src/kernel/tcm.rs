@@ -1,9 +1,8 @@
 //! The TCM accessor and `tcm_malloc` memory: the fast path (bulk copies
 //! between a tensor and data RAM the kernel owns).
 
-use super::{check, Element, Result, Tensor};
-use crate::ffi::access::{neuron_tcm_to_tensor, neuron_tensor_to_tcm};
-use crate::ffi::heap::{tcm_free, tcm_malloc};
+use super::{Element, Result, Tensor};
+use crate::current::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr::NonNull;
@@ -22,7 +21,7 @@ impl<T: Element> TcmBuf<T> {
     /// `tcm_malloc(len · sizeof(T))`; `None` when the pool is exhausted.
     pub fn new(len: usize) -> Option<Self> {
         let bytes = len.checked_mul(size_of::<T>())?;
-        let ptr = NonNull::new(tcm_malloc(bytes).cast::<T>())?;
+        let ptr = with_core(|b| b.state.tcm_malloc(bytes)).ok()?.cast::<T>();
         // SAFETY: a fresh block of `bytes` bytes, 64-byte aligned.
         unsafe { ptr.as_ptr().cast::<u8>().write_bytes(0, bytes) };
         Some(Self { ptr, len })
@@ -47,7 +46,7 @@ impl<T> core::ops::DerefMut for TcmBuf<T> {
 
 impl<T> Drop for TcmBuf<T> {
     fn drop(&mut self) {
-        tcm_free(self.ptr.as_ptr().cast());
+        let _ = with_core(|b| b.state.tcm_free(self.ptr.as_ptr().cast()));
     }
 }
 
@@ -68,13 +67,13 @@ impl TcmAccessor {
         Tensor::from_view(self.view).expect::<T>()?;
         // SAFETY: `tcm` is a live exclusive slice of tcm.len() Ts (data RAM
         // or Rust memory, never a window view).
-        check(unsafe { neuron_tensor_to_tcm(&self.view, T::DTYPE.code(), tcm.as_mut_ptr().cast(), flat_offset, tcm.len() as u64) })
+        with_core(|b| unsafe { b.state.tensor_to_tcm(&self.view, T::DTYPE.code(), tcm.as_mut_ptr().cast(), flat_offset, tcm.len() as u64) })
     }
 
     /// `tcm_to_tensor<T>(tcm, flat_offset, n)` with `n = tcm.len()`.
     pub fn tcm_to_tensor<T: Element>(&self, tcm: &[T], flat_offset: u64) -> Result<()> {
         Tensor::from_view(self.view).expect::<T>()?;
         // SAFETY: `tcm` is a live slice of tcm.len() Ts.
-        check(unsafe { neuron_tcm_to_tensor(&self.view, T::DTYPE.code(), tcm.as_ptr().cast(), flat_offset, tcm.len() as u64) })
+        with_core(|b| unsafe { b.state.tcm_to_tensor(&self.view, T::DTYPE.code(), tcm.as_ptr().cast(), flat_offset, tcm.len() as u64) })
     }
 }

@@ -3,8 +3,8 @@
 use super::accessor::{Accessor, ConstAccessor};
 use super::stream::{ReadStream, WriteStream};
 use super::tcm::TcmAccessor;
-use super::{check, CoherencePolicy, Dtype, Element, Error, Result};
-use crate::ffi::access::{neuron_get_accessor_coherence_policy, neuron_set_accessor_coherence_policy};
+use super::{CoherencePolicy, Dtype, Element, Error, Result};
+use crate::current::with_core;
 use neuron_runtime::marshal::tensor::TensorView;
 
 /// A tensor: sizes, strides, dtype and its storage as a `Q7PtrType`. A
@@ -65,12 +65,12 @@ impl Tensor {
     /// `accessor<T, N>()`: per-element access; each element read or write
     /// is one translate. Registers with the coherency enforcer.
     pub fn accessor<T: Element, const N: usize>(&self) -> Result<Accessor<T, N>> {
-        Accessor::new(self.view)
+        Accessor::new(&self.view)
     }
 
     /// The const `accessor<T, N>()`: read-only per-element access.
     pub fn const_accessor<T: Element, const N: usize>(&self) -> Result<ConstAccessor<T, N>> {
-        ConstAccessor::new(self.view)
+        ConstAccessor::new(&self.view)
     }
 
     /// `read_stream_accessor<T>()`: sequential reads through a data-RAM
@@ -92,15 +92,12 @@ impl Tensor {
 
     /// `get_accessor_coherence_policy()`.
     pub fn coherence_policy(&self) -> Result<CoherencePolicy> {
-        // SAFETY: the view is a live local.
-        let p = unsafe { neuron_get_accessor_coherence_policy(&self.view) };
-        CoherencePolicy::from_u32(u32::try_from(p).map_err(|_| super::last_error())?)
+        with_core(|b| Ok(b.state.coherence_policy(self.view.storage.addr)))
     }
 
     /// `set_accessor_coherence_policy(p)`.
     pub fn set_coherence_policy(&self, p: CoherencePolicy) -> Result<()> {
-        // SAFETY: the view is a live local.
-        check(unsafe { neuron_set_accessor_coherence_policy(&self.view, p as u32) })
+        with_core(|b| b.state.set_coherence_policy(self.view.storage.addr, p))
     }
 
     /// Checks that this tensor holds `T`s.
@@ -145,7 +142,6 @@ impl core::ops::Deref for OwnedTensor {
 
 impl Drop for OwnedTensor {
     fn drop(&mut self) {
-        // SAFETY: the view is a live local.
-        let _ = unsafe { crate::ffi::ops::neuron_tensor_free(&self.0.view) };
+        let _ = with_core(|b| b.state.tensor_free(&self.0.view));
     }
 }

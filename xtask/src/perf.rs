@@ -233,8 +233,18 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
         .max()
         .unwrap_or(0);
     f.insert("translate_hit_worst".into(), worst);
+    f.insert("rust_translate_hit_recent".into(), r("rust_translate_hit_recent"));
+    let worst = ["rust_translate_hit_recent", "rust_translate_hit_dyn0", "rust_translate_hit_dyn1", "rust_translate_hit_sbuf", "rust_translate_hit_scratch"]
+        .iter()
+        .map(|n| r(n))
+        .max()
+        .unwrap_or(0);
+    f.insert("rust_translate_hit_worst".into(), worst);
     f.insert("translate_miss_excl_write".into(), r("translate_miss").saturating_sub(r("window_register_write")));
     f.insert("accessor_read".into(), r("accessor_read"));
+    f.insert("accessor_read_first".into(), r("accessor_read_first"));
+    f.insert("accessor_read_2d".into(), r("accessor_read_2d"));
+    f.insert("accessor_write_2d".into(), r("accessor_write_2d"));
     f.insert("stream_read".into(), r("stream_read"));
     f.insert("stream_refill_4k".into(), r("stream_read_refill").saturating_sub(r("stream_read")));
     f.insert("invocation_2t_4k".into(), r("invocation"));

@@ -8,10 +8,11 @@ use neuroncustomop::ffi::translate::{neuron_translate, neuron_translate_ctx};
 use neuroncustomop::hal::platform::{qemu, CODE_REGION_SIZE};
 use neuroncustomop::hal::xtensa::MmioHal;
 use neuroncustomop::hal::{Hal, QEMU};
-use neuroncustomop::kernel::Tensor;
+use neuroncustomop::kernel::{Accessor, ConstAccessor, Result, Tensor};
 use neuroncustomop::runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};
 use neuroncustomop::runtime::marshal::invocation::{ArgKind, InvocationBuilder};
 use neuroncustomop::runtime::marshal::tensor::TensorView;
+use neuroncustomop::runtime::Q7PtrType;
 use q7_qemu_board as board;
 
 /// The marker: the plugin prints the running count when its first
@@ -178,6 +179,30 @@ fn depth(top: usize) -> usize {
 
 // ------------------------------------------------------------ regions
 
+// The accessor regions each in a function of their own: the operation as
+// a kernel's loop runs it (accessor and result in registers), not at the
+// bottom of `q7_board_main`'s large frame.
+
+#[inline(never)]
+fn read_1d(name: &str, acc: &ConstAccessor<f32, 1>, i: i64) -> Result<f32> {
+    region(name, || acc.get([i]))
+}
+
+#[inline(never)]
+fn translate_inline(name: &str, p: Q7PtrType) -> Result<*mut u8> {
+    region(name, || neuroncustomop::kernel::translate(p))
+}
+
+#[inline(never)]
+fn read_2d(acc: &Accessor<f32, 2>, i: i64, j: i64) -> Result<f32> {
+    region("accessor_read_2d", || acc.get([i, j]))
+}
+
+#[inline(never)]
+fn write_2d(acc: &Accessor<f32, 2>, i: i64, j: i64, v: f32) -> Result<()> {
+    region("accessor_write_2d", || acc.set([i, j], v))
+}
+
 #[unsafe(no_mangle)]
 pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0);
@@ -210,6 +235,13 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     fail |= (hit("translate_hit_dyn1", base + R + 0x40)) << 4;
     fail |= (hit("translate_hit_sbuf", QEMU.sbuf_soc_base + 0x40)) << 5;
     fail |= (hit("translate_hit_scratch", QEMU.scratch_soc_base + 0x40)) << 6;
+    // The same hits through the Rust API's inline path (no call).
+    let inline = |name: &str, a: u64| translate_inline(name, Q7PtrType { addr: black_box(a), ctx: black_box(ctx).cast() }).is_err() as u32;
+    fail |= inline("rust_translate_hit_recent", base + 2 * R + 0x40) << 2;
+    fail |= inline("rust_translate_hit_dyn0", base + 0x40) << 3;
+    fail |= inline("rust_translate_hit_dyn1", base + R + 0x40) << 4;
+    fail |= inline("rust_translate_hit_sbuf", QEMU.sbuf_soc_base + 0x40) << 5;
+    fail |= inline("rust_translate_hit_scratch", QEMU.scratch_soc_base + 0x40) << 6;
     fail |= (hit("translate_miss", base + 3 * R + 0x40)) << 7;
     // The window-register write alone (what the miss target excludes).
     let hal = black_box(MmioHal::qemu(0));
@@ -234,11 +266,35 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     // Accessor element read (Rust kernel API), tensor in hbm_scratch.
     let ta = bump.f32_tensor(2 * N4K);
     let t = tensor(&ta, ctx);
-    let acc = t.const_accessor::<f32, 1>().expect("accessor");
+    let held = t.const_accessor::<f32, 1>().expect("accessor");
+    // Held by reference, as a kernel's loop holds it in a register (not
+    // at the bottom of this function's large frame).
+    let acc = black_box(&held);
     let i = black_box(5i64);
-    let v = region("accessor_read", || acc.get([i]));
+    // The first read fills the leaf (measured apart); the steady state of
+    // a tensor walk is every read after it.
+    let i0 = black_box(0i64);
+    let v = read_1d("accessor_read_first", acc, i0);
+    fail |= ((v != Ok(0.0)) as u32) << 8;
+    let v = read_1d("accessor_read", acc, i);
     fail |= ((v != Ok(5.0)) as u32) << 8;
-    drop(acc);
+    drop(held);
+
+    // 2-D element read and write (Rust API), 32 x 64 f32 in hbm_scratch;
+    // the first access fills the leaf, unmeasured.
+    let t2 = bump.f32_tensor(2 * N4K);
+    let d2 = RawTensorDesc::contiguous(Location::Hbm, 12, t2.storage, &[32, 64]).expect("shape");
+    let t2 = tensor(&d2, ctx);
+    let held = t2.accessor::<f32, 2>().expect("accessor");
+    let a2 = black_box(&held);
+    let (i, j) = (black_box(3i64), black_box(5i64));
+    fail |= ((a2.get([0, 0]) != Ok(0.0)) as u32) << 20;
+    let v = read_2d(a2, i, j);
+    fail |= ((v != Ok((3 * 64 + 5) as f32)) as u32) << 18;
+    let w = black_box(7.5f32);
+    let r = write_2d(a2, i, j, w);
+    fail |= ((r.is_err() || a2.get([i, j]) != Ok(7.5)) as u32) << 19;
+    drop(held);
 
     // Stream: element 0 refills (4 KiB), 1..1023 read the buffer, 1024
     // refills again.

@@ -16,8 +16,10 @@ use neuron_hal::Hal;
 
 /// Default size of the `tcm_malloc` pool (reference: 16 KiB).
 pub const DEFAULT_TCM_POOL_BYTES: u32 = 16 << 10;
-/// Live `tcm_malloc` blocks at once (defined here).
-pub const TCM_LIVE_BLOCKS: usize = 32;
+/// Live `tcm_malloc` blocks at once (defined here): the data-RAM heap's
+/// own table size, so both heaps are one monomorphisation of
+/// `DataRamHeap` (one copy of its code in a linked image).
+pub const TCM_LIVE_BLOCKS: usize = crate::heap::dataram::DEFAULT_LIVE_BLOCKS;
 
 /// The accessors' per-core state.
 #[derive(Debug)]

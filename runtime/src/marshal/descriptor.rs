@@ -77,6 +77,34 @@ fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
     le_u32_at(b, at) as u64 | (le_u32_at(b, at + 4) as u64) << 32
 }
 
+/// `a · b`, `None` on overflow. When both have at most 32 significant
+/// bits between them the product is one 32-bit multiply (a 32-bit core
+/// has no 64-bit one: `checked_mul` on u64 is a `__muldi3` call, and the
+/// shape products of every descriptor are usually small).
+#[inline(always)]
+fn mul_u64(a: u64, b: u64) -> Option<u64> {
+    if a >> 32 == 0 && b >> 32 == 0 && (a as u32).leading_zeros() + (b as u32).leading_zeros() >= 32 {
+        Some((a as u32).wrapping_mul(b as u32) as u64)
+    } else {
+        a.checked_mul(b)
+    }
+}
+
+/// Whether the 16-byte shape is zero from byte `used` on (the entries
+/// past `num_dim`; `used` is at most 16), as two 64-bit words rather
+/// than an entry loop.
+#[inline(always)]
+fn unused_entries_zero(shape: &[u8; 16], used: usize) -> bool {
+    let lo = u64::from_le_bytes([shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]]);
+    let hi = u64::from_le_bytes([shape[8], shape[9], shape[10], shape[11], shape[12], shape[13], shape[14], shape[15]]);
+    match used {
+        0 => lo == 0 && hi == 0,
+        1..=7 => lo >> (8 * used) == 0 && hi == 0,
+        8..=15 => hi >> (8 * (used - 8)) == 0,
+        _ => true,
+    }
+}
+
 #[inline(always)]
 fn le_u32_at(b: &[u8], at: usize) -> u32 {
     u32::from(b[at]) | u32::from(b[at + 1]) << 8 | u32::from(b[at + 2]) << 16 | u32::from(b[at + 3]) << 24
@@ -232,7 +260,7 @@ impl TensorDesc {
         }
         // 6a before 6b (docs/abi.md): the reserved entries past num_dim
         // are checked first, whatever the entries in use hold.
-        if (raw.num_dim as usize..max_dims as usize).any(|i| raw.shape_entry(i) != 0) {
+        if !unused_entries_zero(&raw.shape, raw.num_dim as usize * if max_dims == WIDE_MAX_DIMS { 4 } else { 2 }) {
             return Err(Error::ReservedNotZero);
         }
         let mut sizes = [0u64; MAX_DIMS];
@@ -242,10 +270,10 @@ impl TensorDesc {
             if s == 0 {
                 return Err(Error::BadShape);
             }
-            numel = numel.checked_mul(s).ok_or(Error::BadShape)?;
+            numel = mul_u64(numel, s).ok_or(Error::BadShape)?;
             *size = s;
         }
-        let nbytes = numel.checked_mul(dtype.elem_size() as u64).filter(|&b| b <= i64::MAX as u64).ok_or(Error::BadShape)?;
+        let nbytes = mul_u64(numel, dtype.elem_size() as u64).filter(|&b| b <= i64::MAX as u64).ok_or(Error::BadShape)?;
         if raw.storage == 0 {
             return Err(Error::NullStorage);
         }
@@ -263,5 +291,32 @@ impl TensorDesc {
             }
         };
         Ok(Self { location, dtype, num_dim: raw.num_dim, sizes, numel, nbytes, buffer_bytes: raw.buffer_bytes, addr })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mul_u64, unused_entries_zero};
+
+    #[test]
+    fn mul_u64_is_checked_mul() {
+        let v = [0u64, 1, 2, 3, 0xFFFF, 0x1_0000, 0xFFFF_FFFF, 0x1_0000_0000, 0x1234_5678_9ABC, u64::MAX / 3, u64::MAX];
+        for &a in &v {
+            for &b in &v {
+                assert_eq!(mul_u64(a, b), a.checked_mul(b), "{a:#x} * {b:#x}");
+            }
+        }
+    }
+
+    #[test]
+    fn unused_entries_are_the_bytes_past_used() {
+        for used in 0..=16 {
+            for k in 0..16 {
+                let mut shape = [0u8; 16];
+                shape[k] = 1;
+                assert_eq!(unused_entries_zero(&shape, used), k < used, "used {used}, byte {k}");
+            }
+            assert!(unused_entries_zero(&[0; 16], used));
+        }
     }
 }

@@ -1,0 +1,74 @@
+//! The per-element accessor's leaf: one element's pointer, translated at
+//! the point of access. A tensor that one record of the context maps as
+//! a whole keeps the pointer of its first element with the context's
+//! mapping generation; while the generation is unchanged (no window was
+//! reprogrammed) an element is that pointer plus its offset, checked
+//! inline against the context in place. Anything else (first access,
+//! after a miss anywhere, a tensor spanning regions, a foreign or held
+//! context) takes the full translate, which reports the errors.
+
+use crate::ffi::translate::translate;
+use core::cell::Cell;
+use core::ptr::NonNull;
+use neuron_runtime::{Result, TranslationCtx};
+
+/// A generation no translator has (they start at 1): an unfilled cache
+/// never matches.
+const NONE: u32 = 0;
+
+/// The translated base of one accessor's tensor.
+#[derive(Debug)]
+pub(crate) struct Leaf {
+    ctx: *mut TranslationCtx,
+    /// SoC address of the first element.
+    base: u64,
+    /// SoC address of the last byte, when the tensor has one.
+    last: Option<u64>,
+    /// The context the cache was filled through (never null, so the
+    /// inline check needs no null test; dangling until filled, when the
+    /// generation never matches).
+    open: Cell<NonNull<TranslationCtx>>,
+    generation: Cell<u32>,
+    record: Cell<usize>,
+    nx: Cell<*mut u8>,
+}
+
+impl Leaf {
+    /// The leaf of a tensor at `base` (`ctx` its context) spanning
+    /// `extent` bytes (`None`: no element).
+    pub(crate) fn new(ctx: *mut TranslationCtx, base: u64, extent: Option<u64>) -> Self {
+        let last = extent.and_then(|e| e.checked_sub(1)).and_then(|e| base.checked_add(e));
+        Self { ctx, base, last, open: Cell::new(NonNull::dangling()), generation: Cell::new(NONE), record: Cell::new(0), nx: Cell::new(core::ptr::null_mut()) }
+    }
+
+    /// The pointer of the element `off` bytes in (in bounds: the caller
+    /// checked it against the layout) when the cached base still maps the
+    /// tensor; valid until the next translate. `None`: take
+    /// [`Leaf::translate`].
+    #[inline(always)]
+    pub(crate) fn cached(&self, off: usize) -> Option<*mut u8> {
+        if crate::current::still_mapped(self.open.get(), self.generation.get(), self.record.get()) {
+            Some(self.nx.get().wrapping_add(off))
+        } else {
+            None
+        }
+    }
+
+    /// The full translate, then the cache refilled when one record maps
+    /// the whole tensor.
+    pub(crate) fn translate(&self, off: u64) -> Result<*mut u8> {
+        // In bounds, so no overflow (the layout checked the extent).
+        let p = translate(self.ctx, self.base.wrapping_add(off))?;
+        if let Some(last) = self.last {
+            if let Some((g, rec, p0)) = crate::current::open_range(self.ctx, self.base, last) {
+                if let Some(c) = NonNull::new(self.ctx) {
+                    self.open.set(c);
+                }
+                self.generation.set(g);
+                self.record.set(rec);
+                self.nx.set(p0);
+            }
+        }
+        Ok(p)
+    }
+}
