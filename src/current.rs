@@ -43,7 +43,8 @@ pub struct Bound<H: neuron_hal::Hal> {
 }
 
 impl<H: neuron_hal::Hal> Bound<H> {
-    /// Wraps fresh state.
+    /// Wraps fresh state (the device builds its static in place instead).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub const fn new(state: CoreState<H>) -> Self {
         Self {
             state,
@@ -80,9 +81,43 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
 }
 
 impl<H: neuron_hal::Hal> CoreSlot<H> {
-    /// A slot holding `bound`, not busy.
+    /// A slot holding `bound`, not busy (host; the device builds its
+    /// static in place with [`CoreSlot::init_in_place`]).
+    #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub const fn new(bound: Bound<H>) -> Self {
         Self { busy: core::cell::Cell::new(false), reentered: core::cell::Cell::new(false), bound: core::cell::UnsafeCell::new(bound) }
+    }
+
+    /// Writes `CoreSlot::new(Bound::new(CoreState::new(hal)))` into `*p`
+    /// in place (see [`CoreState::init_in_place`]): not busy, no error.
+    ///
+    /// # Safety
+    /// As [`CoreState::init_in_place`]: `p` is valid for writes, aligned,
+    /// all of `*p` is zeroed memory, and no reference to it is live.
+    #[cfg_attr(not(target_arch = "xtensa"), allow(dead_code))]
+    pub unsafe fn init_in_place(p: *mut Self, hal: H) {
+        // SAFETY: the caller's contract; each field place is written once,
+        // the state through its own in-place constructor (same contract).
+        unsafe {
+            core::ptr::addr_of_mut!((*p).busy).write(core::cell::Cell::new(false));
+            core::ptr::addr_of_mut!((*p).reentered).write(core::cell::Cell::new(false));
+            let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
+            CoreState::init_in_place(core::ptr::addr_of_mut!((*b).state), hal);
+            core::ptr::addr_of_mut!((*b).last_error).write(0);
+            core::ptr::addr_of_mut!((*b).errors).write(neuron_runtime::ErrorLog::new());
+            core::ptr::addr_of_mut!((*b).invocation_status).write(0);
+            core::ptr::addr_of_mut!((*b).cpu_queried).write(false);
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).empty_fill).write(0);
+            // The view is left as found: zeroes, its value in `Bound::new`.
+        }
+        #[allow(dead_code)]
+        fn all_fields<H: neuron_hal::Hal>(b: &Bound<H>) {
+            #[cfg(target_arch = "xtensa")]
+            let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, view: _ } = b;
+            #[cfg(not(target_arch = "xtensa"))]
+            let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, empty_fill: _ } = b;
+        }
     }
 
     /// The state, through exclusive access to the slot (host: `SimCore`).
@@ -158,8 +193,18 @@ mod device_binding {
     use super::*;
     use neuron_hal::xtensa::MmioHal;
 
-    /// A core's state in a static.
-    pub struct Slot(CoreSlot<CoreHal>);
+    use core::cell::UnsafeCell;
+    use core::mem::MaybeUninit;
+    use core::sync::atomic::{AtomicBool, Ordering};
+
+    /// A core's state in a static, all zeroes until the core's first use
+    /// builds it in place: so it sits in `.bss` (RAM the image does not
+    /// carry; the loader zeroes it) rather than in `.data`.
+    pub struct Slot {
+        /// Set once the slot holds its `CoreSlot`.
+        ready: AtomicBool,
+        slot: UnsafeCell<MaybeUninit<CoreSlot<CoreHal>>>,
+    }
 
     // SAFETY: a slot is only ever used by the one core it belongs to (on
     // the Q7 the image is private to its core; under QEMU a core uses the
@@ -168,17 +213,52 @@ mod device_binding {
     unsafe impl Sync for Slot {}
 
     impl Slot {
-        const fn new(hal: MmioHal) -> Self {
-            Self(CoreSlot::new(Bound::new(CoreState::new(hal))))
+        const fn new() -> Self {
+            Self { ready: AtomicBool::new(false), slot: UnsafeCell::new(MaybeUninit::zeroed()) }
+        }
+
+        /// The slot's state, built with `hal()` on first use.
+        #[inline(always)]
+        fn get(&self, hal: impl FnOnce() -> MmioHal) -> *mut CoreSlot<CoreHal> {
+            let p = self.slot.get().cast::<CoreSlot<CoreHal>>();
+            if !self.ready.load(Ordering::Relaxed) {
+                // SAFETY: not ready: this is the core's first use (the slot
+                // is its own, see `Sync`), so no reference to it exists, and
+                // its memory is still the zeroes of `new`.
+                unsafe { Self::bring_up(p, hal()) };
+                self.ready.store(true, Ordering::Relaxed);
+            }
+            p
+        }
+
+        /// Builds the state in place, then (QEMU) puts the core's emulated
+        /// registers in their reset state (nothing to do on the Q7).
+        ///
+        /// # Safety
+        /// As [`CoreSlot::init_in_place`].
+        #[cold]
+        #[inline(never)]
+        unsafe fn bring_up(p: *mut CoreSlot<CoreHal>, hal: MmioHal) {
+            // SAFETY: forwarded from the caller.
+            unsafe { CoreSlot::init_in_place(p, hal) };
+            #[cfg(feature = "qemu")]
+            {
+                // SAFETY: just built; no entry point holds it yet; only the
+                // HAL, a plain value, is read.
+                unsafe { (*(*p).bound.get()).state.hal.power_on() };
+            }
         }
     }
 
     #[cfg(not(feature = "qemu"))]
-    static CORE: Slot = Slot::new(MmioHal::q7());
+    static CORE: Slot = Slot::new();
 
+    /// The core's slot, built on first use. Not inlined: the first-use
+    /// check stays in one place instead of in every entry point.
     #[cfg(not(feature = "qemu"))]
+    #[inline(never)]
     pub fn current() -> *mut CoreSlot<CoreHal> {
-        core::ptr::addr_of!(CORE.0).cast_mut()
+        CORE.get(MmioHal::q7)
     }
 
     /// The calling core's PRID, read from the hardware (the abort path
@@ -195,40 +275,18 @@ mod device_binding {
     }
 
     #[cfg(feature = "qemu")]
-    static CORES: [Slot; neuron_hal::platform::CORE_COUNT as usize] = [
-        Slot::new(MmioHal::qemu(0)),
-        Slot::new(MmioHal::qemu(1)),
-        Slot::new(MmioHal::qemu(2)),
-        Slot::new(MmioHal::qemu(3)),
-        Slot::new(MmioHal::qemu(4)),
-        Slot::new(MmioHal::qemu(5)),
-        Slot::new(MmioHal::qemu(6)),
-        Slot::new(MmioHal::qemu(7)),
-    ];
-
-    #[cfg(feature = "qemu")]
-    static POWERED: [core::sync::atomic::AtomicBool; neuron_hal::platform::CORE_COUNT as usize] =
-        [const { core::sync::atomic::AtomicBool::new(false) }; neuron_hal::platform::CORE_COUNT as usize];
+    static CORES: [Slot; neuron_hal::platform::CORE_COUNT as usize] = [const { Slot::new() }; neuron_hal::platform::CORE_COUNT as usize];
 
     /// The calling core's slot (by PRID); null for a PRID of 8 or more.
-    /// The first use puts the core's emulated registers in their reset
-    /// state.
+    /// The first use builds the core's state and puts its emulated
+    /// registers in their reset state.
     #[cfg(feature = "qemu")]
     pub fn current() -> *mut CoreSlot<CoreHal> {
-        use core::sync::atomic::Ordering;
-        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0)) as usize;
-        let Some(slot) = CORES.get(cpu) else {
+        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0));
+        let Some(slot) = CORES.get(cpu as usize) else {
             return core::ptr::null_mut();
         };
-        let p = core::ptr::addr_of!(slot.0).cast_mut();
-        if !POWERED[cpu].load(Ordering::Relaxed) {
-            // SAFETY: the slot is this core's (see `Sync` above), and this
-            // is its first use: no entry point holds it yet; only the HAL,
-            // a plain value, is read.
-            unsafe { (*(*p).bound.get()).state.hal.power_on() };
-            POWERED[cpu].store(true, Ordering::Relaxed);
-        }
-        p
+        slot.get(|| MmioHal::qemu(cpu))
     }
 
     /// The "open translator": the address of this core's `Translator`

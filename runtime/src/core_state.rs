@@ -69,6 +69,58 @@ impl<H: Hal> CoreState<H> {
         }
     }
 
+    /// Writes [`CoreState::new`]`(hal)` into `*p`, field by field, so no
+    /// whole state is ever built on the stack (the on-core stack is 4 KiB;
+    /// the state is larger). The bootstrap arena is not written: in zeroed
+    /// memory it already holds its initial value (all zeroes). This lets a
+    /// device keep its state in a zero-initialised static (`.bss`: RAM the
+    /// image does not carry) and build it at the core's first use.
+    ///
+    /// # Safety
+    /// `p` is valid for writes of a `CoreState<H>`, aligned, and every
+    /// byte of `*p` is initialised to zero (e.g. a static built with
+    /// `MaybeUninit::zeroed`). No reference to `*p` is live. Any previous
+    /// value is overwritten without being dropped (`CoreState` has no drop
+    /// glue of its own; the HAL's is not run).
+    pub unsafe fn init_in_place(p: *mut Self, hal: H) {
+        // SAFETY: the caller's contract: `p` is valid, aligned and not
+        // referenced, so each field place may be written; the bootstrap
+        // arena, left alone, is zeroed memory, a valid `[u8; N]` equal to
+        // what `new` puts there.
+        unsafe {
+            core::ptr::addr_of_mut!((*p).translator).write(Translator::new());
+            core::ptr::addr_of_mut!((*p).hal).write(hal);
+            core::ptr::addr_of_mut!((*p).hbm).write(HbmHeap::new());
+            core::ptr::addr_of_mut!((*p).dataram).write(DataRamHeap::new());
+            core::ptr::addr_of_mut!((*p).libc).write(LibcHeap::new());
+            core::ptr::addr_of_mut!((*p).dma).write(DmaQueue::new());
+            core::ptr::addr_of_mut!((*p).args).write(ArgState::new());
+            core::ptr::addr_of_mut!((*p).memcpy_method).write(MemcpyMethod::Dma);
+            core::ptr::addr_of_mut!((*p).access).write(AccessState::new());
+            core::ptr::addr_of_mut!((*p).printf).write(PrintfRing::new());
+            core::ptr::addr_of_mut!((*p).cpu_id).write(None);
+        }
+        // Every field is named here (no `..`): a new field fails to compile
+        // until it is written above too.
+        #[allow(dead_code)]
+        fn all_fields<H: Hal>(s: &CoreState<H>) {
+            let CoreState {
+                translator: _,
+                hal: _,
+                hbm: _,
+                dataram: _,
+                libc: _,
+                dma: _,
+                args: _,
+                memcpy_method: _,
+                access: _,
+                printf: _,
+                cpu_id: _,
+                bootstrap: _,
+            } = s;
+        }
+    }
+
     /// `get_cpu_id`: the PRID, read once and cached.
     pub fn cpu_id(&mut self) -> u32 {
         match self.cpu_id {

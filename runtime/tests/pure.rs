@@ -190,3 +190,37 @@ fn header_gates_and_readers() {
     assert!(!s.args.is_bound());
     assert_eq!(s.next_tensor(), Err(Error::NoInvocation));
 }
+
+/// `CoreState::init_in_place` on zeroed memory (how the device builds its
+/// `.bss` state) gives the state `new` gives, and it stands up the same.
+#[test]
+fn init_in_place_on_zeroed_memory_is_new() {
+    use std::alloc::{alloc_zeroed, dealloc, Layout};
+    let layout = Layout::new::<CoreState<FakeHal>>();
+    // SAFETY: a `CoreState` is not zero-sized.
+    let p = unsafe { alloc_zeroed(layout) }.cast::<CoreState<FakeHal>>();
+    assert!(!p.is_null());
+    // SAFETY: freshly allocated, aligned, zeroed, not referenced.
+    unsafe { CoreState::init_in_place(p, FakeHal::new(5)) };
+    // SAFETY: fully initialised by `init_in_place`.
+    let s = unsafe { &mut *p };
+    let fresh = CoreState::new(FakeHal::new(5));
+    assert_eq!(format!("{s:?}"), format!("{fresh:?}"));
+    assert_eq!(format!("{:?}", s.args), format!("{:?}", fresh.args));
+    assert_eq!(s.translator.is_ready(), fresh.translator.is_ready());
+    s.init_prologue();
+    assert_eq!(s.cpu_id(), 5);
+    let a = s.hbm.allocate(1000, 0).unwrap();
+    s.hbm.free(a).unwrap();
+    let m = s.libc.malloc(300).unwrap();
+    s.libc.free(m.as_ptr()).unwrap();
+    let t = s.dataram.allocate(4000, 256).unwrap();
+    s.dataram.free(t.as_ptr()).unwrap();
+    assert!(s.translator.is_ready());
+    // SAFETY: `p` came from `alloc_zeroed(layout)`; `s` is not used again
+    // (FakeHal's memory is dropped with the state).
+    unsafe {
+        core::ptr::drop_in_place(p);
+        dealloc(p.cast(), layout);
+    }
+}
