@@ -57,7 +57,8 @@ impl<H: Hal> CoreState<H> {
     /// of two down to `floor` that fits; `NoHbmStack` if none does.
     pub fn alloc_hbm_stack(&mut self, bytes: u32, floor: u32) -> Result<HbmStack> {
         let mut size = bytes.min(MAX_STACK_SIZE);
-        let floor = floor.clamp(1, size);
+        // `clamp(1, size)` without its `min > max` panic (size 0 gives 1).
+        let floor = floor.min(size).max(1);
         loop {
             if let Ok(soc) = self.hbm.allocate(size as u64, STACK_ALIGN) {
                 let Ok(p) = self.translate(soc) else {

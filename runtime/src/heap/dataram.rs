@@ -123,7 +123,7 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
         let addr = p.as_ptr() as usize;
         let at = self.live.binary_search_by(|l| l.addr.cmp(&addr)).unwrap_or_else(|i| i);
         // Room was checked above.
-        let _ = self.live.insert(at, Live { addr, layout });
+        let _ = super::table_insert(&mut self.live, at, Live { addr, layout });
         self.stats.on_alloc(need);
         Ok(p)
     }
@@ -134,7 +134,8 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
         let addr = p as usize;
         match self.live.binary_search_by(|l| l.addr.cmp(&addr)) {
             Ok(i) => {
-                let l = self.live.remove(i);
+                // `i` came from the search, so the entry is there.
+                let Some(l) = super::table_remove(&mut self.live, i) else { return self.stats.on_failure(Error::ForeignPointer) };
                 // SAFETY: `p` was returned by allocate_first_fit with this
                 // layout and is live (it was in the table until now).
                 unsafe { self.heap.deallocate(nn, l.layout) };
@@ -143,10 +144,7 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
             }
             Err(after) => {
                 let in_heap = addr >= self.base && addr < self.base + self.size;
-                let in_live = after > 0 && {
-                    let l = self.live[after - 1];
-                    addr < l.addr + l.layout.size()
-                };
+                let in_live = after.checked_sub(1).and_then(|k| self.live.get(k)).is_some_and(|l| addr < l.addr + l.layout.size());
                 let e = if in_heap && !in_live { Error::DoubleFree } else { Error::ForeignPointer };
                 self.stats.on_failure(e)
             }
@@ -157,7 +155,7 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
     pub fn block_size(&self, p: *const u8) -> Option<usize> {
         let addr = p as usize;
         let i = self.live.binary_search_by(|l| l.addr.cmp(&addr)).ok()?;
-        Some(self.live[i].layout.size())
+        self.live.get(i).map(|l| l.layout.size())
     }
 
     /// Bytes the allocator itself considers free.

@@ -100,7 +100,7 @@ impl<const N: usize> HbmHeap<N> {
         };
         let mut table_full = false;
         for i in 0..self.blocks.len() {
-            let b = self.blocks[i];
+            let Some(&b) = self.blocks.get(i) else { break };
             if b.used {
                 continue;
             }
@@ -115,27 +115,27 @@ impl<const N: usize> HbmHeap<N> {
                 table_full = true;
                 continue;
             }
-            self.split(i, pad, need, tail);
+            self.split(i, b, pad, need, tail);
             self.stats.on_alloc(need);
             return Ok(start);
         }
         self.stats.on_failure(if table_full { Error::BlockTableFull } else { Error::OutOfMemory })
     }
 
-    /// Replaces free block `i` by `[pad free][need used][tail free]`.
-    fn split(&mut self, i: usize, pad: u64, need: u64, tail: u64) {
-        let b = self.blocks[i];
+    /// Replaces free block `i` (`b`) by `[pad free][need used][tail free]`.
+    fn split(&mut self, i: usize, b: Block, pad: u64, need: u64, tail: u64) {
         let mut at = i;
+        let head = if pad > 0 { Block { start: b.start, size: pad, used: false } } else { Block { start: b.start, size: need, used: true } };
+        if let Some(slot) = self.blocks.get_mut(at) {
+            *slot = head;
+        }
         if pad > 0 {
-            self.blocks[at] = Block { start: b.start, size: pad, used: false };
             at += 1;
             // Room was checked by the caller.
-            let _ = self.blocks.insert(at, Block { start: b.start + pad, size: need, used: true });
-        } else {
-            self.blocks[at] = Block { start: b.start, size: need, used: true };
+            let _ = super::table_insert(&mut self.blocks, at, Block { start: b.start + pad, size: need, used: true });
         }
         if tail > 0 {
-            let _ = self.blocks.insert(at + 1, Block { start: b.start + pad + need, size: tail, used: false });
+            let _ = super::table_insert(&mut self.blocks, at + 1, Block { start: b.start + pad + need, size: tail, used: false });
         }
     }
 
@@ -144,40 +144,46 @@ impl<const N: usize> HbmHeap<N> {
         if !self.is_ready() {
             return self.stats.on_failure(Error::HeapNotReady);
         }
-        let i = match self.blocks.binary_search_by(|b| b.start.cmp(&addr)) {
-            Ok(i) if self.blocks[i].used => i,
-            Ok(_) => return self.stats.on_failure(Error::DoubleFree),
+        let (i, size) = match self.blocks.binary_search_by(|b| b.start.cmp(&addr)) {
+            Ok(i) => match self.blocks.get_mut(i) {
+                Some(b) if b.used => {
+                    b.used = false;
+                    (i, b.size)
+                }
+                _ => return self.stats.on_failure(Error::DoubleFree),
+            },
             Err(after) => {
                 // Inside a free block: freed already (its header merged
                 // away) or never handed out. Inside a used one, or
                 // outside the heap: not a pointer this heap returned.
-                let inside_free = after > 0 && {
-                    let b = self.blocks[after - 1];
-                    !b.used && addr < b.start + b.size
-                };
+                let inside_free = after.checked_sub(1).and_then(|k| self.blocks.get(k)).is_some_and(|b| !b.used && addr < b.start + b.size);
                 let e = if inside_free { Error::DoubleFree } else { Error::ForeignPointer };
                 return self.stats.on_failure(e);
             }
         };
-        let size = self.blocks[i].size;
-        self.blocks[i].used = false;
         self.stats.on_free(size);
         // Merge with the next block, then with the previous one.
-        if i + 1 < self.blocks.len() && !self.blocks[i + 1].used {
-            self.blocks[i].size += self.blocks[i + 1].size;
-            self.blocks.remove(i + 1);
-        }
-        if i > 0 && !self.blocks[i - 1].used {
-            self.blocks[i - 1].size += self.blocks[i].size;
-            self.blocks.remove(i);
+        self.merge_next(i);
+        if let Some(p) = i.checked_sub(1) {
+            self.merge_next(p);
         }
         Ok(())
+    }
+
+    /// Merges block `k + 1` into block `k` when both are free.
+    fn merge_next(&mut self, k: usize) {
+        let Some([a, b]) = self.blocks.get_mut(k..).and_then(|t| t.first_chunk_mut::<2>()) else { return };
+        if a.used || b.used {
+            return;
+        }
+        a.size += b.size;
+        let _ = super::table_remove(&mut self.blocks, k + 1);
     }
 
     /// Size of the live block starting at `addr`.
     pub fn block_size(&self, addr: u64) -> Option<u64> {
         let i = self.blocks.binary_search_by(|b| b.start.cmp(&addr)).ok()?;
-        self.blocks[i].used.then_some(self.blocks[i].size)
+        self.blocks.get(i).and_then(|b| b.used.then_some(b.size))
     }
 
     /// Size of the largest free block.
@@ -196,7 +202,7 @@ impl<const N: usize> HbmHeap<N> {
             if b.size == 0 || b.start % HEAP_ALIGN as u64 != 0 || b.size % HEAP_ALIGN as u64 != 0 {
                 return Err("block not 64-byte granular");
             }
-            if k > 0 && !b.used && !self.blocks[k - 1].used {
+            if !b.used && k.checked_sub(1).and_then(|p| self.blocks.get(p)).is_some_and(|p| !p.used) {
                 return Err("two free blocks touch");
             }
             if b.used {

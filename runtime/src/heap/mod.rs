@@ -30,3 +30,32 @@ pub(crate) fn effective_align(align: usize) -> crate::Result<usize> {
         Err(crate::Error::BadAlignment)
     }
 }
+
+/// `heapless::Vec::insert` without its panicking path: `Err(x)` when the
+/// table is full or `i > len` (callers check both first).
+pub(crate) fn table_insert<T, const N: usize>(v: &mut heapless::Vec<T, N>, i: usize, x: T) -> Result<(), T> {
+    if i > v.len() {
+        return Err(x);
+    }
+    v.push(x)?;
+    // Rotate `v[i..]` right by one: the pushed element moves to `i`.
+    if let Some((last, rest)) = v.get_mut(i..).and_then(|t| t.split_last_mut()) {
+        for e in rest {
+            core::mem::swap(e, last);
+        }
+    }
+    Ok(())
+}
+
+/// `heapless::Vec::remove` without its panicking path: `None` when
+/// `i >= len`.
+pub(crate) fn table_remove<T, const N: usize>(v: &mut heapless::Vec<T, N>, i: usize) -> Option<T> {
+    // Rotate `v[i..]` left by one: `v[i]` moves to the end, then pops.
+    let (first, rest) = v.get_mut(i..).and_then(|t| t.split_first_mut())?;
+    let mut prev = first;
+    for e in rest {
+        core::mem::swap(prev, e);
+        prev = e;
+    }
+    v.pop()
+}
