@@ -189,14 +189,18 @@ impl<const N: usize> LineBuf<N> {
 
     /// The text so far.
     pub fn as_bytes(&self) -> &[u8] {
-        &self.buf[..self.len]
+        self.buf.get(..self.len).unwrap_or_default()
     }
 }
 
 impl<const N: usize> core::fmt::Write for LineBuf<N> {
     fn write_str(&mut self, s: &str) -> core::fmt::Result {
-        let n = s.len().min(N - self.len);
-        self.buf[self.len..self.len + n].copy_from_slice(&s.as_bytes()[..n]);
+        // Copies what fits (`zip` stops at the shorter), truncating.
+        let room = self.buf.get_mut(self.len..).unwrap_or_default();
+        let n = s.len().min(room.len());
+        for (d, b) in room.iter_mut().zip(s.as_bytes()) {
+            *d = *b;
+        }
         self.len += n;
         Ok(())
     }

@@ -38,7 +38,9 @@ impl ThrashStats {
             self.count(region);
         }
         if let Some(e) = evicted {
-            self.evicted[self.next] = Some(e);
+            if let Some(slot) = self.evicted.get_mut(self.next) {
+                *slot = Some(e);
+            }
             self.next = (self.next + 1) % THRASH_HISTORY;
         }
     }
@@ -56,11 +58,13 @@ impl ThrashStats {
                     victim = i;
                     break;
                 }
-                Some((_, n)) if self.regions[victim].is_some_and(|(_, m)| *n < m) => victim = i,
+                Some((_, n)) if self.regions.get(victim).copied().flatten().is_some_and(|(_, m)| *n < m) => victim = i,
                 _ => {}
             }
         }
-        self.regions[victim] = Some((region, 1));
+        if let Some(slot) = self.regions.get_mut(victim) {
+            *slot = Some((region, 1));
+        }
     }
 
     /// Whether the re-misses reach [`THRASH_THRESHOLD`].
@@ -71,7 +75,21 @@ impl ThrashStats {
     /// The regions re-missed (SoC base, re-misses), most first.
     pub fn regions(&self) -> impl Iterator<Item = (u64, u64)> {
         let mut r = self.regions;
-        r.sort_unstable_by(|a, b| b.map(|x| x.1).cmp(&a.map(|x| x.1)).then(a.map(|x| x.0).cmp(&b.map(|x| x.0))));
+        // Most re-misses first, then by address: a bubble sort over the
+        // 8 slots by iterators (core's sort carries an ordering-violation
+        // panic); the order is total on the distinct regions, so the result
+        // is the one `sort_unstable_by` gives.
+        let after = |a: &Option<(u64, u64)>, b: &Option<(u64, u64)>| b.map(|x| x.1).cmp(&a.map(|x| x.1)).then(a.map(|x| x.0).cmp(&b.map(|x| x.0))).is_gt();
+        for _ in 0..THRASH_REGIONS {
+            let mut it = r.iter_mut();
+            let Some(mut prev) = it.next() else { break };
+            for x in it {
+                if after(prev, x) {
+                    core::mem::swap(prev, x);
+                }
+                prev = x;
+            }
+        }
         r.into_iter().flatten()
     }
 }

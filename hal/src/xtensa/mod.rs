@@ -130,7 +130,8 @@ impl Hal for MmioHal {
     }
 
     fn write_window_register(&self, w: crate::WindowId, region_base: u64) {
-        let reg = self.platform().dynamic_windows[w.index()].register;
+        // A `WindowId` names one of the platform's dynamic windows.
+        let Some(reg) = self.platform().dynamic_windows.get(w.index()).map(|d| d.register) else { return };
         // MEM_WINDOWn_LO, then _HI at +4 (assumed register pair).
         self.write_reg(reg, region_base as u32);
         self.write_reg(reg + 4, (region_base >> 32) as u32);

@@ -44,21 +44,24 @@ impl<const N: usize> CoherencyTable<N> {
             return Ok(i);
         }
         let i = self.keys.iter().position(|k| *k == 0).ok_or(Error::CoherencyTableFull)?;
-        self.keys[i] = addr;
-        self.entries[i] = CoherencyEnforcer::new();
+        // `i` is a position in `keys`, and `entries` has as many slots.
+        if let (Some(k), Some(e)) = (self.keys.get_mut(i), self.entries.get_mut(i)) {
+            *k = addr;
+            *e = CoherencyEnforcer::new();
+        }
         Ok(i)
     }
 
     fn reclaim(&mut self, i: usize) {
-        let e = &self.entries[i];
+        let (Some(e), Some(k)) = (self.entries.get(i), self.keys.get_mut(i)) else { return };
         if e.is_idle() && e.policy() == CoherencePolicy::Coherent {
-            self.keys[i] = 0;
+            *k = 0;
         }
     }
 
     /// The enforcer of the tensor at `addr`, if it has one.
     pub fn get(&self, addr: u64) -> Option<&CoherencyEnforcer> {
-        self.find(addr).map(|i| &self.entries[i])
+        self.find(addr).and_then(|i| self.entries.get(i))
     }
 
     /// The policy of the tensor at `addr` (`COHERENT` unless set).
@@ -72,7 +75,9 @@ impl<const N: usize> CoherencyTable<N> {
             return if addr == 0 { Err(Error::NullStorage) } else { Ok(()) };
         }
         let i = self.find_or_insert(addr)?;
-        self.entries[i].set_policy(p);
+        if let Some(e) = self.entries.get_mut(i) {
+            e.set_policy(p);
+        }
         self.reclaim(i);
         Ok(())
     }
@@ -83,7 +88,8 @@ impl<const N: usize> CoherencyTable<N> {
             return Ok(Admission::Clean);
         }
         let i = self.find_or_insert(addr)?;
-        let r = self.entries[i].register(kind);
+        // `i` is a slot of the table (found or inserted).
+        let r = self.entries.get_mut(i).ok_or(Error::CoherencyTableFull)?.register(kind);
         self.reclaim(i);
         r
     }
@@ -94,7 +100,7 @@ impl<const N: usize> CoherencyTable<N> {
             return Ok(());
         }
         let i = self.find(addr).ok_or(Error::AccessorNotRegistered)?;
-        let r = self.entries[i].release(kind);
+        let r = self.entries.get_mut(i).ok_or(Error::AccessorNotRegistered)?.release(kind);
         self.reclaim(i);
         r
     }

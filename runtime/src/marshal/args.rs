@@ -92,7 +92,7 @@ impl ArgState {
     fn desc_bytes(&self, i: usize) -> &[u8; DESC_BYTES] {
         let at = desc_offset(i);
         // Cannot fail: i <= MAX_ARGS, so the slice is inside the buffer.
-        self.block[at..at + DESC_BYTES].try_into().unwrap_or(&[0; DESC_BYTES])
+        self.block.get(at..).and_then(|b| b.first_chunk::<DESC_BYTES>()).unwrap_or(&[0; DESC_BYTES])
     }
 }
 
@@ -213,7 +213,12 @@ impl<H: Hal> CoreState<H> {
                 let header = InvocationHeader::parse(h)?;
                 let n = header.block_bytes();
                 let body = b.get(..n).ok_or(Error::BadBlockSize)?;
-                self.args.block[..n].copy_from_slice(body);
+                // `n <= MAX_BLOCK_BYTES` (the header gate bounds argc).
+                let dst = self.args.block.get_mut(..n).ok_or(Error::BadBlockSize)?;
+                // SAFETY: `dst` and `body` are both `n` bytes (`get(..n)`);
+                // `body` is borrowed apart from `self`, so they are distinct.
+                // (Not `copy_from_slice`: its length-mismatch panic.)
+                unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), dst.as_mut_ptr(), n) };
                 header
             }
             BlockSource::Soc(addr) => match self.read_block_bounced(addr) {
@@ -270,12 +275,15 @@ impl<H: Hal> CoreState<H> {
         let mut h = [0u8; HEADER_BYTES];
         self.read_soc(&mut h, addr)?;
         let header = InvocationHeader::parse(&h)?;
-        self.args.block[..HEADER_BYTES].copy_from_slice(&h);
+        if let Some(dst) = self.args.block.first_chunk_mut::<HEADER_BYTES>() {
+            *dst = h;
+        }
         for i in 0..=header.argc as usize {
             let mut d = [0u8; DESC_BYTES];
             let at = desc_offset(i);
             self.read_soc(&mut d, addr.checked_add(at as u64).ok_or(Error::BadBlockSize)?)?;
-            self.args.block[at..at + DESC_BYTES].copy_from_slice(&d);
+            // Inside the block: the header gate bounds argc.
+            *self.args.block.get_mut(at..).and_then(|b| b.first_chunk_mut::<DESC_BYTES>()).ok_or(Error::BadBlockSize)? = d;
         }
         Ok(header)
     }

@@ -151,10 +151,11 @@ impl RawTensorDesc {
     /// Shape entry `i` (0..8 narrow, 0..4 wide) as stored.
     #[inline(always)]
     pub fn shape_entry(&self, i: usize) -> u64 {
+        // Past the entries (never, from `validate`): 0.
         if self.shape_width == ShapeWidth::Wide as u8 {
-            le_u32_at(&self.shape, 4 * i) as u64
+            self.shape.as_chunks::<4>().0.get(i).map_or(0, |e| u32::from_le_bytes(*e) as u64)
         } else {
-            u16::from_le_bytes([self.shape[2 * i], self.shape[2 * i + 1]]) as u64
+            self.shape.as_chunks::<2>().0.get(i).map_or(0, |e| u16::from_le_bytes(*e) as u64)
         }
     }
 
@@ -169,13 +170,15 @@ impl RawTensorDesc {
         let wide = shape.len() <= WIDE_MAX_DIMS as usize && shape.iter().all(|&s| s <= u32::MAX as u64);
         let mut d = Self { location: location as u8, dtype, num_dim: shape.len() as u8, storage, ..Self::default() };
         if narrow {
-            for (i, &s) in shape.iter().enumerate() {
-                d.shape[2 * i..2 * i + 2].copy_from_slice(&(s as u16).to_le_bytes());
+            // At most 8 dimensions: one 2-byte entry each.
+            for (e, &s) in d.shape.as_chunks_mut::<2>().0.iter_mut().zip(shape) {
+                *e = (s as u16).to_le_bytes();
             }
         } else if wide {
             d.shape_width = ShapeWidth::Wide as u8;
-            for (i, &s) in shape.iter().enumerate() {
-                d.shape[4 * i..4 * i + 4].copy_from_slice(&(s as u32).to_le_bytes());
+            // At most 4 dimensions: one 4-byte entry each.
+            for (e, &s) in d.shape.as_chunks_mut::<4>().0.iter_mut().zip(shape) {
+                *e = (s as u32).to_le_bytes();
             }
         } else {
             return None;

@@ -152,9 +152,13 @@ impl InvocationBuilder {
         if self.argc >= MAX_ARGS {
             return Err(Error::TooManyArgs);
         }
-        self.buf[8 + self.argc] = kind as u8;
-        let at = desc_offset(self.argc);
-        self.buf[at..at + DESC_BYTES].copy_from_slice(&desc.to_bytes());
+        // Inside the buffer: argc < MAX_ARGS was checked.
+        if let Some(k) = self.buf.get_mut(8 + self.argc) {
+            *k = kind as u8;
+        }
+        if let Some(d) = self.buf.get_mut(desc_offset(self.argc)..).and_then(|b| b.first_chunk_mut::<DESC_BYTES>()) {
+            *d = desc.to_bytes();
+        }
         self.argc += 1;
         Ok(self)
     }
@@ -172,8 +176,10 @@ impl InvocationBuilder {
         self.buf[6] = self.argc as u8;
         let n = block_bytes(self.argc);
         self.buf[20..24].copy_from_slice(&(n as u32).to_le_bytes());
-        let at = desc_offset(self.argc);
-        self.buf[at..at + DESC_BYTES].copy_from_slice(&self.output.to_bytes());
-        &self.buf[..n]
+        // Inside the buffer: argc <= MAX_ARGS (`arg` checks).
+        if let Some(d) = self.buf.get_mut(desc_offset(self.argc)..).and_then(|b| b.first_chunk_mut::<DESC_BYTES>()) {
+            *d = self.output.to_bytes();
+        }
+        self.buf.get(..n).unwrap_or(&self.buf)
     }
 }
