@@ -58,8 +58,9 @@ fn set_status(cpu: usize, v: i32) {
 
 /// The slice `[start, start+len)` of `n` elements core `cpu` of `cores`
 /// takes: as even as possible, the first `n % cores` take one more.
+/// No cores: an empty slice (no division-by-zero panic in the image).
 pub const fn slice_of(n: u64, cpu: u64, cores: u64) -> (u64, u64) {
-    let (q, r) = (n / cores, n % cores);
+    let (Some(q), Some(r)) = (n.checked_div(cores), n.checked_rem(cores)) else { return (0, 0) };
     let start = cpu * q + if cpu < r { cpu } else { r };
     (start, q + (cpu < r) as u64)
 }

@@ -30,7 +30,8 @@ impl Console {
     /// Write out what is buffered.
     pub fn flush(&mut self) {
         if self.len > 0 {
-            super::semihosting::write(self.fd, &self.buf[..self.len]);
+            // `len <= LINE` (`write_str` flushes at LINE).
+            super::semihosting::write(self.fd, self.buf.get(..self.len).unwrap_or(&self.buf));
             self.len = 0;
         }
     }
@@ -42,8 +43,10 @@ impl fmt::Write for Console {
             if self.len == LINE {
                 self.flush();
             }
-            self.buf[self.len] = b;
-            self.len += 1;
+            if let Some(slot) = self.buf.get_mut(self.len) {
+                *slot = b;
+                self.len += 1;
+            }
             if b == b'\n' {
                 self.flush();
             }
