@@ -59,3 +59,35 @@ pub(crate) fn table_remove<T, const N: usize>(v: &mut heapless::Vec<T, N>, i: us
     }
     v.pop()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{table_insert, table_remove};
+    use proptest::prelude::*;
+
+    proptest! {
+        /// The non-panicking table edits do what `Vec::insert`/`remove` do,
+        /// and refuse (rather than panic) where those would panic.
+        #[test]
+        fn table_edits_match_vec(init in proptest::collection::vec(any::<u8>(), 0..8), ops in proptest::collection::vec((any::<bool>(), 0usize..10, any::<u8>()), 0..24)) {
+            let mut t: heapless::Vec<u8, 8> = heapless::Vec::new();
+            for &x in &init {
+                t.push(x).unwrap();
+            }
+            let mut model = init.clone();
+            for (insert, i, x) in ops {
+                if insert {
+                    let ok = i <= model.len() && model.len() < 8;
+                    prop_assert_eq!(table_insert(&mut t, i, x).is_ok(), ok);
+                    if ok {
+                        model.insert(i, x);
+                    }
+                } else {
+                    let want = (i < model.len()).then(|| model.remove(i));
+                    prop_assert_eq!(table_remove(&mut t, i), want);
+                }
+                prop_assert_eq!(t.as_slice(), model.as_slice());
+            }
+        }
+    }
+}
