@@ -48,6 +48,19 @@ fn dtype(code: u8) -> Result<Dtype, Error> {
     Dtype::marshallable(code).ok_or(Error::DtypeNotMarshallable)
 }
 
+/// The caller's output buffer; NULL is an error whatever `n` is.
+///
+/// # Safety
+/// `p` must be null or writable for `n` bytes, with no other reference to
+/// them during the call.
+unsafe fn out_bytes<'a>(p: *mut c_void, n: usize) -> Result<&'a mut [u8], Error> {
+    if p.is_null() {
+        return Err(Error::NullArgument);
+    }
+    // SAFETY: non-null, and the caller guarantees n writable bytes.
+    Ok(unsafe { core::slice::from_raw_parts_mut(p.cast::<u8>(), n) })
+}
+
 /// # Safety
 /// `p` must be null or readable for `n` bytes.
 unsafe fn bytes<'a>(p: *const c_void, n: usize) -> Result<&'a [u8], Error> {
@@ -300,13 +313,7 @@ pub unsafe extern "C" fn neuron_sim_read_output(s: *mut NeuronSim, dst: *mut c_v
     no_unwind(|| {
         code((|| {
             // SAFETY: forwarded from the caller.
-            let s = unsafe { sim(s)? };
-            if dst.is_null() {
-                return Err(Error::NullArgument);
-            }
-            // SAFETY: non-null, and the caller guarantees n writable bytes
-            // (no other reference to them exists during the call).
-            let d = unsafe { core::slice::from_raw_parts_mut(dst.cast::<u8>(), n) };
+            let (s, d) = unsafe { (sim(s)?, out_bytes(dst, n)?) };
             s.read_output_into(d).map(|_| ())
         })())
     })
@@ -323,12 +330,7 @@ pub unsafe extern "C" fn neuron_sim_inspect_output(s: *mut NeuronSim, dst: *mut 
     no_unwind(|| {
         code((|| {
             // SAFETY: forwarded from the caller.
-            let s = unsafe { sim(s)? };
-            if dst.is_null() {
-                return Err(Error::NullArgument);
-            }
-            // SAFETY: non-null, and the caller guarantees n writable bytes.
-            let d = unsafe { core::slice::from_raw_parts_mut(dst.cast::<u8>(), n) };
+            let (s, d) = unsafe { (sim(s)?, out_bytes(dst, n)?) };
             s.inspect_output(d).map(|_| ())
         })())
     })
