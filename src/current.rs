@@ -509,35 +509,44 @@ const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::QEMU;
 #[cfg(all(target_arch = "xtensa", not(feature = "qemu")))]
 const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::Q7;
 
-/// The host's hit path (the core bound to this thread).
+/// The host's open state for `ctx`: the core bound to this thread, when
+/// `ctx` is its translation context and no entry point holds the state
+/// (the host's counterpart of the device's open translator). The hit
+/// paths below read and bump plain fields through it.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
+fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<CoreHal>> {
     let p = current_raw();
     if p.is_null() {
         return None;
     }
     // SAFETY: a non-null slot pointer stays valid while the core is bound
-    // (as in `with_core`). Only places are computed and plain fields read,
-    // through the raw pointer: no reference to the state is formed while
-    // `busy` says no entry point holds one.
+    // (as in `with_core`); only places are computed and a `Cell` read, no
+    // reference to the state is formed.
     unsafe {
         if (*p).busy.get() {
             return None;
         }
         let b = (*p).bound.get();
+        (ctx == core::ptr::addr_of!((*b).state.translator.ctx)).then_some(b)
+    }
+}
+
+/// The host's hit path (the core bound to this thread).
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
+    let b = host_open(ctx)?;
+    // SAFETY: `b` is open (`host_open`): no entry point holds a reference
+    // to the state, so plain fields are read and the hit counter bumped
+    // through the raw pointer.
+    unsafe {
         let own = core::ptr::addr_of!((*b).state.translator.ctx);
-        if ctx != own {
-            return None;
-        }
         let (i, q) = (*own).lookup(addr)?;
         if neuron_runtime::Translator::past_sbuf(&*own, &*core::ptr::addr_of!((*b).state.hal), i, addr) {
             return None;
         }
-        #[cfg(not(target_arch = "xtensa"))]
-        {
-            (*core::ptr::addr_of_mut!((*b).state.translator.stats)).hits[i] += 1;
-        }
+        (*core::ptr::addr_of_mut!((*b).state.translator.stats)).hits[i] += 1;
         Some(q)
     }
 }
@@ -567,21 +576,12 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, generation: u32, record: usize) -> bool {
-    let ctx = ctx.as_ptr().cast_const();
-    let p = current_raw();
-    if p.is_null() {
-        return false;
-    }
-    // SAFETY: as in `translate_hit`: the slot stays valid while bound, and
-    // only places are computed and plain fields read or bumped through the
-    // raw pointer while `busy` says no entry point holds a reference.
+    let Some(b) = host_open(ctx.as_ptr().cast_const()) else { return false };
+    // SAFETY: as in `translate_hit`: `b` is open, plain fields are read
+    // or bumped through the raw pointer.
     unsafe {
-        if (*p).busy.get() {
-            return false;
-        }
-        let b = (*p).bound.get();
         let t = core::ptr::addr_of_mut!((*b).state.translator);
-        if ctx != core::ptr::addr_of!((*t).ctx) || neuron_runtime::Translator::generation_in_place(t) != generation {
+        if neuron_runtime::Translator::generation_in_place(t) != generation {
             return false;
         }
         if let Some(h) = (*core::ptr::addr_of_mut!((*t).stats)).hits.get_mut(record) {
@@ -610,22 +610,9 @@ pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
     }
     #[cfg(not(target_arch = "xtensa"))]
     {
-        let p = current_raw();
-        if p.is_null() {
-            return None;
-        }
+        let b = host_open(ctx)?;
         // SAFETY: as in `still_mapped` (reads only).
-        unsafe {
-            if (*p).busy.get() {
-                return None;
-            }
-            let b = (*p).bound.get();
-            let t = core::ptr::addr_of!((*b).state.translator);
-            if ctx != core::ptr::addr_of!((*t).ctx) {
-                return None;
-            }
-            range_in(t, neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi)
-        }
+        unsafe { range_in(core::ptr::addr_of!((*b).state.translator), neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi) }
     }
 }
 
