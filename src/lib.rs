@@ -20,6 +20,7 @@ pub mod host;
 mod invocation;
 pub mod kernel;
 mod switch;
+mod translate;
 
 /// Used by the generated kernel wrappers (`custom_ops!`): no panic leaves them.
 #[doc(hidden)]

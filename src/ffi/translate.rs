@@ -3,7 +3,7 @@
 use crate::current::with_core;
 use core::ffi::c_void;
 use neuron_runtime::translate::{SBUF_RECORD, SCRATCH_RECORD};
-use neuron_runtime::{Error, Result, TranslationCtx, Translator};
+use neuron_runtime::Translator;
 
 /// `neuron_translate_ctx`: the calling core's translation context, the
 /// value every `Q7PtrType.ctx` holds. Null if no core is bound.
@@ -22,41 +22,10 @@ pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
     // stays a bare pointer return.
     let r = match crate::current::translate_probe(ctx.cast(), addr) {
         crate::current::Probe::Hit(p) => return p.cast(),
-        crate::current::Probe::Unmapped => translate_miss(addr),
-        crate::current::Probe::Slow => translate_slow(ctx.cast(), addr),
+        crate::current::Probe::Unmapped => crate::translate::miss(addr),
+        crate::current::Probe::Slow => crate::translate::slow(ctx.cast(), addr),
     };
     r.map_or(core::ptr::null_mut(), |p| p.cast())
-}
-
-/// The translate behind `neuron_translate` and the Rust kernel API: the
-/// in-place hit inline, everything else out of line (errors are recorded
-/// as the core's last error there, and returned).
-#[inline(always)]
-pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
-    match crate::current::translate_probe(ctx, addr) {
-        crate::current::Probe::Hit(p) => Ok(p),
-        crate::current::Probe::Unmapped => translate_miss(addr),
-        crate::current::Probe::Slow => translate_slow(ctx, addr),
-    }
-}
-
-/// A miss on this core's own context (the probe saw no record map
-/// `addr`): the region check and the install, no second lookup.
-#[inline(never)]
-fn translate_miss(addr: u64) -> Result<*mut u8> {
-    with_core(|b| b.state.translator.miss(&b.state.hal, addr))
-}
-
-/// Everything but a hit on this core's context: the miss, and the refusals
-/// with their error codes.
-#[inline(never)]
-fn translate_slow(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
-    with_core(|b| {
-        if ctx != core::ptr::addr_of!(b.state.translator.ctx) {
-            return Err(Error::TranslateNotReady);
-        }
-        b.state.translate(addr)
-    })
 }
 
 /// `neuron_translate_pinned(ctx, addr, bytes)`: the pointer to SoC

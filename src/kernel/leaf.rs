@@ -7,7 +7,7 @@
 //! after a miss anywhere, a tensor spanning regions, a foreign or held
 //! context) takes the full translate, which reports the errors.
 
-use crate::ffi::translate::translate;
+use crate::translate::translate;
 use core::cell::Cell;
 use core::ptr::NonNull;
 use neuron_runtime::{Result, TranslationCtx};

@@ -50,7 +50,7 @@ pub use tensor::{OwnedTensor, Tensor};
 /// records and returns the error.
 #[inline(always)]
 pub fn translate(p: neuron_runtime::Q7PtrType) -> Result<*mut u8> {
-    crate::ffi::translate::translate(p.ctx, p.addr)
+    crate::translate::translate(p.ctx, p.addr)
 }
 
 /// `get_cpu_id()`: this core's index, in `0..cpu_count()`.

@@ -6,9 +6,12 @@ use neuron_runtime::printf::LineBuf;
 pub fn print_fmt(args: core::fmt::Arguments<'_>) {
     let mut line = LineBuf::<256>::new();
     let _ = core::fmt::Write::write_fmt(&mut line, args);
-    let b = line.as_bytes();
-    // SAFETY: `b` is a live slice of b.len() bytes.
-    unsafe { crate::ffi::printf::neuron_print(b.as_ptr().cast(), b.len()) };
+    // Straight into the runtime (no C export in between); printing fails
+    // silently without a bound core, as `neuron_print` does.
+    let _ = crate::current::with_core(|b| {
+        b.state.printf(line.as_bytes());
+        Ok(())
+    });
 }
 
 /// Prints one entry to the device printf ring (visible after the
