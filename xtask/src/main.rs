@@ -58,6 +58,9 @@ cargo xtask <command>
       C++ build).
       `test` and `run-example` check the same list first and stop, naming
       what provides each missing piece.
+  lints
+      The house-rule steps of `test` alone: rustfmt --check, clippy on the
+      host (workspace and python/) and clippy on Xtensa, warnings denied.
   miri
       The runtime's pure-logic tests under Miri (nightly-2026-10-15).
   fuzz-smoke
@@ -122,6 +125,7 @@ fn main() -> ExitCode {
         Some("setup") => preflight::setup().map(|_| 0),
         Some("fuzz-smoke") => reliability::fuzz_smoke().map(|_| 0),
         Some("miri") => reliability::miri().map(|_| 0),
+        Some("lints") => lints::fmt().and_then(|_| lints::clippy_host()).and_then(|_| lints::clippy_xtensa()).map(|_| 0),
         Some("fll-check") => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
             for l in &p {
                 println!("FLL: {l}");
