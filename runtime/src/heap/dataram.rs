@@ -1,15 +1,15 @@
 //! The data-RAM (TCM) heap: directly dereferenceable NX memory, on
-//! `linked_list_allocator` (first-fit, address-ordered, coalescing). The
+//! [`FirstFit`] (first-fit, address-ordered, coalescing). The
 //! allocator needs each block's layout back and cannot tell a live pointer
 //! from a stale one, so a small out-of-band table of live blocks answers
 //! both: frees of unknown pointers are refused, never passed on.
 
+use super::first_fit::FirstFit;
 use super::{effective_align, round_up, HeapStats, HEAP_ALIGN};
 use crate::error::{Error, Result};
 use core::alloc::Layout;
 use core::ptr::NonNull;
 use heapless::Vec;
-use linked_list_allocator::Heap;
 
 /// Live blocks the heap tracks at once (defined here).
 pub const DEFAULT_LIVE_BLOCKS: usize = 64;
@@ -22,7 +22,7 @@ struct Live {
 
 /// The data-RAM heap of one core.
 pub struct DataRamHeap<const LIVE: usize = DEFAULT_LIVE_BLOCKS> {
-    heap: Heap,
+    heap: FirstFit,
     live: Vec<Live, LIVE>,
     base: usize,
     size: usize,
@@ -45,7 +45,7 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
     /// A heap with no memory yet.
     pub const fn new() -> Self {
         Self {
-            heap: Heap::empty(),
+            heap: FirstFit::empty(),
             live: Vec::new(),
             base: 0,
             size: 0,
@@ -117,7 +117,7 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
         if self.live.is_full() {
             return self.stats.on_failure(Error::BlockTableFull);
         }
-        let Ok(p) = self.heap.allocate_first_fit(layout) else {
+        let Some(p) = self.heap.allocate_first_fit(layout) else {
             return self.stats.on_failure(Error::OutOfMemory);
         };
         let addr = p.as_ptr() as usize;
@@ -138,7 +138,11 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
                 let Some(l) = super::table_remove(&mut self.live, i) else { return self.stats.on_failure(Error::ForeignPointer) };
                 // SAFETY: `p` was returned by allocate_first_fit with this
                 // layout and is live (it was in the table until now).
-                unsafe { self.heap.deallocate(nn, l.layout) };
+                if unsafe { self.heap.deallocate(nn, l.layout) }.is_err() {
+                    // Only a corrupted table gets here; the allocator
+                    // refused the block and left its list as it was.
+                    return self.stats.on_failure(Error::ForeignPointer);
+                }
                 self.stats.on_free(l.layout.size() as u64);
                 Ok(())
             }

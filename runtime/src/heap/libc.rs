@@ -9,11 +9,11 @@
 //! header's magic and state turn foreign pointers and double frees into
 //! errors instead of corruption.
 
+use super::first_fit::FirstFit;
 use super::{effective_align, HeapStats, HEAP_ALIGN};
 use crate::error::{Error, Result};
 use core::alloc::Layout;
 use core::ptr::NonNull;
-use linked_list_allocator::Heap;
 
 /// Bytes in front of every block (keeps user pointers 64-byte aligned).
 const HEADER: usize = HEAP_ALIGN;
@@ -40,14 +40,14 @@ struct Header {
 const _: () = assert!(core::mem::size_of::<Header>() <= HEADER / 2);
 
 struct Arena {
-    heap: Heap,
+    heap: FirstFit,
     base: usize,
     size: usize,
 }
 
 impl Arena {
     const fn empty() -> Self {
-        Self { heap: Heap::empty(), base: 0, size: 0 }
+        Self { heap: FirstFit::empty(), base: 0, size: 0 }
     }
 
     fn contains(&self, addr: usize) -> bool {
@@ -173,7 +173,7 @@ impl LibcHeap {
         if arena.size == 0 {
             return self.stats.on_failure(Error::HeapNotReady);
         }
-        let Ok(start) = arena.heap.allocate_first_fit(layout) else {
+        let Some(start) = arena.heap.allocate_first_fit(layout) else {
             return self.stats.on_failure(Error::OutOfMemory);
         };
         // SAFETY: the block is `offset + size` bytes, so the user pointer
@@ -244,7 +244,11 @@ impl LibcHeap {
         unsafe {
             let start = NonNull::new_unchecked(p.sub(h.offset));
             let layout = Layout::from_size_align_unchecked(h.size + h.offset, h.align);
-            arena.heap.deallocate(start, layout);
+            if arena.heap.deallocate(start, layout).is_err() {
+                // A header that passed the checks over a block the list
+                // holds as free: corrupted memory, refused untouched.
+                return self.stats.on_failure(Error::ForeignPointer);
+            }
         }
         self.stats.on_free(h.size as u64);
         Ok(())

@@ -2,6 +2,7 @@
 //! 64-byte aligned, no locks (each core's memory is private).
 
 pub mod dataram;
+pub mod first_fit;
 pub mod hbm;
 pub mod libc;
 mod stats;
