@@ -241,7 +241,12 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
         ("translate_hit_dyn0", "rust_translate_hit_dyn0", base + 0x40, dynamic(0, base + 0x40)),
         ("translate_hit_dyn1", "rust_translate_hit_dyn1", base + R + 0x40, dynamic(1, base + R + 0x40)),
         ("translate_hit_sbuf", "rust_translate_hit_sbuf", QEMU.sbuf_soc_base + 0x40, through(QEMU.sbuf_window_nx, pinned, QEMU.sbuf_soc_base + 0x40)),
-        ("translate_hit_scratch", "rust_translate_hit_scratch", QEMU.scratch_soc_base + 0x40, through(QEMU.scratch_window_nx, pinned, QEMU.scratch_soc_base + 0x40)),
+        (
+            "translate_hit_scratch",
+            "rust_translate_hit_scratch",
+            QEMU.scratch_soc_base + 0x40,
+            through(QEMU.scratch_window_nx, pinned, QEMU.scratch_soc_base + 0x40),
+        ),
     ];
     let hit = |name: &str, a: u64, want: *mut u8| {
         let (c, a) = (black_box(ctx), black_box(a));
