@@ -240,6 +240,15 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
         .max()
         .unwrap_or(0);
     f.insert("rust_translate_hit_worst".into(), worst);
+    // Every record's hit on its own row (the worst rows above keep the
+    // slowest of them).
+    for rec in ["dyn0", "dyn1", "sbuf", "scratch"] {
+        for pre in ["translate_hit_", "rust_translate_hit_"] {
+            let n = format!("{pre}{rec}");
+            let v = r(&n);
+            f.insert(n, v);
+        }
+    }
     f.insert("translate_miss_excl_write".into(), r("translate_miss").saturating_sub(r("window_register_write")));
     f.insert("accessor_read".into(), r("accessor_read"));
     f.insert("accessor_read_first".into(), r("accessor_read_first"));
