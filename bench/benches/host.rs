@@ -152,9 +152,27 @@ fn kernel_api(c: &mut Criterion) {
     });
     g.finish();
 
-    // Streams: the whole tensor, element by element, open to close
-    // (4 refills / flushes of 4 KiB) vs `copy_from_slice` of the same bytes.
+    // Streams, bulk: the whole tensor into a slice by `read_into`, open to
+    // close, vs `copy_from_slice` of the same bytes.
     let mut g = c.benchmark_group("stream_read");
+    g.throughput(Throughput::Bytes((KN * 4) as u64));
+    core.enter(|| {
+        let mut dst = vec![0f32; KN];
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                let mut st = t_in.read_stream_accessor::<f32>().unwrap();
+                assert_eq!(st.read_into(black_box(&mut dst[..])).unwrap(), KN);
+                st.close().unwrap();
+            })
+        });
+    });
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.finish();
+
+    // Streams, per element: the whole tensor, element by element, open to
+    // close (4 refills / flushes of 4 KiB; a serial float-add chain) vs
+    // `copy_from_slice` of the same bytes.
+    let mut g = c.benchmark_group("stream_read_elem");
     g.throughput(Throughput::Bytes((KN * 4) as u64));
     core.enter(|| {
         g.bench_function("ours", |b| {

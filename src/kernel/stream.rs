@@ -74,6 +74,21 @@ impl<T: Element> ReadStream<T> {
         Ok(unsafe { T::load(v.as_ptr()) })
     }
 
+    /// Bulk `read()`: the next elements into `out`, as many as fit and
+    /// remain; returns how many (fewer than `out.len()` only at the
+    /// tensor's end, 0 for an empty `out`). `StreamEnd` when `out` has room
+    /// but the stream is past its last element. Elements still in the
+    /// buffer are copied from it, the rest straight from the tensor (one
+    /// copy); element reads may follow (they refill at the new position).
+    pub fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
+        let len = core::mem::size_of_val(out);
+        // SAFETY: `out` is an exclusive slice of plain numeric elements
+        // (`Element` is sealed to them: no padding, every bit pattern
+        // valid), viewed as its `len` bytes for the copy's duration only.
+        let bytes = unsafe { core::slice::from_raw_parts_mut(out.as_mut_ptr().cast::<u8>(), len) };
+        with_core(|b| b.state.stream_read_into(&mut self.s, bytes))
+    }
+
     /// `close()`: gives the buffer back.
     pub fn close(&mut self) -> Result<()> {
         close(&mut self.s)

@@ -160,6 +160,64 @@ impl<H: Hal> CoreState<H> {
         Ok(())
     }
 
+    /// Bulk `read`: the next elements into `out` (whole elements,
+    /// `out.len()` a multiple of `elem_size`), as many as fit and remain.
+    /// Returns the elements read: fewer than fit only at the tensor's end;
+    /// 0 for an empty `out`. `StreamEnd` when `out` has room but no element
+    /// is left, `ElementTypeMismatch` when `out` is not whole elements,
+    /// `StreamClosed` on a closed or write stream (nothing is read then).
+    ///
+    /// Elements already in the buffer are copied out of it; the rest go
+    /// from the tensor straight into `out` (one copy through the window,
+    /// as the unbuffered path does; no bounce through the pool buffer), so
+    /// a later `read` refills at the new position. On a copy error the
+    /// position stays after the last element copied.
+    pub fn stream_read_into(&mut self, s: &mut StreamState, out: &mut [u8]) -> Result<usize> {
+        if s.open != 1 || s.mode != StreamMode::Read as u8 {
+            return Err(Error::StreamClosed);
+        }
+        let es = s.elem_size as usize;
+        if es == 0 || !out.len().is_multiple_of(es) {
+            return Err(Error::ElementTypeMismatch);
+        }
+        if out.is_empty() {
+            return Ok(0);
+        }
+        if s.pos >= s.numel {
+            return Err(Error::StreamEnd);
+        }
+        let n = ((out.len() / es) as u64).min(s.numel - s.pos);
+        let mut done = 0u64;
+        if let Some(buf) = if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None } {
+            let end = s.buf_start + s.buf_len as u64;
+            if s.pos >= s.buf_start && s.pos < end {
+                let k = n.min(end - s.pos);
+                let at = ((s.pos - s.buf_start) as usize) * es;
+                let bytes = k as usize * es;
+                // SAFETY: `at + bytes` is within the buffer's `buf_len · es`
+                // valid bytes (pos + k <= buf_start + buf_len); `out` is a
+                // distinct Rust slice of at least `n · es >= bytes` bytes.
+                unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), bytes) };
+                s.pos += k;
+                done = k;
+            }
+        }
+        // At most 1 GiB per copy (the copy length is 32-bit).
+        let chunk = ((1u64 << 30) / es as u64).max(1);
+        while done < n {
+            let k = (n - done).min(chunk);
+            let Some(dst) = out.get_mut(done as usize * es..(done + k) as usize * es) else {
+                return Err(Error::ElementTypeMismatch);
+            };
+            // SAFETY: `dst` is a Rust slice of `k · es` bytes (the caller's,
+            // not a window view nor a runtime heap block it does not own).
+            unsafe { self.memcpy_from_soc_with(MemcpyMethod::CMemcpy, dst.as_mut_ptr(), Self::stream_elem_addr(s, s.pos), (k as usize * es) as u32)? };
+            s.pos += k;
+            done += k;
+        }
+        Ok(n as usize)
+    }
+
     fn stream_flush(&mut self, s: &mut StreamState) -> Result<()> {
         if s.buf_len == 0 {
             return Ok(());

@@ -1,0 +1,159 @@
+//! The bulk stream read (`ReadStream::read_into`, the runtime's
+//! `stream_read_into`): contents, partial chunks, the tensor's end, mixing
+//! with element reads, the unbuffered path, and bad input as errors.
+
+use neuron_hal_mock::MockSoc;
+use neuroncustomop::ffi::translate::neuron_translate_ctx;
+use neuroncustomop::hal::platform::Q7;
+use neuroncustomop::host::SimCore;
+use neuroncustomop::kernel::{Dtype, Error, Tensor};
+use neuroncustomop::runtime::access::StreamMode;
+use neuroncustomop::runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};
+use neuroncustomop::runtime::marshal::tensor::TensorView;
+
+/// SoC address of the test tensor (a dynamic window).
+const DATA: u64 = Q7.hbm_soc_base + (1 << 30);
+/// Elements: two whole 4 KiB buffers of f32 and a partial third.
+const N: usize = 2 * 1024 + 37;
+
+fn value(i: usize) -> f32 {
+    i as f32 * 0.5 - 7.0
+}
+
+/// A simulated core and an f32 tensor of `N` known elements at `DATA`.
+fn setup() -> (SimCore, TensorView) {
+    let soc = MockSoc::new().expect("mock SoC");
+    let mut core = SimCore::new(soc.core(0).expect("core 0"));
+    core.state().init_prologue();
+    core.state().init_dma_queue().expect("DMA arms");
+    let bytes: Vec<u8> = (0..N).flat_map(|i| value(i).to_le_bytes()).collect();
+    core.state().hal.soc().write(DATA, &bytes).expect("HBM write");
+    let ctx = core.enter(|| neuron_translate_ctx()).cast();
+    let desc = RawTensorDesc::contiguous(Location::Hbm, Dtype::Fp32.code(), DATA, &[N as u64]).expect("shape");
+    let desc = TensorDesc::parse(&desc.to_bytes(), &Q7).expect("valid");
+    (core, TensorView::from_desc(&desc, ctx))
+}
+
+fn expected(r: std::ops::Range<usize>) -> Vec<f32> {
+    r.map(value).collect()
+}
+
+#[test]
+fn the_whole_tensor_in_one_call() {
+    let (mut core, view) = setup();
+    core.enter(|| {
+        let t = Tensor::from_view(view);
+        let mut st = t.read_stream_accessor::<f32>().unwrap();
+        assert!(st.is_buffered());
+        // Room for more than is left: the count says how many, the rest
+        // of the slice is untouched.
+        let mut out = vec![f32::NAN; N + 5];
+        assert_eq!(st.read_into(&mut out).unwrap(), N);
+        assert_eq!(&out[..N], &expected(0..N)[..]);
+        assert!(out[N..].iter().all(|v| v.is_nan()));
+        assert_eq!(st.read_into(&mut out[..1]), Err(Error::StreamEnd));
+        assert_eq!(st.read(), Err(Error::StreamEnd));
+        // An empty slice reads nothing, even at the end.
+        assert_eq!(st.read_into(&mut []).unwrap(), 0);
+        st.close().unwrap();
+    });
+}
+
+#[test]
+fn chunks_mixed_with_element_reads_end_with_a_partial_chunk() {
+    let (mut core, view) = setup();
+    core.enter(|| {
+        let t = Tensor::from_view(view);
+        let mut st = t.read_stream_accessor::<f32>().unwrap();
+        let mut got = Vec::new();
+        // Three element reads fill the buffer; the bulk read starts inside it.
+        for _ in 0..3 {
+            got.push(st.read().unwrap());
+        }
+        let mut chunk = vec![0f32; 1000];
+        let mut counts = Vec::new();
+        loop {
+            match st.read_into(&mut chunk) {
+                Ok(k) => {
+                    counts.push(k);
+                    got.extend_from_slice(&chunk[..k]);
+                    // An element read between chunks refills at the new position.
+                    match st.read() {
+                        Ok(v) => got.push(v),
+                        Err(e) => {
+                            assert_eq!(e, Error::StreamEnd);
+                            break;
+                        }
+                    }
+                }
+                Err(e) => {
+                    assert_eq!(e, Error::StreamEnd);
+                    break;
+                }
+            }
+        }
+        // 3 + (1000 + 1) + (1000 + 1) = 2005 read, 80 left: a partial chunk.
+        assert_eq!(counts, vec![1000, 1000, N - 2005]);
+        assert_eq!(got, expected(0..N));
+        st.close().unwrap();
+    });
+}
+
+#[test]
+fn unbuffered_stream_reads_in_bulk_too() {
+    let (mut core, view) = setup();
+    core.enter(|| {
+        let t = Tensor::from_view(view);
+        // Take every pool buffer first.
+        let mut held = Vec::new();
+        loop {
+            let st = t.read_stream_accessor::<f32>().unwrap();
+            if !st.is_buffered() {
+                held.push(st);
+                break;
+            }
+            held.push(st);
+        }
+        let st = held.last_mut().unwrap();
+        assert!(!st.is_buffered());
+        let mut out = vec![0f32; N];
+        assert_eq!(st.read_into(&mut out[..10]).unwrap(), 10);
+        assert_eq!(st.read().unwrap(), value(10));
+        assert_eq!(st.read_into(&mut out[11..]).unwrap(), N - 11);
+        assert_eq!(&out[..10], &expected(0..10)[..]);
+        assert_eq!(&out[11..], &expected(11..N)[..]);
+        for mut s in held {
+            s.close().unwrap();
+        }
+    });
+}
+
+#[test]
+fn bad_input_is_an_error() {
+    let (mut core, view) = setup();
+    // Wrong element type: refused at open.
+    core.enter(|| {
+        let t = Tensor::from_view(view);
+        assert_eq!(t.read_stream_accessor::<i32>().err(), Some(Error::ElementTypeMismatch));
+        // A closed stream refuses, and leaves the slice alone.
+        let mut st = t.read_stream_accessor::<f32>().unwrap();
+        st.close().unwrap();
+        let mut out = [1f32; 4];
+        assert_eq!(st.read_into(&mut out), Err(Error::StreamClosed));
+        assert_eq!(out, [1f32; 4]);
+    });
+    // Through the runtime: a length that is not whole elements, a write
+    // stream, a closed stream.
+    let s = core.state();
+    let mut st = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Read).unwrap();
+    let mut out = [0u8; 10];
+    assert_eq!(s.stream_read_into(&mut st, &mut out), Err(Error::ElementTypeMismatch));
+    assert_eq!(st.pos, 0);
+    assert_eq!(s.stream_read_into(&mut st, &mut out[..8]), Ok(2));
+    assert_eq!(out[..8], [value(0).to_le_bytes(), value(1).to_le_bytes()].concat()[..]);
+    s.stream_close(&mut st).unwrap();
+    assert_eq!(s.stream_read_into(&mut st, &mut out[..8]), Err(Error::StreamClosed));
+    let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
+    assert_eq!(s.stream_read_into(&mut w, &mut out[..8]), Err(Error::StreamClosed));
+    s.stream_close(&mut w).unwrap();
+}
