@@ -246,7 +246,9 @@ impl LibcHeap {
             let layout = Layout::from_size_align_unchecked(h.size + h.offset, h.align);
             if arena.heap.deallocate(start, layout).is_err() {
                 // A header that passed the checks over a block the list
-                // holds as free: corrupted memory, refused untouched.
+                // holds as free: corrupted memory. Refused, and the header
+                // put back as it was (the block stays live).
+                p.sub(HEADER_AT).cast::<Header>().write(h);
                 return self.stats.on_failure(Error::ForeignPointer);
             }
         }
@@ -315,6 +317,28 @@ mod tests {
         h.free(early.as_ptr()).unwrap();
         h.free(late.as_ptr()).unwrap();
         assert_eq!(h.stats().in_use, 0);
+    }
+
+    #[test]
+    fn a_free_the_allocator_refuses_leaves_the_header_live() {
+        let mut main = Mem([0u8; 8192]);
+        let mut h = LibcHeap::new();
+        // SAFETY: the buffer outlives the heap.
+        unsafe { h.init_main(main.0.as_mut_ptr(), 8192) };
+        let p = h.malloc(100).unwrap().as_ptr();
+        h.free(p).unwrap();
+        // A stray store forges the freed block's header back to live: the
+        // header checks pass, the allocator sees a block it holds as free.
+        // SAFETY: the header slot is inside the arena (test memory).
+        let hp = unsafe { p.sub(HEADER_AT).cast::<Header>() };
+        // SAFETY: as above.
+        unsafe { hp.write(Header { state: LIVE, ..hp.read() }) };
+        assert_eq!(h.free(p), Err(Error::ForeignPointer));
+        // Refused untouched: still live, so the same answer again (not
+        // `DoubleFree`, which a header left marked freed would give).
+        // SAFETY: as above.
+        assert_eq!(unsafe { hp.read() }.state, LIVE);
+        assert_eq!(h.free(p), Err(Error::ForeignPointer));
     }
 
     #[test]
