@@ -24,14 +24,12 @@ struct Live {
 pub struct DataRamHeap<const LIVE: usize = DEFAULT_LIVE_BLOCKS> {
     heap: FirstFit,
     live: Vec<Live, LIVE>,
-    base: usize,
-    size: usize,
     stats: HeapStats,
 }
 
 impl<const LIVE: usize> core::fmt::Debug for DataRamHeap<LIVE> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("DataRamHeap").field("base", &self.base).field("size", &self.size).field("live", &self.live.len()).field("stats", &self.stats).finish()
+        f.debug_struct("DataRamHeap").field("range", &self.range()).field("live", &self.live.len()).field("stats", &self.stats).finish()
     }
 }
 
@@ -44,13 +42,7 @@ impl<const LIVE: usize> Default for DataRamHeap<LIVE> {
 impl<const LIVE: usize> DataRamHeap<LIVE> {
     /// A heap with no memory yet.
     pub const fn new() -> Self {
-        Self {
-            heap: FirstFit::empty(),
-            live: Vec::new(),
-            base: 0,
-            size: 0,
-            stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 },
-        }
+        Self { heap: FirstFit::empty(), live: Vec::new(), stats: HeapStats { capacity: 0, in_use: 0, high_water: 0, allocs: 0, frees: 0, failures: 0 } }
     }
 
     /// `init_neuron_dataram_allocator`: manage `size` bytes at `bottom`.
@@ -72,19 +64,17 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
         // SAFETY: the caller hands us this range exclusively; start is
         // inside it and len fits after it.
         unsafe { self.heap.init(bottom.add(skip), len) };
-        self.base = start;
-        self.size = len;
         self.stats.capacity = len as u64;
     }
 
     /// Whether `init` gave the heap memory.
     pub fn is_ready(&self) -> bool {
-        self.size != 0
+        self.heap.size() != 0
     }
 
     /// The managed range `(base, size)` as addresses.
     pub fn range(&self) -> (usize, usize) {
-        (self.base, self.size)
+        (self.heap.base_addr(), self.heap.size())
     }
 
     /// Use counters.
@@ -147,7 +137,8 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
                 Ok(())
             }
             Err(after) => {
-                let in_heap = addr >= self.base && addr < self.base + self.size;
+                let (base, size) = self.range();
+                let in_heap = addr >= base && addr < base + size;
                 let in_live = after.checked_sub(1).and_then(|k| self.live.get(k)).is_some_and(|l| addr < l.addr + l.layout.size());
                 let e = if in_heap && !in_live { Error::DoubleFree } else { Error::ForeignPointer };
                 self.stats.on_failure(e)

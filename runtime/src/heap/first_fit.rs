@@ -99,6 +99,11 @@ impl FirstFit {
         self.len
     }
 
+    /// Address of the managed region's first byte (0 before `init`).
+    pub fn base_addr(&self) -> usize {
+        self.base as usize
+    }
+
     /// Reads the node at `off`.
     ///
     /// # Safety
