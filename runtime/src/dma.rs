@@ -33,6 +33,15 @@ const DESC_BYTES: u32 = size_of::<DmaDescriptor>() as u32;
 
 // Both rings fit in the reserve at the start of the staging window.
 const_assert!(2 * RING_BYTES <= DATARAM_RUNTIME_RESERVED);
+/// Where the invocation block lies in the staging window: in the
+/// runtime's reserve, right after both rings. `customop_setup` DMAs the
+/// block there and the readers validate its descriptors in place.
+pub const BLOCK_OFFSET: u32 = 2 * RING_BYTES;
+// The largest block fits the reserve after the rings.
+const_assert!(BLOCK_OFFSET as usize + crate::marshal::MAX_BLOCK_BYTES <= DATARAM_RUNTIME_RESERVED as usize);
+// 16-byte aligned, so each descriptor (at 32 + 48·i) is word-aligned.
+const_assert!(BLOCK_OFFSET % 16 == 0);
+
 // Slot = counter % RING_LEN stays right when the u32 counter wraps.
 const_assert!(RING_LEN.is_power_of_two());
 
@@ -154,6 +163,14 @@ impl DmaQueue {
             return None;
         }
         Some(self.aperture_soc + off)
+    }
+
+    /// The SoC address at which the engine sees byte `off` of the staging
+    /// window (the runtime's reserve included, which
+    /// [`DmaQueue::local_soc`] refuses to callers' buffers).
+    #[inline(always)]
+    pub(crate) fn reserve_soc(&self, off: u32) -> u64 {
+        self.aperture_soc + off as u64
     }
 
     /// Descriptors of `dir` written but not yet seen complete.
