@@ -40,7 +40,7 @@ pub const BLOCK_OFFSET: u32 = 2 * RING_BYTES;
 // The largest block fits the reserve after the rings.
 const_assert!(BLOCK_OFFSET as usize + crate::marshal::MAX_BLOCK_BYTES <= DATARAM_RUNTIME_RESERVED as usize);
 // 16-byte aligned, so each descriptor (at 32 + 48·i) is word-aligned.
-const_assert!(BLOCK_OFFSET % 16 == 0);
+const_assert!(BLOCK_OFFSET.is_multiple_of(16));
 
 // Slot = counter % RING_LEN stays right when the u32 counter wraps.
 const_assert!(RING_LEN.is_power_of_two());
@@ -61,6 +61,10 @@ pub const fn ring_offset(dir: DmaDirection) -> u32 {
 struct Ring {
     /// NX address of slot 0.
     nx: u32,
+    /// Where slot 0 is for the core (`hal.nx_ptr(nx)` at arming, kept as
+    /// an address so the queue stays plain data): slot `k` is 32·k past
+    /// it, with no `nx_ptr` per descriptor.
+    slots: usize,
     /// Descriptors written since arming (wrapping).
     head: u32,
     /// Descriptors announced through the doorbell since arming.
@@ -98,7 +102,7 @@ impl Default for DmaQueue {
 impl DmaQueue {
     /// An unarmed queue.
     pub const fn new() -> Self {
-        const R: Ring = Ring { nx: 0, head: 0, rung: 0, base: 0, checked: 0, faulted: false };
+        const R: Ring = Ring { nx: 0, slots: 0, head: 0, rung: 0, base: 0, checked: 0, faulted: false };
         Self { armed: false, rings: [R; 2], window_ptr: 0, aperture_soc: 0, max_desc_bytes: MAX_DESCRIPTOR_BYTES, dirty: [RING_LEN; 2] }
     }
 
@@ -129,21 +133,28 @@ impl DmaQueue {
         }
         for dir in DmaDirection::ALL {
             let nx = p.dma_ring_nx(dir);
+            let slots = hal.nx_ptr(nx);
             // Slots past `dirty` were cleared and never written since
             // (slot = count % RING_LEN from 0 after arming): still zero.
             let dirty = core::mem::replace(&mut self.dirty[dir.index()], 0).min(RING_LEN);
-            for slot in 0..dirty {
-                let at = hal.nx_ptr(nx + slot * DESC_BYTES).cast::<DmaDescriptor>();
+            let mut at = slots.cast::<DmaDescriptor>();
+            for _ in 0..dirty {
                 // SAFETY: the ring lies in the runtime's reserve at the
                 // start of the staging window (const-asserted to fit),
-                // which is this core's mapped data RAM; slots are 32 bytes
-                // from a 4 KiB-aligned base, so aligned. No reference formed.
-                unsafe { DmaDescriptor::default().store_volatile(at) };
+                // which is this core's mapped data RAM; at most RING_LEN
+                // slots from the cached slot 0; 4 KiB-aligned, so aligned.
+                // Volatile word stores: plain ones become a `memset` call
+                // (~100 instructions for the usual two slots). No
+                // reference formed.
+                unsafe {
+                    DmaDescriptor::default().store_volatile(at);
+                    at = at.add(1);
+                }
             }
             hal.memw();
             hal.dma_arm(dir);
             let base = hal.dma_completed(dir);
-            self.rings[dir.index()] = Ring { nx, head: 0, rung: 0, base, checked: 0, faulted: false };
+            self.rings[dir.index()] = Ring { nx, slots: slots as usize, head: 0, rung: 0, base, checked: 0, faulted: false };
         }
         self.window_ptr = hal.nx_ptr(p.dma_window_nx) as usize;
         self.aperture_soc = p.aperture_soc(cpu);
@@ -179,8 +190,10 @@ impl DmaQueue {
         r.head.wrapping_sub(r.checked)
     }
 
-    fn slot_ptr<H: Hal>(hal: &H, r: &Ring, count: u32) -> *mut DmaDescriptor {
-        hal.nx_ptr(r.nx + (count % RING_LEN) * DESC_BYTES).cast()
+    /// The slot of descriptor number `count` (from the cached slot 0).
+    #[inline(always)]
+    fn slot_ptr(r: &Ring, count: u32) -> *mut DmaDescriptor {
+        (r.slots + ((count % RING_LEN) * DESC_BYTES) as usize) as *mut DmaDescriptor
     }
 
     /// Reads the engine's counter, then examines every newly completed
@@ -195,7 +208,7 @@ impl DmaQueue {
             done = r.head;
         }
         while r.checked != done {
-            let at = Self::slot_ptr(hal, r, r.checked);
+            let at = Self::slot_ptr(r, r.checked);
             // SAFETY: `at` is a slot of the armed ring in data RAM (see
             // `init`); the engine wrote its status before counting it.
             let st = unsafe { addr_of!((*at).status).read_volatile() };
@@ -208,7 +221,10 @@ impl DmaQueue {
     }
 
     /// Publishes the descriptors written since the last doorbell: two
-    /// fences, then one doorbell write with their count.
+    /// fences, then one doorbell write with their count. The fences are
+    /// what orders the descriptors' plain stores (see [`store_desc`])
+    /// before the doorbell's MMIO store.
+    #[inline(always)]
     fn ring_doorbell<H: Hal>(&mut self, hal: &H, dir: DmaDirection) {
         let r = &mut self.rings[dir.index()];
         let count = r.head.wrapping_sub(r.rung);
@@ -233,32 +249,38 @@ impl DmaQueue {
         if src.checked_add(len).is_none() || dst.checked_add(len).is_none() {
             return Err(Error::SizeOverflow);
         }
+        let max = self.max_desc_bytes as u64;
+        let d = dir.index();
         let mut off = 0u64;
         while off < len {
-            let n = (len - off).min(self.max_desc_bytes as u64) as u32;
+            let n = (len - off).min(max) as u32;
             if self.outstanding(dir) >= RING_LEN {
-                // Full: announce what is written, then wait for a slot.
-                self.ring_doorbell(hal, dir);
-                while self.reap(hal, dir) >= RING_LEN {}
+                self.wait_for_slot(hal, dir);
             }
-            let last = off + n as u64 == len;
-            let mut flags = DescriptorFlags::VALID;
-            if last {
-                flags |= DescriptorFlags::LAST;
+            off += n as u64;
+            let flags = if off == len { DescriptorFlags::VALID.bits() | DescriptorFlags::LAST.bits() } else { DescriptorFlags::VALID.bits() };
+            let Some(r) = self.rings.get_mut(d) else { return Err(Error::DmaNotArmed) };
+            let slot = r.head % RING_LEN;
+            let at = Self::slot_ptr(r, r.head);
+            r.head = r.head.wrapping_add(1);
+            if let Some(dirty) = self.dirty.get_mut(d) {
+                *dirty = (*dirty).max(slot + 1);
             }
-            let desc = DmaDescriptor { src: src + off, dst: dst + off, len: n, flags: flags.bits(), status: status::PENDING, reserved: 0 };
-            let r = &mut self.rings[dir.index()];
-            let at = Self::slot_ptr(hal, r, r.head);
-            let d = &mut self.dirty[dir.index()];
-            *d = (*d).max(r.head % RING_LEN + 1);
+            let back = n as u64;
             // SAFETY: a slot of the armed ring (see `init`), free because
             // fewer than RING_LEN descriptors are outstanding.
-            unsafe { desc.store_volatile(at) };
-            r.head = r.head.wrapping_add(1);
-            off += n as u64;
+            unsafe { store_desc(at, src + off - back, dst + off - back, n, flags) };
         }
         self.ring_doorbell(hal, dir);
         Ok(())
+    }
+
+    /// The ring of `dir` is full: announce what is written, then wait for
+    /// a slot. Out of line (rare: more than RING_LEN descriptors queued).
+    #[inline(never)]
+    fn wait_for_slot<H: Hal>(&mut self, hal: &H, dir: DmaDirection) {
+        self.ring_doorbell(hal, dir);
+        while self.reap(hal, dir) >= RING_LEN {}
     }
 
     /// Busy-polls until every descriptor of `dir` completed, then reports
@@ -289,6 +311,36 @@ impl DmaQueue {
     pub fn transfer<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
         self.submit(hal, dir, dst, src, len)?;
         self.wait(hal, dir)
+    }
+}
+
+/// Writes one descriptor at `at` with plain 32-bit stores, the flags
+/// (VALID) last. Plain, not volatile: a volatile store is a `memw` + store
+/// each on the Xtensa, and the engine cannot look at the slot before the
+/// doorbell anyway. The ordering the hardware needs — every word of every
+/// descriptor visible before the doorbell's MMIO store — is given by the
+/// two `memw` of [`DmaQueue::ring_doorbell`] (an `asm!` without `nomem`, so
+/// also a compiler barrier: the stores are not moved past it). A slot is
+/// only rewritten after the engine reported it complete.
+///
+/// # Safety
+/// `at` must be valid for writes of a descriptor and 4-byte aligned.
+#[inline(always)]
+unsafe fn store_desc(at: *mut DmaDescriptor, src: u64, dst: u64, len: u32, flags: u32) {
+    let w = at.cast::<u32>();
+    // Word order of a u64 in memory.
+    let (lo, hi) = if cfg!(target_endian = "little") { (0, 1) } else { (1, 0) };
+    // SAFETY: the caller gives 32 writable, 4-aligned bytes at `at`;
+    // offsets 0..8 words stay inside them. No reference is formed.
+    unsafe {
+        w.add(lo).write(src as u32);
+        w.add(hi).write((src >> 32) as u32);
+        w.add(2 + lo).write(dst as u32);
+        w.add(2 + hi).write((dst >> 32) as u32);
+        w.add(4).write(len);
+        w.add(6).write(status::PENDING);
+        w.add(7).write(0);
+        w.add(5).write(flags);
     }
 }
 
