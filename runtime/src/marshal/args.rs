@@ -227,9 +227,9 @@ impl<H: Hal> CoreState<H> {
     /// Descriptor `i` (`i == argc` is the output) of the bound block, in
     /// place.
     #[inline(always)]
-    fn desc_words(&self, h: &InvocationHeader, i: usize) -> &DescWords {
-        let i = i.min(h.argc as usize);
-        // SAFETY: `setup` bound `h` after writing the whole block (header
+    fn desc_words(&self, argc: usize, i: usize) -> &DescWords {
+        let i = i.min(argc);
+        // SAFETY: `setup` bound the header (of `argc`) after writing the whole block (header
         // and argc + 1 descriptors) at `block_ptr()`, and nothing writes
         // the reserve past the rings until the next `setup`; `i <= argc`
         // keeps the descriptor inside the block. The block's place is
@@ -283,21 +283,23 @@ impl<H: Hal> CoreState<H> {
     /// The next argument's descriptor, validated, if its kind is one of
     /// `kinds`. Does not advance the cursor.
     fn peek_arg(&self, kind: ArgKind) -> Result<DescCheck> {
-        let (h, i) = self.peek_arg_index(kind)?;
-        DescCheck::run(self.desc_words(&h, i), self.hal.platform())
+        let (argc, i) = self.peek_arg_index(kind)?;
+        DescCheck::run(self.desc_words(argc, i), self.hal.platform())
     }
 
-    /// The kind gates of [`Self::peek_arg`]: the header and the next
-    /// argument's index.
+    /// The kind gates of [`Self::peek_arg`]: the bound block's argc and
+    /// the next argument's index. The header by reference (a copy of it
+    /// was byte stores to the stack).
     #[inline(always)]
-    fn peek_arg_index(&self, kind: ArgKind) -> Result<(InvocationHeader, usize)> {
-        let h = self.args.header.ok_or(Error::NoInvocation)?;
+    fn peek_arg_index(&self, kind: ArgKind) -> Result<(usize, usize)> {
+        let h = self.args.header.as_ref().ok_or(Error::NoInvocation)?;
         let i = self.args.cursor as usize;
-        if i >= h.argc as usize || i >= MAX_ARGS {
+        let argc = h.argc as usize;
+        if i >= argc || i >= MAX_ARGS {
             return Err(Error::NoMoreArgs);
         }
         match h.kinds.get(i) {
-            Some(Some(k)) if *k == kind => Ok((h, i)),
+            Some(Some(k)) if *k == kind => Ok((argc, i)),
             _ => Err(Error::WrongArgKind),
         }
     }
@@ -312,9 +314,9 @@ impl<H: Hal> CoreState<H> {
     /// [`CoreState::next_tensor`] into `out` (untouched on failure): no
     /// tensor-sized temporaries on the device's stack.
     pub fn next_tensor_into(&mut self, out: &mut TensorView) -> Result<()> {
-        let (h, i) = self.peek_arg_index(ArgKind::Tensor)?;
+        let (argc, i) = self.peek_arg_index(ArgKind::Tensor)?;
         let ctx = self.ctx_ptr();
-        parse_view(self.desc_words(&h, i), self.hal.platform(), ctx, out)?;
+        parse_view(self.desc_words(argc, i), self.hal.platform(), ctx, out)?;
         self.args.cursor += 1;
         Ok(())
     }
@@ -368,17 +370,17 @@ impl<H: Hal> CoreState<H> {
     /// The validated output descriptor.
     #[inline(always)]
     fn output_desc(&self) -> Result<DescCheck> {
-        let h = self.args.header.ok_or(Error::NoInvocation)?;
-        DescCheck::run(self.desc_words(&h, h.argc as usize), self.hal.platform())
+        let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
+        DescCheck::run(self.desc_words(argc, argc), self.hal.platform())
     }
 
     /// `get_dst_tensor`: the output storage, for the kernel to write in
     /// place; a later `return_tensor` copies nothing.
     pub fn get_dst_tensor(&mut self) -> Result<TensorView> {
-        let h = self.args.header.ok_or(Error::NoInvocation)?;
+        let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
         let ctx = self.ctx_ptr();
         let mut t = TensorView::ZERO;
-        parse_view(self.desc_words(&h, h.argc as usize), self.hal.platform(), ctx, &mut t)?;
+        parse_view(self.desc_words(argc, argc), self.hal.platform(), ctx, &mut t)?;
         self.args.claimed = true;
         Ok(t)
     }

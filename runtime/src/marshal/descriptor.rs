@@ -83,7 +83,7 @@ fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
 /// shape products of every descriptor are usually small).
 #[inline(always)]
 fn mul_u64(a: u64, b: u64) -> Option<u64> {
-    if a >> 32 == 0 && b >> 32 == 0 && (a as u32).leading_zeros() + (b as u32).leading_zeros() >= 32 {
+    if a >> 32 == 0 && b >> 32 == 0 && neuron_hal::bits::mul_fits_u32(a as u32, b as u32) {
         Some((a as u32).wrapping_mul(b as u32) as u64)
     } else {
         a.checked_mul(b)
@@ -330,8 +330,7 @@ impl DescCheck {
         // 6a before 6b (docs/abi.md): the reserved entries past num_dim
         // are checked first, whatever the entries in use hold. `used` is
         // the bytes in use (at most 16); per shape word, the bytes past it.
-        let shape = [word(w, 4), word(w, 5), word(w, 6), word(w, 7)];
-        if !unused_entries_zero(&shape, num_dim << (1 + wide as u32)) {
+        if !unused_entries_zero(&[word(w, 4), word(w, 5), word(w, 6), word(w, 7)], num_dim << (1 + wide as u32)) {
             return Err(Error::ReservedNotZero);
         }
         let mut numel = 1u64;
@@ -381,13 +380,17 @@ impl DescCheck {
 /// word, the bytes past `used` masked, not an entry loop.
 #[inline(always)]
 fn unused_entries_zero(shape: &[u32; 4], used: u32) -> bool {
-    let mut stray = 0u32;
-    for (k, &v) in shape.iter().enumerate() {
-        let u = used.saturating_sub(4 * k as u32);
-        let mask = if u >= 4 { 0 } else { !0u32 << (8 * u) };
-        stray |= v & mask;
-    }
-    stray == 0
+    // The bytes of word `k` past `used` (none if `used` covers the word).
+    let past = |k: u32| {
+        let u = used.saturating_sub(4 * k);
+        if u >= 4 {
+            0
+        } else {
+            !0u32 << (8 * u)
+        }
+    };
+    let [a, b, c, d] = *shape;
+    (a & past(0)) | (b & past(1)) | (c & past(2)) | (d & past(3)) == 0
 }
 
 /// The wire bytes as memory words (for bytes of no known alignment).
