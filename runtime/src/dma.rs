@@ -185,6 +185,7 @@ impl DmaQueue {
     }
 
     /// Descriptors of `dir` written but not yet seen complete.
+    #[inline(always)]
     pub fn outstanding(&self, dir: DmaDirection) -> u32 {
         let r = &self.rings[dir.index()];
         r.head.wrapping_sub(r.checked)
@@ -249,30 +250,51 @@ impl DmaQueue {
         if src.checked_add(len).is_none() || dst.checked_add(len).is_none() {
             return Err(Error::SizeOverflow);
         }
-        let max = self.max_desc_bytes as u64;
+        // The usual case, one descriptor into a ring with room, straight
+        // through; the general loop is out of line.
+        if len != 0 && len <= self.max_desc_bytes as u64 && self.outstanding(dir) < RING_LEN {
+            self.put(dir, dst, src, len as u32, DescriptorFlags::VALID.bits() | DescriptorFlags::LAST.bits());
+            self.ring_doorbell(hal, dir);
+            return Ok(());
+        }
+        self.submit_chunks(hal, dir, dst, src, len);
+        Ok(())
+    }
+
+    /// Writes one descriptor into the next slot of `dir`'s ring, which
+    /// has room (fewer than RING_LEN outstanding).
+    #[inline(always)]
+    fn put(&mut self, dir: DmaDirection, dst: u64, src: u64, n: u32, flags: u32) {
         let d = dir.index();
+        let Some(r) = self.rings.get_mut(d) else { return };
+        let slot = r.head % RING_LEN;
+        let at = Self::slot_ptr(r, r.head);
+        r.head = r.head.wrapping_add(1);
+        if let Some(dirty) = self.dirty.get_mut(d) {
+            *dirty = (*dirty).max(slot + 1);
+        }
+        // SAFETY: a slot of the armed ring (see `init`), free because
+        // fewer than RING_LEN descriptors are outstanding.
+        unsafe { store_desc(at, src, dst, n, flags) };
+    }
+
+    /// [`DmaQueue::submit`] of a transfer cut into several descriptors or
+    /// meeting a full ring (the checks done).
+    #[inline(never)]
+    fn submit_chunks<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) {
+        let max = self.max_desc_bytes as u64;
         let mut off = 0u64;
         while off < len {
             let n = (len - off).min(max) as u32;
             if self.outstanding(dir) >= RING_LEN {
                 self.wait_for_slot(hal, dir);
             }
+            let last = off + n as u64 == len;
+            let flags = if last { DescriptorFlags::VALID.bits() | DescriptorFlags::LAST.bits() } else { DescriptorFlags::VALID.bits() };
+            self.put(dir, dst + off, src + off, n, flags);
             off += n as u64;
-            let flags = if off == len { DescriptorFlags::VALID.bits() | DescriptorFlags::LAST.bits() } else { DescriptorFlags::VALID.bits() };
-            let Some(r) = self.rings.get_mut(d) else { return Err(Error::DmaNotArmed) };
-            let slot = r.head % RING_LEN;
-            let at = Self::slot_ptr(r, r.head);
-            r.head = r.head.wrapping_add(1);
-            if let Some(dirty) = self.dirty.get_mut(d) {
-                *dirty = (*dirty).max(slot + 1);
-            }
-            let back = n as u64;
-            // SAFETY: a slot of the armed ring (see `init`), free because
-            // fewer than RING_LEN descriptors are outstanding.
-            unsafe { store_desc(at, src + off - back, dst + off - back, n, flags) };
         }
         self.ring_doorbell(hal, dir);
-        Ok(())
     }
 
     /// The ring of `dir` is full: announce what is written, then wait for
