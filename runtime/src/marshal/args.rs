@@ -203,11 +203,20 @@ impl<H: Hal> CoreState<H> {
                 let header = InvocationHeader::parse(h)?;
                 let n = header.block_bytes();
                 let body = b.get(..n).ok_or(Error::BadBlockSize)?;
-                // SAFETY: `at` is the block's place in the runtime's reserve,
-                // MAX_BLOCK_BYTES >= n of this core's data RAM (const-asserted
-                // in `dma`); `body` is `n` readable bytes. `copy` (memmove):
-                // nothing says where the caller's bytes lie.
-                unsafe { core::ptr::copy(body.as_ptr(), at, n) };
+                let (src, dst) = (body.as_ptr() as usize, at as usize);
+                if src != dst {
+                    // Bytes overlapping the reserve without being the block
+                    // itself (only unsafe code could make such a slice).
+                    if src < dst + n && dst < src + n {
+                        return Err(Error::BadBlockSize);
+                    }
+                    // SAFETY: `at` is the block's place in the runtime's
+                    // reserve, MAX_BLOCK_BYTES >= n of this core's data RAM
+                    // (const-asserted in `dma`); `body` is `n` readable
+                    // bytes; the two do not overlap (checked above; not
+                    // `copy`, whose memmove is ~900 bytes of text).
+                    unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), at, n) };
+                }
                 header
             }
             BlockSource::Soc(addr) => self.read_block(at, addr)?,

@@ -292,8 +292,10 @@ pub struct DescCheck {
 
 impl DescCheck {
     /// Runs every gate on the descriptor's words (see the module
-    /// documentation for the order).
-    #[inline(always)]
+    /// documentation for the order). One out-of-line copy for every reader
+    /// (inlined into each it was ~1 KB more text for a few dozen
+    /// instructions per call).
+    #[inline(never)]
     pub fn run(w: &DescWords, platform: &Platform) -> Result<Self> {
         let w0 = word(w, 0);
         let w1 = word(w, 1);
