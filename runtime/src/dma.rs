@@ -19,10 +19,11 @@
 //! elsewhere is bounced through a block of the data-RAM heap (which lies
 //! entirely in the staging window).
 
-use crate::core_state::CoreState;
+use crate::bounce;
 use crate::error::{Error, Result};
+use crate::heap::DataRamHeap;
 use core::mem::size_of;
-use core::ptr::{addr_of, NonNull};
+use core::ptr::addr_of;
 use neuron_hal::dma::{status, DescriptorFlags, DmaDescriptor, DmaDirection, MAX_DESCRIPTOR_BYTES, RING_BYTES, RING_LEN};
 use neuron_hal::platform::{DATARAM_RUNTIME_RESERVED, DMA_WINDOW_SIZE};
 use neuron_hal::Hal;
@@ -45,12 +46,7 @@ const_assert!(BLOCK_OFFSET.is_multiple_of(16));
 // Slot = counter % RING_LEN stays right when the u32 counter wraps.
 const_assert!(RING_LEN.is_power_of_two());
 
-/// Largest bounce buffer taken from the data-RAM heap for one transfer
-/// (defined here; the stream accessors use 4 KiB buffers, this is larger
-/// so a bounced copy needs fewer descriptors).
-pub const BOUNCE_BYTES: usize = 16 << 10;
-/// Smallest bounce buffer worth trying before giving up.
-pub const MIN_BOUNCE_BYTES: usize = 64;
+pub use crate::bounce::{BOUNCE_BYTES, MIN_BOUNCE_BYTES};
 
 /// NX offset of `dir`'s ring from the staging window's start.
 pub const fn ring_offset(dir: DmaDirection) -> u32 {
@@ -366,65 +362,40 @@ unsafe fn store_desc(at: *mut DmaDescriptor, src: u64, dst: u64, len: u32, flags
     }
 }
 
-impl<H: Hal> CoreState<H> {
-    /// `init_dma_queue` for this core.
-    pub fn init_dma_queue(&mut self) -> Result<()> {
-        let cpu = self.cpu_id();
-        self.dma.init(&self.hal, cpu)
-    }
-
-    /// Drains both DMA directions.
-    pub fn dma_drain(&mut self) -> Result<()> {
-        self.dma.drain(&self.hal)
-    }
-
-    /// Takes a bounce buffer of at most `want` bytes (and at most
-    /// [`BOUNCE_BYTES`]) from the data-RAM heap, halving the request on
-    /// failure down to [`MIN_BOUNCE_BYTES`]. Returns the block and its
-    /// usable size; the caller frees it with `self.dataram.free`.
-    pub(crate) fn take_bounce(&mut self, want: u64) -> Option<(NonNull<u8>, usize)> {
-        let mut size = (want.min(BOUNCE_BYTES as u64) as usize).max(1);
-        loop {
-            if let Ok(p) = self.dataram.allocate(size, 0) {
-                return Some((p, size));
-            }
-            if size <= MIN_BOUNCE_BYTES {
-                return None;
-            }
-            size = (size / 2).max(MIN_BOUNCE_BYTES);
-        }
-    }
-
+/// Local memory through the rings (`neuron_memcpy`'s DMA method): over the
+/// HAL and the data-RAM heap that lends bounce blocks, not the core's whole
+/// state.
+impl DmaQueue {
     /// DMA from SoC `src` (HBM or SBUF) into local memory at `dst`,
-    /// bouncing through the data-RAM heap when `dst` is not in the
-    /// staging window.
+    /// bouncing through a block of `heap` when `dst` is not in the staging
+    /// window.
     ///
     /// # Safety
     /// `dst` must be valid for writes of `n` bytes and not overlap a
     /// data-RAM heap block the runtime uses during the call.
-    pub unsafe fn dma_read(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
-        if !self.dma.is_armed() {
+    pub unsafe fn read<H: Hal>(&mut self, hal: &H, heap: &mut DataRamHeap, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        if !self.armed {
             return Err(Error::DmaNotArmed);
         }
         if n == 0 {
             return Ok(());
         }
-        if let Some(soc) = self.dma.local_soc(dst, n as u64) {
-            return self.dma.transfer(&self.hal, DmaDirection::M2S, soc, src, n as u64);
+        if let Some(soc) = self.local_soc(dst, n as u64) {
+            return self.transfer(hal, DmaDirection::M2S, soc, src, n as u64);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.dma_read_bounced(dst, src, n) }
+        unsafe { self.read_bounced(hal, heap, dst, src, n) }
     }
 
-    /// [`CoreState::dma_read`] through a bounce block, out of line (its
-    /// frame stays off the direct path's stack).
+    /// [`DmaQueue::read`] through a bounce block, out of line (its frame
+    /// stays off the direct path's stack).
     ///
     /// # Safety
-    /// As [`CoreState::dma_read`].
+    /// As [`DmaQueue::read`].
     #[inline(never)]
-    unsafe fn dma_read_bounced(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
-        self.bounced(n, |s, bounce, bsoc, off, c| {
-            s.dma.transfer(&s.hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
+    unsafe fn read_bounced<H: Hal>(&mut self, hal: &H, heap: &mut DataRamHeap, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        self.bounced(heap, n, |q, bounce, bsoc, off, c| {
+            q.transfer(hal, DmaDirection::M2S, bsoc, src.wrapping_add(off as u64), c as u64)?;
             // SAFETY: the bounce block holds `c` bytes the engine just
             // wrote; `dst + off .. + c` is inside the caller's buffer; the
             // two do not overlap (the caller's buffer is not a runtime heap
@@ -435,48 +406,49 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// DMA from local memory at `src` to SoC `dst` (HBM or SBUF),
-    /// bouncing through the data-RAM heap when `src` is not in the
-    /// staging window.
+    /// bouncing through a block of `heap` when `src` is not in the staging
+    /// window.
     ///
     /// # Safety
     /// `src` must be valid for reads of `n` bytes and not overlap a
     /// data-RAM heap block the runtime uses during the call.
-    pub unsafe fn dma_write(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
-        if !self.dma.is_armed() {
+    pub unsafe fn write<H: Hal>(&mut self, hal: &H, heap: &mut DataRamHeap, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        if !self.armed {
             return Err(Error::DmaNotArmed);
         }
         if n == 0 {
             return Ok(());
         }
-        if let Some(soc) = self.dma.local_soc(src, n as u64) {
-            return self.dma.transfer(&self.hal, DmaDirection::S2M, dst, soc, n as u64);
+        if let Some(soc) = self.local_soc(src, n as u64) {
+            return self.transfer(hal, DmaDirection::S2M, dst, soc, n as u64);
         }
         // SAFETY: forwarded from the caller.
-        unsafe { self.dma_write_bounced(dst, src, n) }
+        unsafe { self.write_bounced(hal, heap, dst, src, n) }
     }
 
-    /// [`CoreState::dma_write`] through a bounce block, out of line.
+    /// [`DmaQueue::write`] through a bounce block, out of line.
     ///
     /// # Safety
-    /// As [`CoreState::dma_write`].
+    /// As [`DmaQueue::write`].
     #[inline(never)]
-    unsafe fn dma_write_bounced(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
-        self.bounced(n, |s, bounce, bsoc, off, c| {
-            // SAFETY: as in `dma_read`, with the roles swapped.
+    unsafe fn write_bounced<H: Hal>(&mut self, hal: &H, heap: &mut DataRamHeap, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        self.bounced(heap, n, |q, bounce, bsoc, off, c| {
+            // SAFETY: as in `read_bounced`, with the roles swapped.
             unsafe { core::ptr::copy_nonoverlapping(src.add(off), bounce, c) };
-            s.dma.transfer(&s.hal, DmaDirection::S2M, dst.wrapping_add(off as u64), bsoc, c as u64)
+            q.transfer(hal, DmaDirection::S2M, dst.wrapping_add(off as u64), bsoc, c as u64)
         })
     }
 
-    /// Moves `n` bytes in chunks through a data-RAM bounce buffer (for local
-    /// memory outside the staging window). `step(state, bounce, bounce_soc,
-    /// offset, len)` moves one chunk; the buffer is freed afterwards.
-    fn bounced(&mut self, n: u32, mut step: impl FnMut(&mut Self, *mut u8, u64, usize, usize) -> Result<()>) -> Result<()> {
-        let Some((buf, cap)) = self.take_bounce(n as u64) else {
+    /// Moves `n` bytes in chunks through a bounce block of `heap` (for
+    /// local memory outside the staging window). `step(queue, bounce,
+    /// bounce_soc, offset, len)` moves one chunk; the block is freed
+    /// afterwards.
+    fn bounced(&mut self, heap: &mut DataRamHeap, n: u32, mut step: impl FnMut(&mut Self, *mut u8, u64, usize, usize) -> Result<()>) -> Result<()> {
+        let Some((buf, cap)) = bounce::take(heap, n as u64) else {
             return Err(Error::DmaUnreachable);
         };
         let r = (|| {
-            let bsoc = self.dma.local_soc(buf.as_ptr(), cap as u64).ok_or(Error::DmaUnreachable)?;
+            let bsoc = self.local_soc(buf.as_ptr(), cap as u64).ok_or(Error::DmaUnreachable)?;
             let mut off = 0usize;
             while off < n as usize {
                 let c = (n as usize - off).min(cap);
@@ -485,7 +457,7 @@ impl<H: Hal> CoreState<H> {
             }
             Ok(())
         })();
-        let _ = self.dataram.free(buf.as_ptr());
+        let _ = heap.free(buf.as_ptr());
         r
     }
 }
