@@ -648,7 +648,42 @@ pub fn read_view() -> neuron_runtime::marshal::tensor::TensorView {
         if (*p).busy.get() {
             return core::mem::zeroed();
         }
-        core::ptr::addr_of!((*(*p).bound.get()).view).read()
+        copy_view(core::ptr::addr_of!((*(*p).bound.get()).view))
+    }
+}
+
+/// A copy of the view at `src`, built field by field (and array element
+/// by element) in the return place. A plain `read` — or a word loop, which
+/// LLVM turns back into one — is a `memcpy` call into a local and a
+/// second into the caller's return slot (~240 instructions each for the
+/// 168 bytes); this is one load and one store per word.
+///
+/// # Safety
+/// `src` is valid for reads of a `TensorView`, aligned, and not written
+/// while this runs.
+#[cfg(target_arch = "xtensa")]
+#[inline(always)]
+unsafe fn copy_view(src: *const neuron_runtime::marshal::tensor::TensorView) -> neuron_runtime::marshal::tensor::TensorView {
+    use neuron_runtime::marshal::tensor::TensorView;
+    use neuron_runtime::translate::Q7PtrType;
+    // SAFETY: the caller's contract: `*src` is a readable, aligned view
+    // of plain data (the core's own state, not MMIO) that nothing writes
+    // while the reference lives.
+    // The view lies past l32i's reach in the state: one opaque base (else
+    // every field is an `l32r` + `add` of its own).
+    let v = unsafe { &*core::hint::black_box(src) };
+    let (z, t) = (&v.sizes, &v.strides);
+    TensorView {
+        storage: Q7PtrType { addr: v.storage.addr, ctx: v.storage.ctx },
+        sizes: [z[0], z[1], z[2], z[3], z[4], z[5], z[6], z[7]],
+        strides: [t[0], t[1], t[2], t[3], t[4], t[5], t[6], t[7]],
+        numel: v.numel,
+        nbytes: v.nbytes,
+        dtype: v.dtype,
+        num_dim: v.num_dim,
+        elem_size: v.elem_size,
+        location: v.location,
+        reserved: v.reserved,
     }
 }
 

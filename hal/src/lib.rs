@@ -8,6 +8,7 @@
 #![no_std]
 #![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
 
+pub mod bits;
 pub mod dma;
 pub mod platform;
 mod traits;

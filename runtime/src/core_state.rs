@@ -6,9 +6,10 @@
 
 use crate::access::AccessState;
 use crate::dma::DmaQueue;
+use crate::error::{Error, Result};
 use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
 use crate::marshal::ArgState;
-use crate::memcpy::MemcpyMethod;
+use crate::memcpy::{Copier, MemcpyMethod};
 use crate::printf::PrintfRing;
 use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
@@ -188,5 +189,124 @@ impl<H: Hal> CoreState<H> {
     #[inline]
     pub fn translate(&mut self, addr: u64) -> crate::Result<*mut u8> {
         self.translator.translate(&self.hal, addr)
+    }
+
+    /// What a copy borrows of this state (the HAL, the translator, the DMA
+    /// queue, the data-RAM heap): `memcpy` and `dma` take that, not the
+    /// whole state.
+    #[inline(always)]
+    pub fn copier(&mut self) -> Copier<'_, H> {
+        Copier { hal: &self.hal, translator: &mut self.translator, dma: &mut self.dma, dataram: &mut self.dataram }
+    }
+
+    /// `init_dma_queue` for this core.
+    pub fn init_dma_queue(&mut self) -> Result<()> {
+        let cpu = self.cpu_id();
+        self.dma.init(&self.hal, cpu)
+    }
+
+    /// Drains both DMA directions.
+    pub fn dma_drain(&mut self) -> Result<()> {
+        self.dma.drain(&self.hal)
+    }
+
+    /// [`crate::dma::DmaQueue::read`] with this core's HAL and heap.
+    ///
+    /// # Safety
+    /// As [`crate::dma::DmaQueue::read`].
+    pub unsafe fn dma_read(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.dma.read(&self.hal, &mut self.dataram, dst, src, n) }
+    }
+
+    /// [`crate::dma::DmaQueue::write`] with this core's HAL and heap.
+    ///
+    /// # Safety
+    /// As [`crate::dma::DmaQueue::write`].
+    pub unsafe fn dma_write(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.dma.write(&self.hal, &mut self.dataram, dst, src, n) }
+    }
+
+    /// The active memcpy method.
+    pub fn memcpy_method(&self) -> MemcpyMethod {
+        self.memcpy_method
+    }
+
+    /// `neuron_set_memcpy_method`: any `m >= 3` is refused and the active
+    /// method stays as it was.
+    pub fn set_memcpy_method(&mut self, m: u32) -> Result<()> {
+        match MemcpyMethod::from_u32(m) {
+            Some(method) => {
+                self.memcpy_method = method;
+                Ok(())
+            }
+            None => Err(Error::BadMemcpyMethod),
+        }
+    }
+
+    /// `neuron_memcpy(void* dst, u64 src, u32 n)` with an explicit method
+    /// ([`Copier::from_soc`]).
+    ///
+    /// # Safety
+    /// As [`Copier::from_soc`].
+    #[inline(always)]
+    pub unsafe fn memcpy_from_soc_with(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.copier().from_soc(method, dst, src, n) }
+    }
+
+    /// `neuron_memcpy(u64 dst, const void* src, u32 n)` with an explicit
+    /// method ([`Copier::to_soc`]).
+    ///
+    /// # Safety
+    /// As [`Copier::to_soc`].
+    #[inline(always)]
+    pub unsafe fn memcpy_to_soc_with(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.copier().to_soc(method, dst, src, n) }
+    }
+
+    /// `neuron_memcpy(void* dst, u64 src, u32 n)`: SoC (HBM/SBUF) → local,
+    /// with the active method.
+    ///
+    /// # Safety
+    /// As [`Copier::from_soc`].
+    pub unsafe fn memcpy_from_soc(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.memcpy_from_soc_with(self.memcpy_method, dst, src, n) }
+    }
+
+    /// `neuron_memcpy(u64 dst, const void* src, u32 n)`: local → SoC, with
+    /// the active method.
+    ///
+    /// # Safety
+    /// As [`Copier::to_soc`].
+    pub unsafe fn memcpy_to_soc(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        // SAFETY: forwarded from the caller.
+        unsafe { self.memcpy_to_soc_with(self.memcpy_method, dst, src, n) }
+    }
+
+    /// SoC → Rust slice with the active method.
+    pub fn read_soc(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
+        let n = u32::try_from(dst.len()).map_err(|_| Error::SizeOverflow)?;
+        // SAFETY: a slice is valid for writes of its length and, being
+        // Rust memory, is neither a window view nor a heap block in use.
+        unsafe { self.memcpy_from_soc(dst.as_mut_ptr(), src, n) }
+    }
+
+    /// Rust slice → SoC with the active method.
+    pub fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+        let n = u32::try_from(src.len()).map_err(|_| Error::SizeOverflow)?;
+        // SAFETY: as in `read_soc`, for reads.
+        unsafe { self.memcpy_to_soc(dst, src.as_ptr(), n) }
+    }
+
+    /// SoC → SoC copy of `n` bytes with the active method
+    /// ([`Copier::soc_to_soc`]).
+    #[inline(always)]
+    pub fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+        let method = self.memcpy_method;
+        self.copier().soc_to_soc(method, dst, src, n)
     }
 }

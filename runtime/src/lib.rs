@@ -7,6 +7,7 @@
 extern crate std;
 
 pub mod access;
+pub mod bounce;
 pub mod core_state;
 pub mod dma;
 pub mod error;

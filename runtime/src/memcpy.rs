@@ -12,8 +12,11 @@
 //! across another translate. The core cannot stream SoC → SoC; such copies
 //! bounce through a data-RAM buffer.
 
-use crate::core_state::CoreState;
+use crate::bounce;
+use crate::dma::DmaQueue;
 use crate::error::{Error, Result};
+use crate::heap::DataRamHeap;
+use crate::translate::Translator;
 use neuron_hal::platform::DYNAMIC_WINDOW_SIZE;
 use neuron_hal::Hal;
 
@@ -90,24 +93,22 @@ unsafe fn copy_words(dst: *mut u8, src: *const u8, n: usize) {
     }
 }
 
-impl<H: Hal> CoreState<H> {
-    /// The active memcpy method.
-    pub fn memcpy_method(&self) -> MemcpyMethod {
-        self.memcpy_method
-    }
+/// What a `neuron_memcpy` needs of the core, borrowed: the HAL, the
+/// translator (window methods), the DMA queue and the data-RAM heap that
+/// lends bounce blocks (DMA method, SoC → SoC copies). Built by
+/// `CoreState::copier`; nothing here knows the whole state.
+pub struct Copier<'a, H: Hal> {
+    /// The core's hardware.
+    pub hal: &'a H,
+    /// The translation context the window methods translate through.
+    pub translator: &'a mut Translator,
+    /// The DMA rings.
+    pub dma: &'a mut DmaQueue,
+    /// The heap bounce blocks come from.
+    pub dataram: &'a mut DataRamHeap,
+}
 
-    /// `neuron_set_memcpy_method`: any `m >= 3` is refused and the active
-    /// method stays as it was.
-    pub fn set_memcpy_method(&mut self, m: u32) -> Result<()> {
-        match MemcpyMethod::from_u32(m) {
-            Some(method) => {
-                self.memcpy_method = method;
-                Ok(())
-            }
-            None => Err(Error::BadMemcpyMethod),
-        }
-    }
-
+impl<H: Hal> Copier<'_, H> {
     /// Whether `[addr, addr+n)` lies wholly in HBM or wholly in SBUF, the
     /// regions the windows can show.
     fn check_window_range(&self, addr: u64, n: u64) -> Result<()> {
@@ -141,7 +142,7 @@ impl<H: Hal> CoreState<H> {
             let c = (n - done).min(room) as usize;
             // The pointer lives only for this piece: the next translate
             // may reprogram the window it points into.
-            let nx = self.translate(addr)?;
+            let nx = self.translator.translate(self.hal, addr)?;
             // SAFETY: `nx..nx+c` is mapped (the range check keeps it in
             // HBM or SBUF, the translate maps its 16 MiB region and `c`
             // stops at the region's end); `local + done .. + c` is inside
@@ -163,102 +164,66 @@ impl<H: Hal> CoreState<H> {
         Ok(())
     }
 
-    /// `neuron_memcpy(void* dst, u64 src, u32 n)` with an explicit method.
+    /// `neuron_memcpy(void* dst, u64 src, u32 n)` with `method`.
     ///
     /// # Safety
     /// `dst` must be valid for writes of `n` bytes and overlap neither the
     /// source's window view nor a runtime data-RAM heap block.
     #[inline(always)]
-    pub unsafe fn memcpy_from_soc_with(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+    pub unsafe fn from_soc(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe {
             match method {
                 MemcpyMethod::CMemcpy => self.window_copy(Way::Load, dst, src, n as u64, false),
                 MemcpyMethod::VecMemcpy => self.window_copy(Way::Load, dst, src, n as u64, true),
-                MemcpyMethod::Dma => self.dma_read(dst, src, n),
+                MemcpyMethod::Dma => self.dma.read(self.hal, self.dataram, dst, src, n),
             }
         }
     }
 
-    /// `neuron_memcpy(u64 dst, const void* src, u32 n)` with an explicit
-    /// method.
+    /// `neuron_memcpy(u64 dst, const void* src, u32 n)` with `method`.
     ///
     /// # Safety
     /// `src` must be valid for reads of `n` bytes and overlap neither the
     /// destination's window view nor a runtime data-RAM heap block.
     #[inline(always)]
-    pub unsafe fn memcpy_to_soc_with(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
+    pub unsafe fn to_soc(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller; a store only reads `src`.
         unsafe {
             match method {
                 MemcpyMethod::CMemcpy => self.window_copy(Way::Store, src.cast_mut(), dst, n as u64, false),
                 MemcpyMethod::VecMemcpy => self.window_copy(Way::Store, src.cast_mut(), dst, n as u64, true),
-                MemcpyMethod::Dma => self.dma_write(dst, src, n),
+                MemcpyMethod::Dma => self.dma.write(self.hal, self.dataram, dst, src, n),
             }
         }
     }
 
-    /// `neuron_memcpy(void* dst, u64 src, u32 n)`: SoC (HBM/SBUF) → local,
-    /// with the active method.
-    ///
-    /// # Safety
-    /// As [`CoreState::memcpy_from_soc_with`].
-    pub unsafe fn memcpy_from_soc(&mut self, dst: *mut u8, src: u64, n: u32) -> Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.memcpy_from_soc_with(self.memcpy_method, dst, src, n) }
-    }
-
-    /// `neuron_memcpy(u64 dst, const void* src, u32 n)`: local → SoC, with
-    /// the active method.
-    ///
-    /// # Safety
-    /// As [`CoreState::memcpy_to_soc_with`].
-    pub unsafe fn memcpy_to_soc(&mut self, dst: u64, src: *const u8, n: u32) -> Result<()> {
-        // SAFETY: forwarded from the caller.
-        unsafe { self.memcpy_to_soc_with(self.memcpy_method, dst, src, n) }
-    }
-
-    /// SoC → Rust slice with the active method.
-    pub fn read_soc(&mut self, dst: &mut [u8], src: u64) -> Result<()> {
-        let n = u32::try_from(dst.len()).map_err(|_| Error::SizeOverflow)?;
-        // SAFETY: a slice is valid for writes of its length and, being
-        // Rust memory, is neither a window view nor a heap block in use.
-        unsafe { self.memcpy_from_soc(dst.as_mut_ptr(), src, n) }
-    }
-
-    /// Rust slice → SoC with the active method.
-    pub fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
-        let n = u32::try_from(src.len()).map_err(|_| Error::SizeOverflow)?;
-        // SAFETY: as in `read_soc`, for reads.
-        unsafe { self.memcpy_to_soc(dst, src.as_ptr(), n) }
-    }
-
-    /// SoC → SoC copy of `n` bytes, bounced through a data-RAM buffer
-    /// (the core cannot stream SoC → SoC), each half with the active
-    /// method. The ranges must not overlap.
-    pub fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+    /// SoC → SoC copy of `n` bytes, bounced through a data-RAM block (the
+    /// core cannot stream SoC → SoC), each half with `method`. The ranges
+    /// must not overlap.
+    #[inline(always)]
+    pub fn soc_to_soc(&mut self, method: MemcpyMethod, dst: u64, src: u64, n: u64) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
         if src.checked_add(n).is_none() || dst.checked_add(n).is_none() {
             return Err(Error::SizeOverflow);
         }
-        let Some((buf, cap)) = self.take_bounce(n) else {
+        let Some((buf, cap)) = bounce::take(self.dataram, n) else {
             return Err(Error::OutOfMemory);
         };
-        let method = self.memcpy_method;
         let mut off = 0u64;
         let mut r = Ok(());
         while off < n {
             let c = (n - off).min(cap as u64) as u32;
             // SAFETY: `buf` is a live heap block of `cap >= c` bytes owned
             // by this call; it is in data RAM, so no window shows it.
-            r = unsafe { self.memcpy_from_soc_with(method, buf.as_ptr(), src + off, c) };
+            r = unsafe { self.from_soc(method, buf.as_ptr(), src + off, c) };
             if r.is_err() {
                 break;
             }
             // SAFETY: as above.
-            r = unsafe { self.memcpy_to_soc_with(method, dst + off, buf.as_ptr(), c) };
+            r = unsafe { self.to_soc(method, dst + off, buf.as_ptr(), c) };
             if r.is_err() {
                 break;
             }

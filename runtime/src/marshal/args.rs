@@ -9,15 +9,16 @@
 //! the reader's type as C converts (`as` in Rust: integers truncate,
 //! floats to integers saturate, NaN → 0).
 
-use super::descriptor::{TensorDesc, DESC_BYTES};
+use super::descriptor::{DescCheck, DescWords};
 use super::dtype::Dtype;
-use super::invocation::{desc_offset, ArgKind, InvocationHeader, HEADER_BYTES, MAX_ARGS, MAX_BLOCK_BYTES};
+use super::invocation::{desc_offset, ArgKind, InvocationHeader, HEADER_BYTES, MAX_ARGS};
 use super::tensor::TensorView;
 use crate::core_state::CoreState;
+use crate::dma::BLOCK_OFFSET;
 use crate::error::{Error, Result};
 use crate::memcpy::MemcpyMethod;
 use core::ptr::addr_of_mut;
-use neuron_hal::Hal;
+use neuron_hal::{DmaDirection, Hal};
 
 /// Where `setup` finds the invocation block.
 #[derive(Clone, Copy, Debug)]
@@ -32,10 +33,10 @@ pub enum BlockSource<'a> {
 }
 
 /// The invocation bound by `setup`, the argument cursor and the output
-/// flags. A fixed buffer: no allocation.
+/// flags. The block itself lies in the runtime's data-RAM reserve, where
+/// `setup` DMAs it ([`BLOCK_OFFSET`]); descriptors are validated there.
 #[derive(Clone, Debug)]
 pub struct ArgState {
-    block: [u8; MAX_BLOCK_BYTES],
     header: Option<InvocationHeader>,
     cursor: u8,
     has_return: bool,
@@ -55,7 +56,7 @@ impl Default for ArgState {
 impl ArgState {
     /// Nothing bound.
     pub const fn new() -> Self {
-        Self { block: [0; MAX_BLOCK_BYTES], header: None, cursor: 0, has_return: false, claimed: false, returned: false, last_reads: (0, 0) }
+        Self { header: None, cursor: 0, has_return: false, claimed: false, returned: false, last_reads: (0, 0) }
     }
 
     /// Whether an invocation is bound.
@@ -88,27 +89,15 @@ impl ArgState {
     pub fn returned(&self) -> bool {
         self.returned
     }
-
-    fn desc_bytes(&self, i: usize) -> &[u8; DESC_BYTES] {
-        let at = desc_offset(i);
-        // Cannot fail: i <= MAX_ARGS, so the slice is inside the buffer.
-        self.block.get(at..).and_then(|b| b.first_chunk::<DESC_BYTES>()).unwrap_or(&[0; DESC_BYTES])
-    }
 }
 
-/// Parses and validates `bytes` into `out` (untouched on failure). Not
-/// inlined: the validated descriptor lives in this frame only, so the
-/// reader's frame above it stays small (the custom-op path's stack).
-#[inline(never)]
-fn parse_view(bytes: &[u8; DESC_BYTES], platform: &neuron_hal::Platform, ctx: *mut crate::translate::TranslationCtx, out: &mut TensorView) -> Result<()> {
-    // By reference into the `Result`: no second descriptor-sized copy.
-    match &TensorDesc::parse(bytes, platform) {
-        Ok(d) => {
-            TensorView::write_from_desc(out, d, ctx);
-            Ok(())
-        }
-        Err(e) => Err(*e),
-    }
+/// Validates the descriptor words `w` and writes their view into `out`
+/// (untouched on failure).
+#[inline(always)]
+fn parse_view(w: &DescWords, platform: &neuron_hal::Platform, ctx: *mut crate::translate::TranslationCtx, out: &mut TensorView) -> Result<()> {
+    let c = DescCheck::run(w, platform)?;
+    TensorView::write_from_check(out, w, &c, ctx);
+    Ok(())
 }
 
 /// A scalar argument's value.
@@ -207,128 +196,143 @@ impl<H: Hal> CoreState<H> {
             },
             other => other,
         };
+        let at = self.block_ptr();
         let header = match block {
             BlockSource::Bytes(b) => {
                 let h: &[u8; HEADER_BYTES] = b.get(..HEADER_BYTES).and_then(|h| h.try_into().ok()).ok_or(Error::BadBlockSize)?;
                 let header = InvocationHeader::parse(h)?;
                 let n = header.block_bytes();
                 let body = b.get(..n).ok_or(Error::BadBlockSize)?;
-                // `n <= MAX_BLOCK_BYTES` (the header gate bounds argc).
-                let dst = self.args.block.get_mut(..n).ok_or(Error::BadBlockSize)?;
-                // SAFETY: `dst` and `body` are both `n` bytes (`get(..n)`);
-                // `body` is borrowed apart from `self`, so they are distinct.
-                // (Not `copy_from_slice`: its length-mismatch panic.)
-                unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), dst.as_mut_ptr(), n) };
+                let (src, dst) = (body.as_ptr() as usize, at as usize);
+                if src != dst {
+                    // Bytes overlapping the reserve without being the block
+                    // itself (only unsafe code could make such a slice).
+                    if src < dst + n && dst < src + n {
+                        return Err(Error::BadBlockSize);
+                    }
+                    // SAFETY: `at` is the block's place in the runtime's
+                    // reserve, MAX_BLOCK_BYTES >= n of this core's data RAM
+                    // (const-asserted in `dma`); `body` is `n` readable
+                    // bytes; the two do not overlap (checked above; not
+                    // `copy`, whose memmove is ~900 bytes of text).
+                    unsafe { core::ptr::copy_nonoverlapping(body.as_ptr(), at, n) };
+                }
                 header
             }
-            BlockSource::Soc(addr) => match self.read_block_bounced(addr) {
-                Some(r) => r?,
-                None => self.read_block_by_descriptor(addr)?,
-            },
+            BlockSource::Soc(addr) => self.read_block(at, addr)?,
             BlockSource::Mailbox => return Err(Error::NoInvocation),
         };
         self.args.header = Some(header);
         Ok(())
     }
 
-    /// Reads the block at SoC `addr` with two copies (header, then the
-    /// descriptors) into one data-RAM bounce block, then into the state.
-    /// `None` when the heap has no block of `MAX_BLOCK_BYTES` (the caller
-    /// falls back to [`Self::read_block_by_descriptor`]).
+    /// Where the invocation block lies: [`BLOCK_OFFSET`] into the DMA
+    /// staging window, in the runtime's reserve (past both rings).
     #[inline(always)]
-    fn read_block_bounced(&mut self, addr: u64) -> Option<Result<InvocationHeader>> {
-        let (buf, cap) = self.take_bounce(MAX_BLOCK_BYTES as u64)?;
-        let r = (cap >= MAX_BLOCK_BYTES).then(|| self.read_block_into(buf.as_ptr(), addr));
-        let _ = self.dataram.free(buf.as_ptr());
-        r
+    fn block_ptr(&self) -> *mut u8 {
+        self.hal.nx_ptr(self.hal.platform().dma_window_nx + BLOCK_OFFSET)
     }
 
-    fn read_block_into(&mut self, buf: *mut u8, addr: u64) -> Result<InvocationHeader> {
+    /// Descriptor `i` (`i == argc` is the output) of the bound block, in
+    /// place.
+    #[inline(always)]
+    fn desc_words(&self, argc: usize, i: usize) -> &DescWords {
+        let i = i.min(argc);
+        // SAFETY: `setup` bound the header (of `argc`) after writing the whole block (header
+        // and argc + 1 descriptors) at `block_ptr()`, and nothing writes
+        // the reserve past the rings until the next `setup`; `i <= argc`
+        // keeps the descriptor inside the block. The block's place is
+        // 16-byte aligned (the staging window is 4 KiB-aligned,
+        // BLOCK_OFFSET and desc_offset are multiples of 16), so aligned
+        // for u32. Plain data RAM: no MMIO, no window view.
+        unsafe { &*self.block_ptr().add(desc_offset(i)).cast_const().cast::<DescWords>() }
+    }
+
+    /// Reads the block at SoC `addr` into its place `at` in the reserve:
+    /// the header, then (once it parsed) the descriptors, with the active
+    /// memcpy method (DMA straight into the reserve: no bounce block, no
+    /// copy into the state).
+    fn read_block(&mut self, at: *mut u8, addr: u64) -> Result<InvocationHeader> {
         let method = self.memcpy_method;
-        // SAFETY: `buf` is a live data-RAM heap block of at least
-        // MAX_BLOCK_BYTES owned by the caller for this call; no window
-        // shows it.
-        unsafe { self.memcpy_from_soc_with(method, buf, addr, HEADER_BYTES as u32)? };
-        // SAFETY: the block holds the HEADER_BYTES just read; it is plain
-        // data-RAM heap memory owned by this call (no window, no MMIO),
-        // and nothing writes it while the reference lives. Parsed in
-        // place: no header copy on the stack.
-        let header = InvocationHeader::parse(unsafe { &*buf.cast_const().cast::<[u8; HEADER_BYTES]>() })?;
-        let n = header.block_bytes();
-        let body = (n - HEADER_BYTES) as u64;
+        // SAFETY: `at` is the block's place in the reserve, MAX_BLOCK_BYTES
+        // of data RAM private to the runtime.
+        unsafe { self.block_in(method, at, 0, addr, HEADER_BYTES as u32)? };
+        // SAFETY: the reserve holds the HEADER_BYTES just read; plain data
+        // RAM (no window, no MMIO) that nothing writes while the reference
+        // lives. Parsed in place: no header copy on the stack.
+        let header = InvocationHeader::parse(unsafe { &*at.cast_const().cast::<[u8; HEADER_BYTES]>() })?;
+        let body = (header.block_bytes() - HEADER_BYTES) as u64;
         let rest = addr.checked_add(HEADER_BYTES as u64).filter(|a| a.checked_add(body).is_some()).ok_or(Error::BadBlockSize)?;
-        // SAFETY: as above; `n <= MAX_BLOCK_BYTES` (the header gate bounds
-        // argc), so `buf + HEADER_BYTES .. buf + n` is inside the block.
-        unsafe { self.memcpy_from_soc_with(method, buf.add(HEADER_BYTES), rest, body as u32)? };
-        let dst = self.args.block.get_mut(..n).ok_or(Error::BadBlockSize)?;
-        // SAFETY: the bounce block holds the `n` bytes read above; `dst` is
-        // `n` bytes of the state, a distinct allocation.
-        unsafe { core::ptr::copy_nonoverlapping(buf.cast_const(), dst.as_mut_ptr(), n) };
+        // SAFETY: as above; `block_bytes <= MAX_BLOCK_BYTES` (the header
+        // gate bounds argc), so the descriptors fit the block's place.
+        unsafe { self.block_in(method, at.add(HEADER_BYTES), HEADER_BYTES as u32, rest, body as u32)? };
         Ok(header)
     }
 
-    /// The fallback of [`Self::read_block_bounced`]: the header, then
-    /// descriptor by descriptor through a small stack buffer, so no
-    /// pointer into `self` is held across a copy.
-    #[inline(never)]
-    fn read_block_by_descriptor(&mut self, addr: u64) -> Result<InvocationHeader> {
-        let mut h = [0u8; HEADER_BYTES];
-        self.read_soc(&mut h, addr)?;
-        let header = InvocationHeader::parse(&h)?;
-        if let Some(dst) = self.args.block.first_chunk_mut::<HEADER_BYTES>() {
-            *dst = h;
+    /// `n` bytes from SoC `src` to `dst`, the block's place plus `off`:
+    /// for DMA one transfer to the reserve's SoC address (the bounce
+    /// check of `dma_read` refuses the reserve, rightly for callers'
+    /// buffers), else the window copy of `method`.
+    ///
+    /// # Safety
+    /// `dst` is `block_ptr() + off` and `off + n <= MAX_BLOCK_BYTES`.
+    #[inline(always)]
+    unsafe fn block_in(&mut self, method: MemcpyMethod, dst: *mut u8, off: u32, src: u64, n: u32) -> Result<()> {
+        match method {
+            MemcpyMethod::Dma => {
+                let soc = self.dma.reserve_soc(BLOCK_OFFSET + off);
+                self.dma.transfer(&self.hal, DmaDirection::M2S, soc, src, n as u64)
+            }
+            // SAFETY: the caller's `dst` is runtime data RAM, valid for `n`
+            // bytes, neither a window view nor a heap block.
+            _ => unsafe { self.memcpy_from_soc_with(method, dst, src, n) },
         }
-        for i in 0..=header.argc as usize {
-            let mut d = [0u8; DESC_BYTES];
-            let at = desc_offset(i);
-            self.read_soc(&mut d, addr.checked_add(at as u64).ok_or(Error::BadBlockSize)?)?;
-            // Inside the block: the header gate bounds argc.
-            *self.args.block.get_mut(at..).and_then(|b| b.first_chunk_mut::<DESC_BYTES>()).ok_or(Error::BadBlockSize)? = d;
-        }
-        Ok(header)
     }
 
     /// The next argument's descriptor, validated, if its kind is one of
     /// `kinds`. Does not advance the cursor.
-    fn peek_arg(&self, kinds: &[ArgKind]) -> Result<TensorDesc> {
-        let i = self.peek_arg_index(kinds)?;
-        TensorDesc::parse(self.args.desc_bytes(i), self.hal.platform())
+    fn peek_arg(&self, kind: ArgKind) -> Result<DescCheck> {
+        let (argc, i) = self.peek_arg_index(kind)?;
+        DescCheck::run(self.desc_words(argc, i), self.hal.platform())
     }
 
-    /// The kind gates of [`Self::peek_arg`]: the next argument's index.
-    fn peek_arg_index(&self, kinds: &[ArgKind]) -> Result<usize> {
-        let h = self.args.header.ok_or(Error::NoInvocation)?;
+    /// The kind gates of [`Self::peek_arg`]: the bound block's argc and
+    /// the next argument's index. The header by reference (a copy of it
+    /// was byte stores to the stack).
+    #[inline(always)]
+    fn peek_arg_index(&self, kind: ArgKind) -> Result<(usize, usize)> {
+        let h = self.args.header.as_ref().ok_or(Error::NoInvocation)?;
         let i = self.args.cursor as usize;
-        if i >= h.argc as usize || i >= MAX_ARGS {
+        let argc = h.argc as usize;
+        if i >= argc || i >= MAX_ARGS {
             return Err(Error::NoMoreArgs);
         }
-        match h.kinds[i] {
-            Some(k) if kinds.contains(&k) => Ok(i),
+        match h.kinds.get(i) {
+            Some(Some(k)) if *k == kind => Ok((argc, i)),
             _ => Err(Error::WrongArgKind),
         }
     }
 
     /// `customop_next_tensor`.
     pub fn next_tensor(&mut self) -> Result<TensorView> {
-        let d = self.peek_arg(&[ArgKind::Tensor])?;
-        self.args.cursor += 1;
-        let ctx = self.ctx_ptr();
-        Ok(TensorView::from_desc(&d, ctx))
+        let mut t = TensorView::ZERO;
+        self.next_tensor_into(&mut t)?;
+        Ok(t)
     }
 
     /// [`CoreState::next_tensor`] into `out` (untouched on failure): no
     /// tensor-sized temporaries on the device's stack.
     pub fn next_tensor_into(&mut self, out: &mut TensorView) -> Result<()> {
-        let i = self.peek_arg_index(&[ArgKind::Tensor])?;
+        let (argc, i) = self.peek_arg_index(ArgKind::Tensor)?;
         let ctx = self.ctx_ptr();
-        parse_view(self.args.desc_bytes(i), self.hal.platform(), ctx, out)?;
+        parse_view(self.desc_words(argc, i), self.hal.platform(), ctx, out)?;
         self.args.cursor += 1;
         Ok(())
     }
 
     /// Reads the one element of a value argument of kind `kind`.
     fn next_value(&mut self, kind: ArgKind) -> Result<Scalar> {
-        let d = self.peek_arg(&[kind])?;
+        let d = self.peek_arg(kind)?;
         if d.numel != 1 {
             return Err(Error::ScalarNotOneElement);
         }
@@ -374,18 +378,20 @@ impl<H: Hal> CoreState<H> {
 
     /// The validated output descriptor.
     #[inline(always)]
-    fn output_desc(&self) -> Result<TensorDesc> {
-        let h = self.args.header.ok_or(Error::NoInvocation)?;
-        TensorDesc::parse(self.args.desc_bytes(h.argc as usize), self.hal.platform())
+    fn output_desc(&self) -> Result<DescCheck> {
+        let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
+        DescCheck::run(self.desc_words(argc, argc), self.hal.platform())
     }
 
     /// `get_dst_tensor`: the output storage, for the kernel to write in
     /// place; a later `return_tensor` copies nothing.
     pub fn get_dst_tensor(&mut self) -> Result<TensorView> {
-        let d = self.output_desc()?;
-        self.args.claimed = true;
+        let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
         let ctx = self.ctx_ptr();
-        Ok(TensorView::from_desc(&d, ctx))
+        let mut t = TensorView::ZERO;
+        parse_view(self.desc_words(argc, argc), self.hal.platform(), ctx, &mut t)?;
+        self.args.claimed = true;
+        Ok(t)
     }
 
     /// `customop_return_tensor(t)`. If the output was claimed with

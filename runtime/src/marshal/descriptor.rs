@@ -83,25 +83,10 @@ fn le_u64(b: &[u8; DESC_BYTES], at: usize) -> u64 {
 /// shape products of every descriptor are usually small).
 #[inline(always)]
 fn mul_u64(a: u64, b: u64) -> Option<u64> {
-    if a >> 32 == 0 && b >> 32 == 0 && (a as u32).leading_zeros() + (b as u32).leading_zeros() >= 32 {
+    if a >> 32 == 0 && b >> 32 == 0 && neuron_hal::bits::mul_fits_u32(a as u32, b as u32) {
         Some((a as u32).wrapping_mul(b as u32) as u64)
     } else {
         a.checked_mul(b)
-    }
-}
-
-/// Whether the 16-byte shape is zero from byte `used` on (the entries
-/// past `num_dim`; `used` is at most 16), as two 64-bit words rather
-/// than an entry loop.
-#[inline(always)]
-fn unused_entries_zero(shape: &[u8; 16], used: usize) -> bool {
-    let lo = u64::from_le_bytes([shape[0], shape[1], shape[2], shape[3], shape[4], shape[5], shape[6], shape[7]]);
-    let hi = u64::from_le_bytes([shape[8], shape[9], shape[10], shape[11], shape[12], shape[13], shape[14], shape[15]]);
-    match used {
-        0 => lo == 0 && hi == 0,
-        1..=7 => lo >> (8 * used) == 0 && hi == 0,
-        8..=15 => hi >> (8 * (used - 8)) == 0,
-        _ => true,
     }
 }
 
@@ -230,70 +215,220 @@ pub struct TensorDesc {
     pub addr: u64,
 }
 
-impl TensorDesc {
-    /// Parses and validates wire bytes.
-    #[inline(always)]
-    pub fn parse(bytes: &[u8; DESC_BYTES], platform: &Platform) -> Result<Self> {
-        Self::validate(&RawTensorDesc::from_bytes(bytes), platform)
-    }
+/// The descriptor as 12 memory words (`u32::from_le` of each gives the
+/// little-endian wire value). The runtime validates descriptors in place
+/// in the invocation block, which is word-aligned, so fields are word
+/// loads rather than byte loads and shifts.
+pub type DescWords = [u32; DESC_WORDS];
+/// Words of one descriptor.
+pub const DESC_WORDS: usize = DESC_BYTES / 4;
 
-    /// Runs every gate (see the module documentation for the order).
-    pub fn validate(raw: &RawTensorDesc, platform: &Platform) -> Result<Self> {
-        if raw.reserved0 != [0; 3] || raw.reserved1 != 0 {
+/// Marshallable dtype codes as a bit set (bit `c` for code `c`).
+const MARSHAL_MASK: u32 = {
+    let mut m = 0u32;
+    let mut i = 0;
+    while i < super::dtype::MARSHALLABLE.len() {
+        m |= 1 << super::dtype::MARSHALLABLE[i];
+        i += 1;
+    }
+    m
+};
+
+/// log2 of the element size of each code, two bits per code (only the
+/// marshallable codes are looked up).
+const ELEM_LOG2: u32 = {
+    let mut t = 0u32;
+    let mut i = 0;
+    while i < super::dtype::MARSHALLABLE.len() {
+        let c = super::dtype::MARSHALLABLE[i];
+        let sz = match Dtype::from_code(c) {
+            Some(d) => d.elem_size(),
+            None => 1,
+        };
+        t |= sz.trailing_zeros() << (2 * c as u32);
+        i += 1;
+    }
+    t
+};
+
+/// Word `k` of the descriptor as its little-endian value.
+#[inline(always)]
+fn word(w: &DescWords, k: usize) -> u32 {
+    // `k` is a constant below 12 at every call: the check folds away.
+    u32::from_le(w.get(k).copied().unwrap_or(0))
+}
+
+/// Shape entry `i` (below the rank) read from the shape words.
+#[inline(always)]
+fn entry(w: &DescWords, wide: bool, i: u32) -> u32 {
+    if wide {
+        word(w, 4 + (i as usize & 3))
+    } else {
+        (word(w, 4 + ((i as usize >> 1) & 3)) >> (16 * (i & 1))) & 0xFFFF
+    }
+}
+
+/// What the gates establish about a descriptor, without the sizes (they
+/// are re-read from the shape words where a view is written).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct DescCheck {
+    /// Where the storage lives.
+    pub location: Location,
+    /// The element type (one of the eight).
+    pub dtype: Dtype,
+    /// Dimensions in use.
+    pub num_dim: u8,
+    /// Whether the shape is 4 × u32 (else 8 × u16).
+    pub wide: bool,
+    /// Elements.
+    pub numel: u64,
+    /// Bytes the elements take.
+    pub nbytes: u64,
+    /// Bytes of storage the descriptor declares.
+    pub buffer_bytes: u64,
+    /// Effective SoC address.
+    pub addr: u64,
+}
+
+impl DescCheck {
+    /// Runs every gate on the descriptor's words (see the module
+    /// documentation for the order). One out-of-line copy for every reader
+    /// (inlined into each it was ~1 KB more text for a few dozen
+    /// instructions per call).
+    #[inline(never)]
+    pub fn run(w: &DescWords, platform: &Platform) -> Result<Self> {
+        let w0 = word(w, 0);
+        let w1 = word(w, 1);
+        if w1 >> 8 != 0 || word(w, 10) != 0 || word(w, 11) != 0 {
             return Err(Error::ReservedNotZero);
         }
-        let location = match raw.location {
+        let location = match w0 & 0xFF {
             0 => Location::Hbm,
             1 => Location::Sbuf,
             _ => return Err(Error::BadDescriptorCode),
         };
-        let max_dims = match raw.shape_width {
-            0 => NARROW_MAX_DIMS,
-            1 => WIDE_MAX_DIMS,
+        let wide = match w1 {
+            0 => false,
+            1 => true,
             _ => return Err(Error::BadDescriptorCode),
         };
-        match raw.shape_type {
+        match (w0 >> 8) & 0xFF {
             0 => {}
             1 => return Err(Error::OutOfLineShape),
             _ => return Err(Error::BadDescriptorCode),
         }
-        let dtype = Dtype::marshallable(raw.dtype).ok_or(Error::DtypeNotMarshallable)?;
-        if raw.num_dim == 0 || raw.num_dim > max_dims {
+        let code = (w0 >> 16) & 0xFF;
+        if code >= 32 || (MARSHAL_MASK >> code) & 1 == 0 {
+            return Err(Error::DtypeNotMarshallable);
+        }
+        let Some(dtype) = Dtype::from_code(code as u8) else {
+            return Err(Error::DtypeNotMarshallable);
+        };
+        let num_dim = w0 >> 24;
+        let max_dims = if wide { WIDE_MAX_DIMS } else { NARROW_MAX_DIMS } as u32;
+        if num_dim == 0 || num_dim > max_dims {
             return Err(Error::BadRank);
         }
         // 6a before 6b (docs/abi.md): the reserved entries past num_dim
-        // are checked first, whatever the entries in use hold.
-        if !unused_entries_zero(&raw.shape, raw.num_dim as usize * if max_dims == WIDE_MAX_DIMS { 4 } else { 2 }) {
+        // are checked first, whatever the entries in use hold. `used` is
+        // the bytes in use (at most 16); per shape word, the bytes past it.
+        if !unused_entries_zero(&[word(w, 4), word(w, 5), word(w, 6), word(w, 7)], num_dim << (1 + wide as u32)) {
             return Err(Error::ReservedNotZero);
         }
-        let mut sizes = [0u64; MAX_DIMS];
         let mut numel = 1u64;
-        for (i, size) in sizes.iter_mut().enumerate().take(raw.num_dim as usize) {
-            let s = raw.shape_entry(i);
+        for i in 0..num_dim {
+            let s = entry(w, wide, i);
             if s == 0 {
                 return Err(Error::BadShape);
             }
-            numel = mul_u64(numel, s).ok_or(Error::BadShape)?;
-            *size = s;
+            numel = mul_u64(numel, s as u64).ok_or(Error::BadShape)?;
         }
-        let nbytes = mul_u64(numel, dtype.elem_size() as u64).filter(|&b| b <= i64::MAX as u64).ok_or(Error::BadShape)?;
-        if raw.storage == 0 {
+        // numel · elem_size <= i64::MAX, the size a power of two.
+        let shift = (ELEM_LOG2 >> (2 * code)) & 3;
+        if numel > (i64::MAX as u64) >> shift {
+            return Err(Error::BadShape);
+        }
+        let nbytes = numel << shift;
+        let storage = word(w, 2) as u64 | (word(w, 3) as u64) << 32;
+        if storage == 0 {
             return Err(Error::NullStorage);
         }
-        if raw.buffer_bytes == 0 || raw.buffer_bytes < nbytes {
+        let buffer_bytes = word(w, 8) as u64 | (word(w, 9) as u64) << 32;
+        if buffer_bytes == 0 || buffer_bytes < nbytes {
             return Err(Error::BufferTooSmall);
         }
         let addr = match location {
-            Location::Hbm => raw.storage,
+            Location::Hbm => storage,
             Location::Sbuf => {
-                let end = raw.storage.checked_add(nbytes).ok_or(Error::AddressUnmapped)?;
+                let end = storage.checked_add(nbytes).ok_or(Error::AddressUnmapped)?;
                 if end > platform.sbuf_size {
                     return Err(Error::AddressUnmapped);
                 }
-                platform.sbuf_soc_base + raw.storage
+                platform.sbuf_soc_base + storage
             }
         };
-        Ok(Self { location, dtype, num_dim: raw.num_dim, sizes, numel, nbytes, buffer_bytes: raw.buffer_bytes, addr })
+        Ok(Self { location, dtype, num_dim: num_dim as u8, wide, numel, nbytes, buffer_bytes, addr })
+    }
+
+    /// Size of dimension `i` (below the rank), from the shape words.
+    #[inline(always)]
+    pub fn size(&self, w: &DescWords, i: usize) -> u64 {
+        entry(w, self.wide, i as u32) as u64
+    }
+}
+
+/// Whether the shape (as its four little-endian words) is zero from byte
+/// `used` on (the entries past `num_dim`; `used` is at most 16): per
+/// word, the bytes past `used` masked, not an entry loop.
+#[inline(always)]
+fn unused_entries_zero(shape: &[u32; 4], used: u32) -> bool {
+    // The bytes of word `k` past `used` (none if `used` covers the word).
+    let past = |k: u32| {
+        let u = used.saturating_sub(4 * k);
+        if u >= 4 {
+            0
+        } else {
+            !0u32 << (8 * u)
+        }
+    };
+    let [a, b, c, d] = *shape;
+    (a & past(0)) | (b & past(1)) | (c & past(2)) | (d & past(3)) == 0
+}
+
+/// The wire bytes as memory words (for bytes of no known alignment).
+#[inline(always)]
+pub fn words_of(bytes: &[u8; DESC_BYTES]) -> DescWords {
+    let mut w = [0u32; DESC_WORDS];
+    for (d, c) in w.iter_mut().zip(bytes.as_chunks::<4>().0) {
+        *d = u32::from_ne_bytes(*c);
+    }
+    w
+}
+
+impl TensorDesc {
+    /// Parses and validates wire bytes.
+    pub fn parse(bytes: &[u8; DESC_BYTES], platform: &Platform) -> Result<Self> {
+        let w = words_of(bytes);
+        let c = DescCheck::run(&w, platform)?;
+        let mut sizes = [0u64; MAX_DIMS];
+        for (i, s) in sizes.iter_mut().enumerate().take(c.num_dim as usize) {
+            *s = c.size(&w, i);
+        }
+        Ok(Self {
+            location: c.location,
+            dtype: c.dtype,
+            num_dim: c.num_dim,
+            sizes,
+            numel: c.numel,
+            nbytes: c.nbytes,
+            buffer_bytes: c.buffer_bytes,
+            addr: c.addr,
+        })
+    }
+
+    /// Runs every gate (see the module documentation for the order).
+    pub fn validate(raw: &RawTensorDesc, platform: &Platform) -> Result<Self> {
+        Self::parse(&raw.to_bytes(), platform)
     }
 }
 
@@ -313,13 +448,17 @@ mod tests {
 
     #[test]
     fn unused_entries_are_the_bytes_past_used() {
-        for used in 0..=16 {
-            for k in 0..16 {
-                let mut shape = [0u8; 16];
-                shape[k] = 1;
+        for used in 0..=16u32 {
+            for k in 0..16u32 {
+                let mut shape = [0u32; 4];
+                shape[(k / 4) as usize] = u32::from_le_bytes({
+                    let mut b = [0u8; 4];
+                    b[(k % 4) as usize] = 1;
+                    b
+                });
                 assert_eq!(unused_entries_zero(&shape, used), k < used, "used {used}, byte {k}");
             }
-            assert!(unused_entries_zero(&[0; 16], used));
+            assert!(unused_entries_zero(&[0; 4], used));
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The tensor a kernel receives: a C-layout view of a validated
 //! descriptor, with contiguous strides and the storage as a `Q7PtrType`.
 
-use super::descriptor::TensorDesc;
+use super::descriptor::{DescCheck, DescWords, TensorDesc};
 use crate::translate::{Q7PtrType, TranslationCtx};
 use core::mem::{align_of, offset_of, size_of};
 use static_assertions::const_assert_eq;
@@ -53,6 +53,20 @@ const_assert_eq!(offset_of!(TensorView, location), 163);
 const_assert_eq!(offset_of!(TensorView, reserved), 164);
 
 impl TensorView {
+    /// The zero tensor (null storage, rank 0): what a failed reader gives.
+    pub const ZERO: Self = Self {
+        storage: Q7PtrType { addr: 0, ctx: core::ptr::null_mut() },
+        sizes: [0; MAX_DIMS],
+        strides: [0; MAX_DIMS],
+        numel: 0,
+        nbytes: 0,
+        dtype: 0,
+        num_dim: 0,
+        elem_size: 0,
+        location: 0,
+        reserved: 0,
+    };
+
     /// [`TensorView::from_desc`] written in place into `out` (no 168-byte
     /// temporary on the stack: the device's custom-op path is stack-bound).
     pub fn write_from_desc(out: &mut Self, d: &TensorDesc, ctx: *mut TranslationCtx) {
@@ -76,6 +90,40 @@ impl TensorView {
             } else {
                 out.sizes[k] = 0;
                 out.strides[k] = 0;
+            }
+        }
+    }
+
+    /// The view of the descriptor words `w` that passed the gates as `c`,
+    /// written in place into `out` (no descriptor-sized intermediate).
+    /// Strides are 32-bit products when the element count fits 32 bits
+    /// (every stride is at most numel), else 64-bit.
+    #[inline(always)]
+    pub fn write_from_check(out: &mut Self, w: &DescWords, c: &DescCheck, ctx: *mut TranslationCtx) {
+        out.storage = Q7PtrType { addr: c.addr, ctx };
+        out.numel = c.numel as i64;
+        out.nbytes = c.nbytes as i64;
+        out.dtype = c.dtype.code();
+        out.num_dim = c.num_dim;
+        out.elem_size = c.dtype.elem_size();
+        out.location = c.location as u8;
+        out.reserved = 0;
+        let n = c.num_dim as usize;
+        if c.numel >> 32 == 0 {
+            let mut stride = 1u32;
+            for k in (0..MAX_DIMS).rev() {
+                let (size, st) = if k < n { (c.size(w, k) as u32, stride) } else { (0, 0) };
+                out.sizes[k] = size as i64;
+                out.strides[k] = st as i64;
+                stride = stride.wrapping_mul(size.max(1));
+            }
+        } else {
+            let mut stride = 1i64;
+            for k in (0..MAX_DIMS).rev() {
+                let (size, st) = if k < n { (c.size(w, k) as i64, stride) } else { (0, 0) };
+                out.sizes[k] = size;
+                out.strides[k] = st;
+                stride = stride.wrapping_mul(size.max(1));
             }
         }
     }
