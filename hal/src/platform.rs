@@ -23,7 +23,8 @@ pub const DATARAM_SIZE: u32 = 256 << 10;
 /// aperture onto it (reference: 64 KiB).
 pub const DMA_WINDOW_SIZE: u32 = 64 << 10;
 /// Bytes at the start of the staging window the runtime keeps for itself:
-/// the two DMA descriptor rings (defined here).
+/// the two DMA descriptor rings, then the invocation block (defined here;
+/// the layout inside is `neuron_runtime::dma`'s).
 pub const DATARAM_RUNTIME_RESERVED: u32 = 4 << 10;
 /// Per-core code window in hbm_scratch (reference: 2 MiB per core).
 pub const CODE_WINDOW_SIZE: u64 = 2 << 20;
