@@ -5,16 +5,21 @@
 //! [`Platform`] table and, on QEMU, the [`Soc::Qemu`] model of what the
 //! emulated core lacks (see [`crate::platform::QEMU`]): core-private RAM
 //! slices, a RAM register block, ISL in RAM and an SDMA engine run in
-//! software when the completion counter is polled ([`emulated`]).
+//! software when the completion counter is polled (`emulated`). That
+//! model is built only with the crate's `qemu` feature (the root crate's
+//! `qemu` feature turns it on), so a Q7 build carries none of it.
 //!
 //! MMIO is only ever touched through raw pointers with
 //! `read_volatile`/`write_volatile`; no Rust reference to a register or to
 //! memory the engine writes is formed.
 
+#[cfg(feature = "qemu")]
 mod emulated;
 
 use crate::dma::DmaDirection;
-use crate::platform::{dma_regs, qemu, Platform, Q7, QEMU};
+use crate::platform::{dma_regs, Platform, Q7};
+#[cfg(feature = "qemu")]
+use crate::platform::{qemu, QEMU};
 use crate::Hal;
 
 /// Which SoC the core sits in.
@@ -23,7 +28,9 @@ pub enum Soc {
     /// The real Q7: registers are hardware, ISL is a special register.
     Q7,
     /// `qemu-system-xtensa -cpu de212`: registers, ISL and the DMA engine
-    /// are emulated in RAM; `cpu` selects the core's private RAM slice.
+    /// are emulated in RAM; `cpu` selects the core's private RAM slice
+    /// (feature `qemu`).
+    #[cfg(feature = "qemu")]
     Qemu {
         /// The core (its PRID) this HAL stands for.
         cpu: u32,
@@ -48,7 +55,9 @@ impl MmioHal {
         Self { platform: Q7, soc: Soc::Q7 }
     }
 
-    /// Core `cpu` of the emulated cluster (the [`QEMU`] table).
+    /// Core `cpu` of the emulated cluster (the [`QEMU`] table; feature
+    /// `qemu`).
+    #[cfg(feature = "qemu")]
     pub const fn qemu(cpu: u32) -> Self {
         Self { platform: QEMU, soc: Soc::Qemu { cpu } }
     }
@@ -63,6 +72,7 @@ impl MmioHal {
     /// no-op on the Q7. The device binding runs it once per core before
     /// the first entry point.
     pub fn power_on(&self) {
+        #[cfg(feature = "qemu")]
         if let Soc::Qemu { .. } = self.soc {
             emulated::reset(self);
         }
@@ -116,6 +126,7 @@ impl Hal for MmioHal {
     fn nx_ptr(&self, nx: u32) -> *mut u8 {
         match self.soc {
             Soc::Q7 => nx as usize as *mut u8,
+            #[cfg(feature = "qemu")]
             Soc::Qemu { cpu } => {
                 // The private slice is per core on the Q7 (same NX
                 // address, different memory); QEMU has one RAM for all
@@ -146,6 +157,7 @@ impl Hal for MmioHal {
     fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
         let bank = self.bank(dir);
         self.write_reg(bank + dma_regs::INCREMENT, count);
+        #[cfg(feature = "qemu")]
         if let Soc::Qemu { .. } = self.soc {
             emulated::doorbell(self, bank, count);
         }
@@ -153,6 +165,7 @@ impl Hal for MmioHal {
 
     fn dma_completed(&self, dir: DmaDirection) -> u32 {
         let bank = self.bank(dir);
+        #[cfg(feature = "qemu")]
         if let Soc::Qemu { cpu } = self.soc {
             emulated::step(self, cpu, bank);
         }
@@ -163,6 +176,7 @@ impl Hal for MmioHal {
         let bank = self.bank(dir);
         self.write_reg(bank + dma_regs::RING_BASE, self.platform().dma_ring_nx(dir));
         self.write_reg(bank + dma_regs::RING_LEN, crate::dma::RING_LEN);
+        #[cfg(feature = "qemu")]
         if let Soc::Qemu { .. } = self.soc {
             emulated::arm(self, bank);
         }
@@ -204,6 +218,7 @@ impl Hal for MmioHal {
                 };
                 v
             }
+            #[cfg(feature = "qemu")]
             Soc::Qemu { .. } => self.read_reg(self.platform.apb_base + qemu::ISL_OFFSET) as usize,
         }
     }
@@ -225,6 +240,7 @@ impl Hal for MmioHal {
                     )
                 };
             }
+            #[cfg(feature = "qemu")]
             Soc::Qemu { .. } => self.write_reg(self.platform.apb_base + qemu::ISL_OFFSET, isl as u32),
         }
     }
