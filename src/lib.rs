@@ -14,6 +14,7 @@ mod abort;
 mod current;
 #[cfg(target_arch = "xtensa")]
 pub mod device;
+mod factory;
 pub mod ffi;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host;

@@ -87,27 +87,10 @@ pub unsafe extern "C" fn neuron_tensor_empty(dtype: u8, sizes: *const i64, ndim:
     }
     // SAFETY: the caller guarantees ndim readable sizes (at most 8).
     let shape = unsafe { core::slice::from_raw_parts(sizes, ndim as usize) };
-    status(tensor_empty(dtype, shape).map(|t| {
+    status(crate::factory::tensor_empty(dtype, shape).map(|t| {
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write_unaligned(t) }
     }))
-}
-
-/// The tensor behind `neuron_tensor_empty` and the Rust `empty`: `shape`
-/// of `dtype` in this core's HBM heap.
-pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error> {
-    with_core(|b| {
-        if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
-            return Err(Error::BadRank);
-        }
-        let t = b.state.tensor_empty(dtype, shape)?;
-        // The simulator's sentinel, not whatever the heap block held: an
-        // element the kernel never writes stays recognisable (and is
-        // reported if the tensor becomes the output).
-        #[cfg(not(target_arch = "xtensa"))]
-        crate::host::coverage::fill(b.state.hal.soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
-        Ok(t)
-    })
 }
 
 /// Frees a tensor made by [`neuron_tensor_empty`]. 0 or -1.

@@ -13,7 +13,7 @@ use neuron_runtime::ops::{BinaryOp, UnaryOp};
 
 /// `empty(shape, dtype)`: uninitialised.
 pub fn empty(shape: &[i64], dtype: Dtype) -> Result<OwnedTensor> {
-    Ok(OwnedTensor::from_empty(crate::ffi::ops::tensor_empty(dtype.code(), shape)?))
+    Ok(OwnedTensor::from_empty(crate::factory::tensor_empty(dtype.code(), shape)?))
 }
 
 /// A tensor shaped like `t` (same dtype), uninitialised.

@@ -1,0 +1,25 @@
+//! The tensor factory the C shell (`neuron_tensor_empty`) and the Rust
+//! kernel API (`kernel::ops::empty`) both call: the runtime's allocation
+//! plus, on the host, the simulator's fill sentinel. Neither shell calls
+//! the other (the Rust API sits on the runtime, not on the C exports).
+
+use crate::current::with_core;
+use neuron_runtime::marshal::tensor::TensorView;
+use neuron_runtime::Error;
+
+/// The tensor behind `neuron_tensor_empty` and the Rust `empty`: `shape`
+/// of `dtype` in this core's HBM heap.
+pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error> {
+    with_core(|b| {
+        if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
+            return Err(Error::BadRank);
+        }
+        let t = b.state.tensor_empty(dtype, shape)?;
+        // The simulator's sentinel, not whatever the heap block held: an
+        // element the kernel never writes stays recognisable (and is
+        // reported if the tensor becomes the output).
+        #[cfg(not(target_arch = "xtensa"))]
+        crate::host::coverage::fill(b.state.hal.soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+        Ok(t)
+    })
+}
