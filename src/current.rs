@@ -77,6 +77,13 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
     /// Set by a refused re-entry; the holder records `Reentered` when it
     /// returns (the refused call may not touch the held state).
     reentered: core::cell::Cell<bool>,
+    /// Host: the translator's mapping generation as last seen while no
+    /// entry point held the state (by an entry point's exit or an
+    /// accessor's fill), 0 while one holds it (no generation is 0). The
+    /// accessors' cached check compares this one word, beside the guard,
+    /// instead of reading `busy` and the translator.
+    #[cfg(not(target_arch = "xtensa"))]
+    open_generation: core::cell::Cell<u32>,
     bound: core::cell::UnsafeCell<Bound<H>>,
 }
 
@@ -85,7 +92,13 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
     /// static in place with [`CoreSlot::init_in_place`]).
     #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub const fn new(bound: Bound<H>) -> Self {
-        Self { busy: core::cell::Cell::new(false), reentered: core::cell::Cell::new(false), bound: core::cell::UnsafeCell::new(bound) }
+        Self {
+            busy: core::cell::Cell::new(false),
+            reentered: core::cell::Cell::new(false),
+            #[cfg(not(target_arch = "xtensa"))]
+            open_generation: core::cell::Cell::new(0),
+            bound: core::cell::UnsafeCell::new(bound),
+        }
     }
 
     /// Writes `CoreSlot::new(Bound::new(CoreState::new(hal)))` into `*p`
@@ -101,6 +114,8 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         unsafe {
             core::ptr::addr_of_mut!((*p).busy).write(core::cell::Cell::new(false));
             core::ptr::addr_of_mut!((*p).reentered).write(core::cell::Cell::new(false));
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*p).open_generation).write(core::cell::Cell::new(0));
             let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
             CoreState::init_in_place(core::ptr::addr_of_mut!((*b).state), hal);
             core::ptr::addr_of_mut!((*b).last_error).write(0);
@@ -402,6 +417,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     }
     #[cfg(target_arch = "xtensa")]
     set_open_translator(0);
+    #[cfg(not(target_arch = "xtensa"))]
+    slot.open_generation.set(0);
     // SAFETY: `busy` was false and is now true: no other `&mut Bound` to
     // this slot exists, and none is formed until it is false again.
     let b = unsafe { &mut *slot.bound.get() };
@@ -427,6 +444,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     // integer it is given back into a pointer with this provenance.
     #[cfg(target_arch = "xtensa")]
     set_open_translator(core::ptr::addr_of!(b.state.translator).expose_provenance());
+    #[cfg(not(target_arch = "xtensa"))]
+    slot.open_generation.set(b.state.translator.generation());
     slot.busy.set(false);
     r
 }
@@ -639,8 +658,9 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
 /// core's open context. While `BINDING_EPOCH` still reads `epoch`, this thread's binding is the one of the fill, so
 /// `slot` is live (the guard of `bind` outlives it) and used by this
 /// thread only; the element check is then that no entry point holds the
-/// state (`busy`) and that the translator's generation is still
-/// `generation` (no window reprogrammed, the translator not re-made).
+/// state and that the translator's generation is still `generation` (no
+/// window reprogrammed, the translator not re-made): one compare with the
+/// slot's `open_generation`.
 #[cfg(not(target_arch = "xtensa"))]
 #[derive(Clone, Copy, Debug)]
 pub struct HostToken {
@@ -671,7 +691,8 @@ pub fn token_hit(t: &HostToken) -> bool {
     // SAFETY: the epoch is the fill's, so this thread's binding is the
     // fill's (every bind and unbind bumps it, and a thread sees its own
     // bumps): `t.slot` is the bound slot, live and used by this thread
-    // only (as in `with_core`); `t.record` was checked at the fill.
+    // only (as in `with_core`), bound since the fill read `t.generation`
+    // (not 0: a translator's) from it; `t.record` was checked there.
     unsafe { slot_hit(t.slot, t.generation, t.record) }
 }
 
@@ -695,31 +716,35 @@ pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
 }
 
 /// [`token_hit`] past the binding check: whether no entry point holds
-/// `p`'s state and its translator's generation is `generation`; if so,
-/// one hit counted on `record`. Generic over the HAL so the aliasing is
-/// checked under Miri on a fake core.
+/// `p`'s state and the mapping generation is still `generation` (one
+/// compare: `CoreSlot::open_generation`); if so, one hit counted on
+/// `record`. Generic over the HAL so the aliasing is checked under Miri
+/// on a fake core.
 ///
 /// # Safety
-/// `p` points to a live slot that only this thread uses, and `record` is
-/// below `RECORDS`.
+/// `p` points to a live slot that only this thread uses, bound to it
+/// since `generation` was read from it by [`slot_range`]; `record` is
+/// below `RECORDS`; `generation` is not 0.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, record: usize) -> bool {
-    // SAFETY: the caller's contract. Only the `busy` cell is read through
-    // a shared reference (a `Cell`, as every entry point reads it); the
-    // state is reached through raw places, and only once no entry point
-    // holds it (so no reference to it is live): a plain field read and
-    // the counter bump, as in `translate_hit`; `record` is in bounds.
+    // SAFETY: the caller's contract. Only the `open_generation` cell is
+    // read through a shared reference (a `Cell` beside the guard). It is
+    // not 0 only while no entry point holds the state (`enter_slot` zeroes
+    // it right after setting `busy` and sets it right before clearing
+    // `busy`; a fill sets it only when `busy` is clear), and `generation`
+    // is not 0 (the fill's, a translator's): a match means no reference
+    // to the state is live, and that the mapping is the fill's (the
+    // translator's generation changes only inside an entry point, whose
+    // exit stores the new one, or with the core unbound, which the
+    // caller's epoch check catches). The counter is bumped through raw
+    // places, as in `translate_hit`; `record` is in bounds.
     unsafe {
-        if (*p).busy.get() {
+        if (*p).open_generation.get() != generation {
             return false;
         }
         let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
-        let tr = core::ptr::addr_of_mut!((*b).state.translator);
-        if neuron_runtime::Translator::generation_in_place(tr) != generation {
-            return false;
-        }
-        *core::ptr::addr_of_mut!((*tr).stats.hits).cast::<u64>().add(record) += 1;
+        *core::ptr::addr_of_mut!((*b).state.translator.stats.hits).cast::<u64>().add(record) += 1;
     }
     true
 }
@@ -745,7 +770,15 @@ unsafe fn slot_range<H: neuron_hal::Hal>(p: *const CoreSlot<H>, ctx: *const neur
         }
         range_in(tr, neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi)?
     };
-    (record < neuron_runtime::translate::RECORDS).then_some((generation, record, q))
+    if record >= neuron_runtime::translate::RECORDS {
+        return None;
+    }
+    // The generation just read with the state not held (see `slot_hit`):
+    // a word left stale by a change made while the core was unbound is
+    // brought up to date.
+    // SAFETY: the caller's contract; a `Cell` beside the guard.
+    unsafe { (*p).open_generation.set(generation) };
+    Some((generation, record, q))
 }
 
 /// What an accessor caches: the generation, the record that maps the
