@@ -158,11 +158,11 @@ mod host_binding {
     use core::cell::Cell;
 
     /// Bumped by every bind and every unbind, on any thread: an
-    /// accessor's `HostToken` taken at one value stands
-    /// for "the binding this thread had then" while the counter still
-    /// reads that value (this thread's own bumps are always visible to
-    /// it, so an unchanged value means its binding did not change; another
-    /// thread's bump only sends the accessor through the full path once).
+    /// accessor's `HostToken` taken at one value stands for "the binding
+    /// this thread had then" while the counter still reads that value
+    /// (this thread's own bumps are always visible to it, so an unchanged
+    /// value means its binding did not change; another thread's bump only
+    /// sends the accessor through the full path once, which refills it).
     /// Starts at 1: a token at 0 never matches.
     pub static BINDING_EPOCH: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
 
@@ -655,9 +655,10 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
 
 /// What a host accessor's leaf keeps instead of looking the thread's core
 /// up per element: taken at the leaf's fill, while `ctx` was the bound
-/// core's open context. While `BINDING_EPOCH` still reads `epoch`, this thread's binding is the one of the fill, so
-/// `slot` is live (the guard of `bind` outlives it) and used by this
-/// thread only; the element check is then that no entry point holds the
+/// core's open context. While `BINDING_EPOCH` still reads `epoch`, this
+/// thread's binding is the one of the fill, so `slot` is live (the guard
+/// of `bind` outlives it) and used by this thread only; the element
+/// check is then that no entry point holds the
 /// state and that the translator's generation is still `generation` (no
 /// window reprogrammed, the translator not re-made): one compare with the
 /// slot's `open_generation`.
@@ -698,7 +699,8 @@ pub fn token_hit(t: &HostToken) -> bool {
 
 /// The host's `open_range`: the calling thread's token for `ctx` and
 /// the pointer for `lo`, when one record maps `[lo, hi]` (as
-/// `open_range`); `None` otherwise. No side effect.
+/// `open_range`); `None` otherwise. No install, no counter; the slot's
+/// `open_generation` is set to the generation read (see [`slot_range`]).
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(never)]
 pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(HostToken, *mut u8)> {
