@@ -77,6 +77,13 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
     /// Set by a refused re-entry; the holder records `Reentered` when it
     /// returns (the refused call may not touch the held state).
     reentered: core::cell::Cell<bool>,
+    /// Host: the translator's mapping generation as last seen while no
+    /// entry point held the state (by an entry point's exit or an
+    /// accessor's fill), 0 while one holds it (no generation is 0). The
+    /// accessors' cached check compares this one word, beside the guard,
+    /// instead of reading `busy` and the translator.
+    #[cfg(not(target_arch = "xtensa"))]
+    open_generation: core::cell::Cell<u32>,
     bound: core::cell::UnsafeCell<Bound<H>>,
 }
 
@@ -85,7 +92,13 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
     /// static in place with [`CoreSlot::init_in_place`]).
     #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub const fn new(bound: Bound<H>) -> Self {
-        Self { busy: core::cell::Cell::new(false), reentered: core::cell::Cell::new(false), bound: core::cell::UnsafeCell::new(bound) }
+        Self {
+            busy: core::cell::Cell::new(false),
+            reentered: core::cell::Cell::new(false),
+            #[cfg(not(target_arch = "xtensa"))]
+            open_generation: core::cell::Cell::new(0),
+            bound: core::cell::UnsafeCell::new(bound),
+        }
     }
 
     /// Writes `CoreSlot::new(Bound::new(CoreState::new(hal)))` into `*p`
@@ -101,6 +114,8 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         unsafe {
             core::ptr::addr_of_mut!((*p).busy).write(core::cell::Cell::new(false));
             core::ptr::addr_of_mut!((*p).reentered).write(core::cell::Cell::new(false));
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*p).open_generation).write(core::cell::Cell::new(0));
             let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
             CoreState::init_in_place(core::ptr::addr_of_mut!((*b).state), hal);
             core::ptr::addr_of_mut!((*b).last_error).write(0);
@@ -142,6 +157,19 @@ mod host_binding {
     use super::*;
     use core::cell::Cell;
 
+    /// Bumped by every bind and every unbind, on any thread: an
+    /// accessor's `HostToken` taken at one value stands for "the binding
+    /// this thread had then" while the counter still reads that value
+    /// (this thread's own bumps are always visible to it, so an unchanged
+    /// value means its binding did not change; another thread's bump only
+    /// sends the accessor through the full path once, which refills it).
+    /// Starts at 1: a token at 0 never matches.
+    pub static BINDING_EPOCH: core::sync::atomic::AtomicU64 = core::sync::atomic::AtomicU64::new(1);
+
+    fn rebound() {
+        BINDING_EPOCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    }
+
     std::thread_local! {
         static CURRENT: Cell<*mut CoreSlot<CoreHal>> = const { Cell::new(core::ptr::null_mut()) };
         /// The bound core's PRID, read from its HAL at bind time, for the
@@ -158,10 +186,13 @@ mod host_binding {
             fn drop(&mut self) {
                 CURRENT.with(|c| c.set(self.0));
                 CPU.with(|c| c.set(self.1));
+                rebound();
             }
         }
         let cpu = neuron_hal::Hal::prid(&b.get_mut().state.hal) as i32;
-        Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)))
+        let r = Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)));
+        rebound();
+        r
     }
 
     pub fn current() -> *mut CoreSlot<CoreHal> {
@@ -386,6 +417,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     }
     #[cfg(target_arch = "xtensa")]
     set_open_translator(0);
+    #[cfg(not(target_arch = "xtensa"))]
+    slot.open_generation.set(0);
     // SAFETY: `busy` was false and is now true: no other `&mut Bound` to
     // this slot exists, and none is formed until it is false again.
     let b = unsafe { &mut *slot.bound.get() };
@@ -411,6 +444,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     // integer it is given back into a pointer with this provenance.
     #[cfg(target_arch = "xtensa")]
     set_open_translator(core::ptr::addr_of!(b.state.translator).expose_provenance());
+    #[cfg(not(target_arch = "xtensa"))]
+    slot.open_generation.set(b.state.translator.generation());
     slot.busy.set(false);
     r
 }
@@ -445,6 +480,54 @@ mod tests {
         let e = enter_slot(&slot, |_| Err::<(), _>(Error::DmaFault));
         assert_eq!(e, Err(Error::DmaFault));
         assert_eq!(slot.get().errors.entries(), &[Error::Reentered, Error::DmaFault]);
+    }
+
+    /// An accessor's token on a fake core (`slot_range` at the fill,
+    /// `slot_hit` per element): its raw slot pointer, kept across entry
+    /// points that form `&mut Bound`, is still usable after them and
+    /// aliases nothing (Miri checks that); while an entry point holds the
+    /// state the check refuses without reading it; an install (a new
+    /// generation) and a foreign context refuse; each hit is counted on
+    /// the token's record.
+    #[test]
+    fn a_token_is_checked_in_place_across_entry_points() {
+        let mut slot = Box::new(CoreSlot::new(Bound::new(CoreState::new(FakeHal::new(3)))));
+        // As `bind` does: a raw pointer from the exclusive borrow.
+        let p: *const CoreSlot<FakeHal> = &mut *slot;
+        // SAFETY: `p` points to the live boxed slot, used by this thread only.
+        let s = unsafe { &*p };
+        let (ctx, sbuf, hbm) = enter_slot(s, |b| {
+            b.state.translator.init(&b.state.hal);
+            let pf = neuron_hal::Hal::platform(&b.state.hal);
+            Ok((core::ptr::addr_of!(b.state.translator.ctx), pf.sbuf_soc_base, pf.hbm_soc_base + (1 << 30)))
+        })
+        .unwrap();
+        // SAFETY: `p` points to the live boxed slot, used by this thread
+        // only; `rec` comes from `slot_range` (below `RECORDS`).
+        let hit = |g: u32, rec: usize| unsafe { slot_hit(p, g, rec) };
+        // SAFETY: as above.
+        let range = |ctx: *const neuron_runtime::TranslationCtx| unsafe { slot_range(p, ctx, sbuf, sbuf + 255) };
+        let (g, rec, _) = range(ctx).expect("SBUF maps the range");
+        let mut other = 0u8;
+        assert!(range((&mut other as *mut u8).cast_const().cast()).is_none(), "a foreign context");
+        assert!(hit(g, rec));
+        assert_eq!(enter_slot(s, |b| Ok(b.state.translator.stats.hits[rec])), Ok(1));
+        assert!(hit(g, rec));
+        let held = enter_slot(s, |b| {
+            b.invocation_status = 1;
+            let r = hit(g, rec) || range(ctx).is_some();
+            b.invocation_status = 2;
+            Ok(r)
+        });
+        assert_eq!(held, Ok(false));
+        assert!(hit(g, rec));
+        assert_eq!(enter_slot(s, |b| b.state.translator.miss(&b.state.hal, hbm).map(|_| ())), Ok(()));
+        assert!(!hit(g, rec), "an install is a new generation");
+        let (g2, rec2, _) = range(ctx).expect("refilled");
+        assert_ne!(g2, g);
+        assert!(hit(g2, rec2));
+        assert_eq!(slot.get().state.translator.stats.hits[rec], 4);
+        assert_eq!(slot.get().invocation_status, 2);
     }
 }
 
@@ -570,25 +653,134 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
     unsafe { neuron_runtime::Translator::generation_in_place(t) == generation }
 }
 
-/// The host's check (see the device's): through the core bound to this
-/// thread; a cached hit counts as a hit on `record`, as the translate it
-/// stands for would.
+/// What a host accessor's leaf keeps instead of looking the thread's core
+/// up per element: taken at the leaf's fill, while `ctx` was the bound
+/// core's open context. While `BINDING_EPOCH` still reads `epoch`, this
+/// thread's binding is the one of the fill, so `slot` is live (the guard
+/// of `bind` outlives it) and used by this thread only; the element
+/// check is then that no entry point holds the
+/// state and that the translator's generation is still `generation` (no
+/// window reprogrammed, the translator not re-made): one compare with the
+/// slot's `open_generation`.
+#[cfg(not(target_arch = "xtensa"))]
+#[derive(Clone, Copy, Debug)]
+pub struct HostToken {
+    epoch: u64,
+    slot: *const CoreSlot<CoreHal>,
+    /// The record that maps the tensor (below `RECORDS`: checked at the
+    /// fill), whose hit counter a cached hit bumps.
+    record: usize,
+    generation: u32,
+}
+
+#[cfg(not(target_arch = "xtensa"))]
+impl HostToken {
+    /// A token that never matches (no epoch is 0).
+    pub const NONE: Self = Self { epoch: 0, slot: core::ptr::null(), record: 0, generation: 0 };
+}
+
+/// The host's cached-pointer check (the device's is `still_mapped`):
+/// `t`'s binding unchanged, the state not held, the mapping generation
+/// unchanged; a cached hit counts as a hit on the token's record, as the
+/// translate it stands for would. No thread-local lookup.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, generation: u32, record: usize) -> bool {
-    let Some(b) = host_open(ctx.as_ptr().cast_const()) else { return false };
-    // SAFETY: as in `translate_hit`: `b` is open, plain fields are read
-    // or bumped through the raw pointer.
+pub fn token_hit(t: &HostToken) -> bool {
+    if host_binding::BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed) != t.epoch {
+        return false;
+    }
+    // SAFETY: the epoch is the fill's, so this thread's binding is the
+    // fill's (every bind and unbind bumps it, and a thread sees its own
+    // bumps): `t.slot` is the bound slot, live and used by this thread
+    // only (as in `with_core`), bound since the fill read `t.generation`
+    // (not 0: a translator's) from it; `t.record` was checked there.
+    unsafe { slot_hit(t.slot, t.generation, t.record) }
+}
+
+/// The host's `open_range`: the calling thread's token for `ctx` and
+/// the pointer for `lo`, when one record maps `[lo, hi]` (as
+/// `open_range`); `None` otherwise. No install, no counter; the slot's
+/// `open_generation` is set to the generation read (see [`slot_range`]).
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(never)]
+pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(HostToken, *mut u8)> {
+    // Read before the binding: a token never stands for a binding made
+    // after its epoch was read.
+    let epoch = host_binding::BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed);
+    let slot = current_raw();
+    if slot.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null slot pointer stays valid while the core is bound
+    // (as in `with_core`).
+    let (generation, record, p) = unsafe { slot_range(slot, ctx, lo, hi)? };
+    Some((HostToken { epoch, slot, record, generation }, p))
+}
+
+/// [`token_hit`] past the binding check: whether no entry point holds
+/// `p`'s state and the mapping generation is still `generation` (one
+/// compare: `CoreSlot::open_generation`); if so, one hit counted on
+/// `record`. Generic over the HAL so the aliasing is checked under Miri
+/// on a fake core.
+///
+/// # Safety
+/// `p` points to a live slot that only this thread uses, bound to it
+/// since `generation` was read from it by [`slot_range`]; `record` is
+/// below `RECORDS`; `generation` is not 0.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, record: usize) -> bool {
+    // SAFETY: the caller's contract. Only the `open_generation` cell is
+    // read through a shared reference (a `Cell` beside the guard). It is
+    // not 0 only while no entry point holds the state (`enter_slot` zeroes
+    // it right after setting `busy` and sets it right before clearing
+    // `busy`; a fill sets it only when `busy` is clear), and `generation`
+    // is not 0 (the fill's, a translator's): a match means no reference
+    // to the state is live, and that the mapping is the fill's (the
+    // translator's generation changes only inside an entry point, whose
+    // exit stores the new one, or with the core unbound, which the
+    // caller's epoch check catches). The counter is bumped through raw
+    // places, as in `translate_hit`; `record` is in bounds.
     unsafe {
-        let t = core::ptr::addr_of_mut!((*b).state.translator);
-        if neuron_runtime::Translator::generation_in_place(t) != generation {
+        if (*p).open_generation.get() != generation {
             return false;
         }
-        if let Some(h) = (*core::ptr::addr_of_mut!((*t).stats)).hits.get_mut(record) {
-            *h += 1;
-        }
-        true
+        let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
+        *core::ptr::addr_of_mut!((*b).state.translator.stats.hits).cast::<u64>().add(record) += 1;
     }
+    true
+}
+
+/// [`open_token`] on a slot: when no entry point holds `p`'s state and
+/// `ctx` is its context, [`range_in`] on its translator (the record
+/// checked below `RECORDS`).
+///
+/// # Safety
+/// `p` points to a live slot that only this thread uses.
+#[cfg(not(target_arch = "xtensa"))]
+unsafe fn slot_range<H: neuron_hal::Hal>(p: *const CoreSlot<H>, ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
+    // SAFETY: the caller's contract; as in `slot_hit`, the state is read
+    // only once no entry point holds it, and not written.
+    let (generation, record, q) = unsafe {
+        if (*p).busy.get() {
+            return None;
+        }
+        let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
+        let tr = core::ptr::addr_of!((*b).state.translator);
+        if ctx != core::ptr::addr_of!((*tr).ctx) {
+            return None;
+        }
+        range_in(tr, neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi)?
+    };
+    if record >= neuron_runtime::translate::RECORDS {
+        return None;
+    }
+    // The generation just read with the state not held (see `slot_hit`):
+    // a word left stale by a change made while the core was unbound is
+    // brought up to date.
+    // SAFETY: the caller's contract; a `Cell` beside the guard.
+    unsafe { (*p).open_generation.set(generation) };
+    Some((generation, record, q))
 }
 
 /// What an accessor caches: the generation, the record that maps the
@@ -596,24 +788,17 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
 /// SBUF) and the pointer for `lo`; `None` when `ctx` is not the calling
 /// core's open context, no single record maps the range, or the
 /// generation is exhausted. No side effect (no install, no counter).
+/// (The host's is `open_token`.)
+#[cfg(target_arch = "xtensa")]
 #[inline(never)]
 pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
-    #[cfg(target_arch = "xtensa")]
-    {
-        let open = open_translator();
-        if ctx.addr() != open || open == 0 {
-            return None;
-        }
-        let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
-        // SAFETY: as in `still_mapped`.
-        unsafe { range_in(t, &DEVICE_PLATFORM, lo, hi) }
+    let open = open_translator();
+    if ctx.addr() != open || open == 0 {
+        return None;
     }
-    #[cfg(not(target_arch = "xtensa"))]
-    {
-        let b = host_open(ctx)?;
-        // SAFETY: as in `still_mapped` (reads only).
-        unsafe { range_in(core::ptr::addr_of!((*b).state.translator), neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi) }
-    }
+    let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
+    // SAFETY: as in `still_mapped`.
+    unsafe { range_in(t, &DEVICE_PLATFORM, lo, hi) }
 }
 
 /// [`open_range`] on a translator.

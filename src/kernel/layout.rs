@@ -96,6 +96,7 @@ impl<const N: usize> Layout<N> {
     }
 
     /// Dimension `k`'s part of the 32-bit offset (`k < N`).
+    #[cfg(target_arch = "xtensa")]
     #[inline(always)]
     fn dim32(&self, k: usize, i: i64) -> Option<u32> {
         let i = u32::try_from(i).ok()?;
@@ -103,6 +104,19 @@ impl<const N: usize> Layout<N> {
             return None;
         }
         Some(i.wrapping_mul(*self.strides32.get(k)?))
+    }
+
+    /// Dimension `k`'s part of the 32-bit offset (`k < N`). The host's
+    /// form: one 64-bit compare (a negative or 32-bit-overflowing index is
+    /// at least 2^32 as `u64`, so past any 32-bit size) instead of the
+    /// device's high-word test then 32-bit compare.
+    #[cfg(not(target_arch = "xtensa"))]
+    #[inline(always)]
+    fn dim32(&self, k: usize, i: i64) -> Option<u32> {
+        if i as u64 >= u64::from(*self.sizes32.get(k)?) {
+            return None;
+        }
+        Some((i as u32).wrapping_mul(*self.strides32.get(k)?))
     }
 
     /// The byte offset of the element at `idx`, in 64 bits; `None` when
@@ -181,7 +195,7 @@ mod tests {
                 assert!(d.is_empty());
                 assert_eq!(o, want);
             }
-            for bad in [[shape[0], 0], [0, shape[1]], [-1, 0], [0, -1], [i64::MAX, 0], [1 << 32, 0]] {
+            for bad in [[shape[0], 0], [0, shape[1]], [-1, 0], [0, -1], [i64::MAX, 0], [i64::MIN, 0], [1 << 32, 0], [(1 << 32) + 1, 1], [1, (1 << 32) + 1]] {
                 assert_eq!((l.offset(bad), l.offset32(bad)), (None, None), "{shape:?} {bad:?}");
             }
             assert_eq!(l.extent(), Some((shape[0] * shape[1] * 4) as u64));

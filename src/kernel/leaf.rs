@@ -6,14 +6,21 @@
 //! inline against the context in place. Anything else (first access,
 //! after a miss anywhere, a tensor spanning regions, a foreign or held
 //! context) takes the full translate, which reports the errors.
+//!
+//! On the host the check does not look the thread's core up: the fill
+//! keeps a token of the binding it saw (`current::HostToken`), and any
+//! bind or unbind since, a held state or a changed generation sends the
+//! access to the full translate.
 
 use crate::translate::translate;
 use core::cell::Cell;
+#[cfg(target_arch = "xtensa")]
 use core::ptr::NonNull;
 use neuron_runtime::{Result, TranslationCtx};
 
 /// A generation no translator has (they start at 1): an unfilled cache
 /// never matches.
+#[cfg(target_arch = "xtensa")]
 const NONE: u32 = 0;
 
 /// The translated base of one accessor's tensor.
@@ -27,9 +34,16 @@ pub(crate) struct Leaf {
     /// The context the cache was filled through (never null, so the
     /// inline check needs no null test; dangling until filled, when the
     /// generation never matches).
+    #[cfg(target_arch = "xtensa")]
     open: Cell<NonNull<TranslationCtx>>,
+    #[cfg(target_arch = "xtensa")]
     generation: Cell<u32>,
+    #[cfg(target_arch = "xtensa")]
     record: Cell<usize>,
+    /// The binding, record and generation the cache was filled under
+    /// (`NONE` until filled: never matches).
+    #[cfg(not(target_arch = "xtensa"))]
+    token: Cell<crate::current::HostToken>,
     nx: Cell<*mut u8>,
 }
 
@@ -38,7 +52,20 @@ impl Leaf {
     /// `extent` bytes (`None`: no element).
     pub(crate) fn new(ctx: *mut TranslationCtx, base: u64, extent: Option<u64>) -> Self {
         let last = extent.and_then(|e| e.checked_sub(1)).and_then(|e| base.checked_add(e));
-        Self { ctx, base, last, open: Cell::new(NonNull::dangling()), generation: Cell::new(NONE), record: Cell::new(0), nx: Cell::new(core::ptr::null_mut()) }
+        Self {
+            ctx,
+            base,
+            last,
+            #[cfg(target_arch = "xtensa")]
+            open: Cell::new(NonNull::dangling()),
+            #[cfg(target_arch = "xtensa")]
+            generation: Cell::new(NONE),
+            #[cfg(target_arch = "xtensa")]
+            record: Cell::new(0),
+            #[cfg(not(target_arch = "xtensa"))]
+            token: Cell::new(crate::current::HostToken::NONE),
+            nx: Cell::new(core::ptr::null_mut()),
+        }
     }
 
     /// The pointer of the element `off` bytes in (in bounds: the caller
@@ -47,7 +74,11 @@ impl Leaf {
     /// [`Leaf::translate`].
     #[inline(always)]
     pub(crate) fn cached(&self, off: usize) -> Option<*mut u8> {
-        if crate::current::still_mapped(self.open.get(), self.generation.get(), self.record.get()) {
+        #[cfg(target_arch = "xtensa")]
+        let hit = crate::current::still_mapped(self.open.get(), self.generation.get(), self.record.get());
+        #[cfg(not(target_arch = "xtensa"))]
+        let hit = crate::current::token_hit(&self.token.get());
+        if hit {
             Some(self.nx.get().wrapping_add(off))
         } else {
             None
@@ -60,12 +91,18 @@ impl Leaf {
         // In bounds, so no overflow (the layout checked the extent).
         let p = translate(self.ctx, self.base.wrapping_add(off))?;
         if let Some(last) = self.last {
+            #[cfg(target_arch = "xtensa")]
             if let Some((g, rec, p0)) = crate::current::open_range(self.ctx, self.base, last) {
                 if let Some(c) = NonNull::new(self.ctx) {
                     self.open.set(c);
                 }
                 self.generation.set(g);
                 self.record.set(rec);
+                self.nx.set(p0);
+            }
+            #[cfg(not(target_arch = "xtensa"))]
+            if let Some((t, p0)) = crate::current::open_token(self.ctx, self.base, last) {
+                self.token.set(t);
                 self.nx.set(p0);
             }
         }

@@ -18,6 +18,8 @@
 //! never panics.
 
 mod accessor;
+#[cfg(all(test, not(target_arch = "xtensa")))]
+mod accessor_tests;
 mod arg;
 mod element;
 mod layout;
