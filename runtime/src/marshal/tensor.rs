@@ -67,37 +67,12 @@ impl TensorView {
         reserved: 0,
     };
 
-    /// [`TensorView::from_desc`] written in place into `out` (no 168-byte
-    /// temporary on the stack: the device's custom-op path is stack-bound).
-    pub fn write_from_desc(out: &mut Self, d: &TensorDesc, ctx: *mut TranslationCtx) {
-        out.storage = Q7PtrType { addr: d.addr, ctx };
-        out.numel = d.numel as i64;
-        out.nbytes = d.nbytes as i64;
-        out.dtype = d.dtype.code();
-        out.num_dim = d.num_dim;
-        out.elem_size = d.dtype.elem_size();
-        out.location = d.location as u8;
-        out.reserved = 0;
-        let n = (d.num_dim as usize).min(MAX_DIMS);
-        let mut stride = 1i64;
-        // As in `from_desc`: every product is at most numel.
-        for k in (0..MAX_DIMS).rev() {
-            if k < n {
-                let size = d.sizes[k] as i64;
-                out.sizes[k] = size;
-                out.strides[k] = stride;
-                stride = stride.wrapping_mul(size);
-            } else {
-                out.sizes[k] = 0;
-                out.strides[k] = 0;
-            }
-        }
-    }
-
     /// The view of the descriptor words `w` that passed the gates as `c`,
     /// written in place into `out` (no descriptor-sized intermediate).
     /// Strides are 32-bit products when the element count fits 32 bits
-    /// (every stride is at most numel), else 64-bit.
+    /// (every stride is at most numel), else 64-bit. The unused
+    /// entries past `num_dim` (size 0) leave the running stride alone
+    /// (`max(1)`): the loop runs all MAX_DIMS entries, unrolled.
     #[inline(always)]
     pub fn write_from_check(out: &mut Self, w: &DescWords, c: &DescCheck, ctx: *mut TranslationCtx) {
         out.storage = Q7PtrType { addr: c.addr, ctx };
