@@ -550,7 +550,8 @@ pub enum Probe {
     Slow,
 }
 
-/// The device's probe (see [`translate_hit`]).
+/// The device's probe (see [`translate_hit`]): the hit table inline, the
+/// scan out of line.
 #[cfg(target_arch = "xtensa")]
 #[inline(always)]
 pub fn translate_probe(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Probe {
@@ -558,24 +559,40 @@ pub fn translate_probe(ctx: *const neuron_runtime::TranslationCtx, addr: u64) ->
     if ctx.addr() != open || open == 0 {
         return Probe::Slow;
     }
-    let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
+    let t = core::ptr::with_exposed_provenance_mut::<neuron_runtime::Translator>(open);
     // SAFETY: `open` is this core's translator, exposed by `with_core`,
     // which sets it only while no entry point holds the state (it is 0
-    // otherwise): nothing mutates the translator while these plain
-    // fields are read. The translator lives in a static.
-    unsafe {
-        if let Some(q) = (*core::ptr::addr_of!((*t).mru)).hit(addr) {
-            return Probe::Hit(q);
-        }
-        let c = &*core::ptr::addr_of!((*t).ctx);
-        let Some((i, q)) = c.lookup_all(addr) else {
-            return Probe::Unmapped;
-        };
-        if neuron_runtime::Translator::past_sbuf_on(c, &DEVICE_PLATFORM, i, addr) {
-            return Probe::Slow;
-        }
-        Probe::Hit(q)
+    // otherwise): nothing mutates the translator while the table is read.
+    // The translator lives in a static.
+    match unsafe { neuron_runtime::Translator::table_hit_in_place(t, addr) } {
+        Some(q) => Probe::Hit(q),
+        // SAFETY: as above.
+        None => unsafe { probe_scan(t, addr) },
     }
+}
+
+/// The device probe past the hit table: the records' scan, and the hit
+/// put in the table for the next time.
+///
+/// # Safety
+/// `t` is this core's open translator (as in [`translate_probe`]): no
+/// entry point holds the state, so no reference to it exists.
+#[cfg(target_arch = "xtensa")]
+#[inline(never)]
+unsafe fn probe_scan(t: *mut neuron_runtime::Translator, addr: u64) -> Probe {
+    // SAFETY: the caller's contract: the context is read through a
+    // shared borrow that ends before the refill borrows the table.
+    let (i, q) = match unsafe { (*core::ptr::addr_of!((*t).ctx)).lookup_all(addr) } {
+        Some(hit) => hit,
+        None => return Probe::Unmapped,
+    };
+    // SAFETY: as above.
+    if neuron_runtime::Translator::past_sbuf_on(unsafe { &*core::ptr::addr_of!((*t).ctx) }, &DEVICE_PLATFORM, i, addr) {
+        return Probe::Slow;
+    }
+    // SAFETY: the caller's contract; no borrow of the translator is live.
+    unsafe { neuron_runtime::Translator::refill_in_place(t, &DEVICE_PLATFORM, i, addr) };
+    Probe::Hit(q)
 }
 
 /// The host's probe: the hit path, everything else on the full path.

@@ -89,7 +89,7 @@ impl<H: Hal> CoreState<H> {
         // arena, left alone, is zeroed memory, a valid `[u8; N]` equal to
         // what `new` puts there.
         unsafe {
-            core::ptr::addr_of_mut!((*p).translator).write(Translator::new());
+            Translator::write_new(core::ptr::addr_of_mut!((*p).translator));
             core::ptr::addr_of_mut!((*p).hal).write(hal);
             core::ptr::addr_of_mut!((*p).hbm).write(HbmHeap::new());
             core::ptr::addr_of_mut!((*p).dataram).write(DataRamHeap::new());

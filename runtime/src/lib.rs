@@ -2,6 +2,8 @@
 //! the per-core state and its init prologue, written once against
 //! [`neuron_hal::Hal`] so the same code runs on the Q7 and on the mock.
 #![no_std]
+// The hit table keeps LLVM from refolding its index (`hit_table::opaque`).
+#![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
 
 #[cfg(test)]
 extern crate std;
@@ -13,6 +15,7 @@ pub mod dma;
 pub mod error;
 pub mod error_log;
 pub mod heap;
+pub mod hit_table;
 pub mod marshal;
 pub mod memcpy;
 pub mod ops;
@@ -26,4 +29,4 @@ pub use error::{Error, Result};
 pub use error_log::ErrorLog;
 pub use half;
 pub use memcpy::MemcpyMethod;
-pub use translate::{MapRecord, MruHit, Q7PtrType, TranslationCtx, Translator};
+pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};

@@ -8,6 +8,7 @@
 //! NX pointer across another translate.
 
 use crate::error::{Error, Result};
+use crate::hit_table::{HitTable, GRANULE_SHIFT};
 use core::mem::{align_of, offset_of, size_of};
 use neuron_hal::platform::{DYNAMIC_WINDOWS, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE};
 use neuron_hal::Hal;
@@ -111,44 +112,6 @@ impl MapRecord {
     fn hit_sized(&self, addr: u64, size: u64) -> Option<*mut u8> {
         if addr & region_mask(size) == self.ptr {
             Some((self.window as usize).wrapping_add((addr as usize).wrapping_sub(self.ptr as usize)) as *mut u8)
-        } else {
-            None
-        }
-    }
-}
-
-/// The record installed last, precomputed for the device's in-place hit
-/// path: a dynamic record's 16 MiB tag as the address's high word and the
-/// top byte of its low word, and `window - ptr` at pointer width (so the
-/// pointer is `addr + delta`). Kept next to the context by [`Translator`].
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C)]
-pub struct MruHit {
-    /// `ptr >> 32` (`u32::MAX` when empty).
-    pub tag_hi: u32,
-    /// `(ptr as u32) >> 24`; `u32::MAX` when empty, which no address
-    /// gives, so an empty cache never hits.
-    pub tag_top: u32,
-    /// `window - ptr`, wrapping, at pointer width.
-    pub delta: usize,
-}
-
-impl MruHit {
-    /// Maps nothing.
-    pub const EMPTY: Self = Self { tag_hi: u32::MAX, tag_top: u32::MAX, delta: 0 };
-
-    fn of(r: &MapRecord) -> Self {
-        if r.ptr == EMPTY_TAG {
-            return Self::EMPTY;
-        }
-        Self { tag_hi: (r.ptr >> 32) as u32, tag_top: (r.ptr as u32) >> 24, delta: (r.window as usize).wrapping_sub(r.ptr as usize) }
-    }
-
-    /// The pointer for `addr` if the cached record maps it.
-    #[inline(always)]
-    pub fn hit(&self, addr: u64) -> Option<*mut u8> {
-        if (addr >> 32) as u32 == self.tag_hi && (addr as u32) >> 24 == self.tag_top {
-            Some((addr as usize).wrapping_add(self.delta) as *mut u8)
         } else {
             None
         }
@@ -323,17 +286,19 @@ pub struct TranslateStats {
 pub struct Translator {
     /// The C-visible context.
     pub ctx: TranslationCtx,
-    /// `ctx.records[ctx.last_installed]`, precomputed (right after the
-    /// context, so the device's hit path reads it at a small offset from
-    /// the `ctx` pointer it is given).
-    pub mru: MruHit,
     /// Bumped whenever a record's mapping changes (init, every install):
     /// a pointer found through the context while it had this value still
     /// maps the same memory as long as it is unchanged. Starts at 1 (0 is
     /// free for "no generation") and saturates at [`GENERATION_EXHAUSTED`]
     /// instead of wrapping: from then on no pointer may be cached.
-    /// (Right after `mru`, in what would be padding on the device.)
+    /// (Right after the context, in what is padding on the device.)
     generation: u32,
+    /// The records' granules by address (see [`crate::hit_table`]): the
+    /// device's in-place hit reads it at a small offset from the `ctx`
+    /// pointer it is given. Changed with the records (init, every
+    /// install) and refilled by the in-place probe on a scan hit; it never
+    /// maps what the records do not.
+    hits: HitTable,
     /// Counters (updated only with the `stats` feature).
     pub stats: TranslateStats,
     /// Re-miss tracking (updated only with the `stats` feature).
@@ -352,11 +317,31 @@ impl Translator {
     pub const fn new() -> Self {
         Self {
             ctx: TranslationCtx::empty(),
-            mru: MruHit::EMPTY,
+            generation: 1,
+            hits: HitTable::new(),
             stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 },
             thrash: crate::thrash::ThrashStats::new(),
-            generation: 1,
             ready: false,
+        }
+    }
+
+    /// Writes [`Translator::new`]`()` into `*p` field by field, the hit
+    /// table slot by slot, so that no 4 KiB image of an empty table is
+    /// built or carried in the binary (the state's in-place construction).
+    ///
+    /// # Safety
+    /// `p` is valid for writes of a `Translator` and aligned; no reference
+    /// to `*p` is live.
+    pub unsafe fn write_new(p: *mut Self) {
+        let Self { ctx, generation, hits: _, stats, thrash, ready } = Self::new();
+        // SAFETY: the caller's contract: every field place may be written.
+        unsafe {
+            core::ptr::addr_of_mut!((*p).ctx).write(ctx);
+            core::ptr::addr_of_mut!((*p).generation).write(generation);
+            HitTable::write_empty(core::ptr::addr_of_mut!((*p).hits));
+            core::ptr::addr_of_mut!((*p).stats).write(stats);
+            core::ptr::addr_of_mut!((*p).thrash).write(thrash);
+            core::ptr::addr_of_mut!((*p).ready).write(ready);
         }
     }
 
@@ -365,7 +350,15 @@ impl Translator {
     pub fn init<H: Hal>(&mut self, hal: &H) {
         if !self.ready {
             self.ctx.reset(hal);
-            self.mru = MruHit::EMPTY;
+            self.hits.clear();
+            // The pinned windows' whole granules (SBUF's up to its end).
+            let p = hal.platform();
+            for record in [SBUF_RECORD, SCRATCH_RECORD] {
+                let base = self.ctx.records.get(record).map_or(EMPTY_TAG, |r| r.ptr);
+                for g in 0..PINNED_WINDOW_SIZE >> GRANULE_SHIFT {
+                    self.fill(p, record, base.wrapping_add(g << GRANULE_SHIFT));
+                }
+            }
             self.generation = next_generation(self.generation);
             self.ready = true;
         }
@@ -393,6 +386,64 @@ impl Translator {
     pub unsafe fn generation_in_place(t: *const Self) -> u32 {
         // SAFETY: the caller's contract; a plain field read.
         unsafe { core::ptr::addr_of!((*t).generation).read() }
+    }
+
+    /// The hit table's answer for `addr` (no scan; `None` says nothing
+    /// about the records).
+    #[inline(always)]
+    pub fn table_hit(&self, addr: u64) -> Option<*mut u8> {
+        self.hits.hit(addr)
+    }
+
+    /// [`Translator::table_hit`] read in place (the device's hit path,
+    /// which holds the translator only as a raw pointer).
+    ///
+    /// # Safety
+    /// `t` points to a live `Translator` that nothing mutates during the
+    /// read.
+    #[inline(always)]
+    pub unsafe fn table_hit_in_place(t: *const Self, addr: u64) -> Option<*mut u8> {
+        // SAFETY: the caller's contract: a shared borrow of the table for
+        // the duration of the read.
+        unsafe { (*core::ptr::addr_of!((*t).hits)).hit(addr) }
+    }
+
+    /// Puts the granule of `addr` in the hit table when `record` shows the
+    /// whole of it (SBUF's window only up to SBUF's end). `record` must
+    /// map `addr`.
+    fn fill(&mut self, p: &neuron_hal::Platform, record: usize, addr: u64) {
+        Self::fill_table(&mut self.hits, &self.ctx, p, record, addr);
+    }
+
+    fn fill_table(hits: &mut HitTable, ctx: &TranslationCtx, p: &neuron_hal::Platform, record: usize, addr: u64) {
+        let Some(r) = ctx.records.get(record) else {
+            return;
+        };
+        let last = addr | (DYNAMIC_WINDOW_SIZE - 1);
+        if last & r.mask != r.ptr || Self::past_sbuf_on(ctx, p, record, last) {
+            return;
+        }
+        let granule = addr & !(DYNAMIC_WINDOW_SIZE - 1);
+        hits.insert(addr, (r.window as usize).wrapping_add((granule & !r.mask) as usize));
+    }
+
+    /// The scan's answer put in the hit table: the device's in-place probe
+    /// found `addr` through `record` past the table (a granule sharing its
+    /// slot was there, or a pinned granule the last install displaced).
+    /// The mapping and the generation are unchanged.
+    ///
+    /// # Safety
+    /// `t` points to a live `Translator` to which no reference exists
+    /// during the call (it borrows the table mutably and the context
+    /// shared, disjoint fields).
+    pub unsafe fn refill_in_place(t: *mut Self, p: &neuron_hal::Platform, record: usize, addr: u64) {
+        // SAFETY: the caller's contract; the two borrows are of disjoint
+        // fields.
+        unsafe {
+            let hits = &mut *core::ptr::addr_of_mut!((*t).hits);
+            let ctx = &*core::ptr::addr_of!((*t).ctx);
+            Self::fill_table(hits, ctx, p, record, addr);
+        }
     }
 
     /// `neuron_translate`: the pointer through which the core reaches
@@ -456,20 +507,21 @@ impl Translator {
             }
             return Err(Error::AddressUnmapped);
         }
-        #[cfg(feature = "stats")]
-        let evicted = {
-            let r = &self.ctx.records[(self.ctx.next_alloc % DYNAMIC_WINDOWS as u8) as usize];
-            (r.ptr != EMPTY_TAG).then_some(r.ptr)
-        };
-        let _victim = self.ctx.install(hal, addr);
-        self.mru = MruHit::of(&self.ctx.records[_victim]);
+        let victim = (self.ctx.next_alloc % DYNAMIC_WINDOWS as u8) as usize;
+        let evicted = self.ctx.records.get(victim).map(|r| r.ptr).filter(|&o| o != EMPTY_TAG);
+        // The granule the victim showed leaves the hit table with it.
+        if let Some(old) = evicted {
+            self.hits.remove(old);
+        }
+        let victim = self.ctx.install(hal, addr);
+        self.fill(p, victim, addr);
         self.generation = next_generation(self.generation);
         #[cfg(feature = "stats")]
         {
-            self.stats.misses[_victim] += 1;
-            self.thrash.on_miss(self.ctx.records[_victim].ptr, evicted);
+            self.stats.misses[victim] += 1;
+            self.thrash.on_miss(self.ctx.records[victim].ptr, evicted);
         }
-        let r = &self.ctx.records[_victim];
+        let r = &self.ctx.records[victim];
         Ok((r.window + (addr & !r.mask)) as usize as *mut u8)
     }
 
