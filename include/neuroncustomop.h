@@ -14,6 +14,9 @@
 #include <stdbool.h>
 #define NEURON_TRANSLATE_RECORDS 5
 #define NEURON_MAX_DIMS 8
+#define NEURON_HIT_TABLE_OFFSET 176
+#define NEURON_HIT_SLOT_BYTES 8
+#define NEURON_HIT_SLOTS 511
 
 // A tensor's coherence policy (C values).
 enum CoherencePolicy

@@ -26,15 +26,20 @@ fn int32_row_sum_through_translate_on_1_and_8_cores() {
     assert!(out.contains("ok: row_sum_mc on 8 core(s), [1029, 4099]"), "{out}");
 }
 
-/// The header defines the array lengths of the ABI structs itself
-/// (cbindgen emits constants of the root crate only); they must be the
-/// Rust values.
+/// The header defines the array lengths of the ABI structs and the device
+/// layout of the hit table itself (cbindgen emits constants of the root
+/// crate only); they must be the Rust values.
 #[test]
-fn header_array_lengths_are_the_rust_constants() {
+fn header_defines_are_the_rust_constants() {
     let h = std::fs::read_to_string(staticlib::repo().join("include/neuroncustomop.h")).unwrap();
-    for (name, value) in
-        [("NEURON_TRANSLATE_RECORDS", neuroncustomop::runtime::translate::RECORDS), ("NEURON_MAX_DIMS", neuroncustomop::runtime::marshal::tensor::MAX_DIMS)]
-    {
+    use neuroncustomop::runtime::{hit_table, marshal, translate};
+    for (name, value) in [
+        ("NEURON_TRANSLATE_RECORDS", translate::RECORDS),
+        ("NEURON_MAX_DIMS", marshal::tensor::MAX_DIMS),
+        ("NEURON_HIT_TABLE_OFFSET", translate::DEVICE_HIT_TABLE_OFFSET),
+        ("NEURON_HIT_SLOT_BYTES", translate::DEVICE_HIT_SLOT_BYTES),
+        ("NEURON_HIT_SLOTS", hit_table::HIT_SLOTS),
+    ] {
         let line = format!("#define {name} {value}\n");
         assert!(h.contains(&line), "include/neuroncustomop.h lacks `{}` (update cbindgen.toml)", line.trim());
     }

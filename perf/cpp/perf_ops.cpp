@@ -90,20 +90,27 @@ torch::Tensor acc_elem(const torch::Tensor& x1, const torch::Tensor& x2, int64_t
     region("cpp_acc_write_2d");
     write_2d(o2, r0, j0, sink);
 
-    // The record installed last shows `hbm`'s region after this miss.
+    // `hbm`'s region is installed by this miss.
     neuron_translation_ctx* ctx = x1.q7_data_ptr().ctx;
     void* want = neuron_translate(ctx, static_cast<uint64_t>(hbm) + 64);
     region("cpp_translate_hit_inline");
     void* p = hit_inline(ctx, static_cast<uint64_t>(hbm) + 64);
     sink_ptr = p;
 
-    // Another region installed after it: the inline hit on the first now
-    // takes the library's path (not the record installed last) and must
-    // give the same pointer, and the inline hit on the second its own.
+    // Another region installed after it: the inline hit serves both (the
+    // hit table holds every record's granule). A third whose granule
+    // shares `hbm`'s slot (4 GiB - 16 MiB further: the slot is the low
+    // word's top byte plus the high word) takes that slot, so the inline
+    // hit on `hbm` falls back to neuron_translate (which scans and puts it
+    // back), and then the third's does: each must give its own pointer.
     const uint64_t other = static_cast<uint64_t>(hbm) + (UINT64_C(16) << 20) + 64;
     void* want_other = neuron_translate(ctx, other);
-    const bool fallback_ok = at::detail::translate_hit_inline(ctx, static_cast<uint64_t>(hbm) + 64) == want &&
-                             at::detail::translate_hit_inline(ctx, other) == want_other && want_other != nullptr;
+    const uint64_t twin = static_cast<uint64_t>(hbm) + (UINT64_C(4) << 30) - (UINT64_C(16) << 20) + 64;
+    void* want_twin = neuron_translate(ctx, twin);
+    const bool fallback_ok = at::detail::translate_hit_inline(ctx, other) == want_other &&
+                             at::detail::translate_hit_inline(ctx, static_cast<uint64_t>(hbm) + 64) == want &&
+                             at::detail::translate_hit_inline(ctx, twin) == want_twin && want_other != nullptr &&
+                             want_twin != nullptr && want_twin != want;
 
     // The 2-D write is checked through the output: element 6 = y2[3][4].
     o1[6] = static_cast<float>(o2[r0][j0]);

@@ -61,9 +61,9 @@ const_assert_eq!(offset_of!(TranslationCtx, next_alloc), 160);
 const_assert_eq!(offset_of!(TranslationCtx, last_installed), 161);
 const_assert_eq!(size_of::<TranslationCtx>(), 168);
 const_assert_eq!(align_of::<TranslationCtx>(), 8);
-// The C++ accessor (include/ATen/core/TensorAccessor.h) reads `ptr`,
-// `window`, `mask` and `last_installed` in place for its inline hit, and
-// static_asserts the same offsets.
+// The C++ accessor (include/ATen/core/TensorAccessor.h) static_asserts the
+// same layout; its inline hit reads the hit table past the context
+// (`DEVICE_HIT_TABLE_OFFSET`).
 const_assert_eq!(offset_of!(MapRecord, ptr), 0);
 const_assert_eq!(offset_of!(TranslationCtx, records), 0);
 
@@ -305,6 +305,20 @@ pub struct Translator {
     pub thrash: crate::thrash::ThrashStats,
     ready: bool,
 }
+
+/// Where the hit table starts from the context's address on the device
+/// (32-bit pointers), whose slots are [`DEVICE_HIT_SLOT_BYTES`] each: the
+/// C++ accessor's dynamic-window path reads the table in place there
+/// (`NEURON_HIT_TABLE_OFFSET` and `NEURON_HIT_SLOT_BYTES` in the C header,
+/// which tests/cpp_kernels.rs checks against these).
+pub const DEVICE_HIT_TABLE_OFFSET: usize = 176;
+/// Bytes of a hit-table slot on the device: the tag, then the delta.
+pub const DEVICE_HIT_SLOT_BYTES: usize = 8;
+
+#[cfg(target_pointer_width = "32")]
+const_assert_eq!(offset_of!(Translator, hits), DEVICE_HIT_TABLE_OFFSET);
+#[cfg(target_pointer_width = "32")]
+const_assert_eq!(size_of::<crate::hit_table::HitSlot>(), DEVICE_HIT_SLOT_BYTES);
 
 impl Default for Translator {
     fn default() -> Self {

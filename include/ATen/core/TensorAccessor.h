@@ -30,8 +30,8 @@ constexpr bool is_arithmetic() {
 
 namespace detail {
 
-// The fields of the ABI-fixed translation context (SPEC §3) that the
-// inline paths read; runtime/src/translate.rs asserts the same layout.
+// The ABI-fixed translation context (SPEC §3), as runtime/src/translate.rs
+// asserts it; the inline hit reads the hit table that follows it.
 static_assert(sizeof(neuron_map_record) == 32, "map record: 32 bytes");
 static_assert(offsetof(neuron_map_record, ptr) == 0 && offsetof(neuron_map_record, window) == 8, "map record layout");
 static_assert(offsetof(neuron_map_record, mask) == 16, "map record layout");
@@ -51,8 +51,8 @@ enum : uint32_t {
     // SBUF): pinned records are set once at init and never evicted, so
     // the accessor indexes the window's NX pointer directly.
     kPathPinned = 2,
-    // HBM through the dynamic windows: the record installed last is
-    // checked inline; anything else is neuron_translate's.
+    // HBM through the dynamic windows: the translator's hit table is read
+    // inline; anything it does not answer is neuron_translate's.
     kPathDynamic = 3,
 };
 
@@ -66,12 +66,30 @@ struct ElementPath {
 // is out of range, so every peel is the library's.
 constexpr int64_t kNoBounds[NEURON_MAX_DIMS] = {};
 
-// The translate hit on the record installed last, read in place: the
-// caller knows `c` is this core's context (checked when the accessor was
-// made) and, as kernel code, runs while no entry point holds it.
+// The translator's hit table, right after the context (ours, not SPEC
+// §3's; its device layout is asserted in runtime/src/translate.rs and the
+// defines are checked against it by tests/cpp_kernels.rs). Slot: the
+// address's low-word top byte plus its high word; tag: the high word.
+// Index and tag name one 16 MiB granule, so a hit on any record is one
+// compare; an empty slot's tag (2^31) has an index past the table. A slot
+// is two words, the tag then the delta (the pointer is the address's low
+// word + delta), read as one 8-aligned 64-bit word: two loads with the
+// table's offset folded into each (two field reads got it added once in
+// a register, two instructions more).
+static_assert(NEURON_HIT_SLOT_BYTES == sizeof(uint64_t), "hit slot layout");
+
+// The translate hit through the hit table, read in place (the device
+// layout: called on the device only). The caller knows `c` is this core's
+// context (checked when the accessor was made) and, as kernel code, runs
+// while no entry point holds it. Anything the table does not answer is
+// neuron_translate's (which puts a scanned hit in the table).
 inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
-    const neuron_map_record& r = c->records[c->last_installed];
-    if ((a & r.mask) == r.ptr) return reinterpret_cast<void*>(static_cast<uintptr_t>(r.window + (a - r.ptr)));
+    const uint32_t hi = static_cast<uint32_t>(a >> 32);
+    const uint32_t i = (static_cast<uint32_t>(a) >> 24) + hi;
+    if (i < NEURON_HIT_SLOTS) {
+        const uint64_t slot = reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(c) + NEURON_HIT_TABLE_OFFSET)[i];
+        if (static_cast<uint32_t>(slot) == hi) return reinterpret_cast<void*>(static_cast<uintptr_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(slot >> 32)));
+    }
     return neuron_translate(c, a);
 }
 
