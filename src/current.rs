@@ -189,7 +189,7 @@ mod host_binding {
                 rebound();
             }
         }
-        let cpu = neuron_hal::Hal::prid(&b.get_mut().state.hal) as i32;
+        let cpu = neuron_hal::Hal::prid(b.get_mut().state.hal()) as i32;
         let r = Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)));
         rebound();
         r
@@ -276,7 +276,7 @@ mod device_binding {
             {
                 // SAFETY: just built; no entry point holds it yet; only the
                 // HAL, a plain value, is read.
-                unsafe { (*(*p).bound.get()).state.hal.power_on() };
+                unsafe { (*(*p).bound.get()).state.hal().power_on() };
             }
         }
     }
@@ -443,9 +443,10 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     // The translator's address, exposed: the hit path turns the `ctx`
     // integer it is given back into a pointer with this provenance.
     #[cfg(target_arch = "xtensa")]
-    set_open_translator(core::ptr::addr_of!(b.state.translator).expose_provenance());
+    // SAFETY: `b.state` is live; only its translator's address is taken.
+    set_open_translator(unsafe { CoreState::translator_of(core::ptr::addr_of_mut!(b.state)) }.expose_provenance());
     #[cfg(not(target_arch = "xtensa"))]
-    slot.open_generation.set(b.state.translator.generation());
+    slot.open_generation.set(b.state.translator().generation());
     slot.busy.set(false);
     r
 }
@@ -497,9 +498,9 @@ mod tests {
         // SAFETY: `p` points to the live boxed slot, used by this thread only.
         let s = unsafe { &*p };
         let (ctx, sbuf, hbm) = enter_slot(s, |b| {
-            b.state.translator.init(&b.state.hal);
-            let pf = neuron_hal::Hal::platform(&b.state.hal);
-            Ok((core::ptr::addr_of!(b.state.translator.ctx), pf.sbuf_soc_base, pf.hbm_soc_base + (1 << 30)))
+            b.state.init_translate_ctx();
+            let pf = *neuron_hal::Hal::platform(b.state.hal());
+            Ok((b.state.translate_ctx().cast_const(), pf.sbuf_soc_base, pf.hbm_soc_base + (1 << 30)))
         })
         .unwrap();
         // SAFETY: `p` points to the live boxed slot, used by this thread
@@ -511,7 +512,7 @@ mod tests {
         let mut other = 0u8;
         assert!(range((&mut other as *mut u8).cast_const().cast()).is_none(), "a foreign context");
         assert!(hit(g, rec));
-        assert_eq!(enter_slot(s, |b| Ok(b.state.translator.stats.hits[rec])), Ok(1));
+        assert_eq!(enter_slot(s, |b| Ok(b.state.translator().stats().hits[rec])), Ok(1));
         assert!(hit(g, rec));
         let held = enter_slot(s, |b| {
             b.invocation_status = 1;
@@ -521,12 +522,12 @@ mod tests {
         });
         assert_eq!(held, Ok(false));
         assert!(hit(g, rec));
-        assert_eq!(enter_slot(s, |b| b.state.translator.miss(&b.state.hal, hbm).map(|_| ())), Ok(()));
+        assert_eq!(enter_slot(s, |b| b.state.translate_miss(hbm).map(|_| ())), Ok(()));
         assert!(!hit(g, rec), "an install is a new generation");
         let (g2, rec2, _) = range(ctx).expect("refilled");
         assert_ne!(g2, g);
         assert!(hit(g2, rec2));
-        assert_eq!(slot.get().state.translator.stats.hits[rec], 4);
+        assert_eq!(slot.get().state.translator().stats().hits[rec], 4);
         assert_eq!(slot.get().invocation_status, 2);
     }
 }
@@ -582,12 +583,12 @@ pub fn translate_probe(ctx: *const neuron_runtime::TranslationCtx, addr: u64) ->
 unsafe fn probe_scan(t: *mut neuron_runtime::Translator, addr: u64) -> Probe {
     // SAFETY: the caller's contract: the context is read through a
     // shared borrow that ends before the refill borrows the table.
-    let (i, q) = match unsafe { (*core::ptr::addr_of!((*t).ctx)).lookup_all(addr) } {
+    let (i, q) = match unsafe { (*neuron_runtime::Translator::ctx_of(t)).lookup_all(addr) } {
         Some(hit) => hit,
         None => return Probe::Unmapped,
     };
     // SAFETY: as above.
-    if neuron_runtime::Translator::past_sbuf_on(unsafe { &*core::ptr::addr_of!((*t).ctx) }, &DEVICE_PLATFORM, i, addr) {
+    if neuron_runtime::Translator::past_sbuf_on(unsafe { &*neuron_runtime::Translator::ctx_of(t) }, &DEVICE_PLATFORM, i, addr) {
         return Probe::Slow;
     }
     // SAFETY: the caller's contract; no borrow of the translator is live.
@@ -628,7 +629,8 @@ fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<Co
             return None;
         }
         let b = (*p).bound.get();
-        (ctx == core::ptr::addr_of!((*b).state.translator.ctx)).then_some(b)
+        let t = CoreState::translator_of(core::ptr::addr_of_mut!((*b).state));
+        (ctx == neuron_runtime::Translator::ctx_of(t)).then_some(b)
     }
 }
 
@@ -641,12 +643,15 @@ pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> O
     // to the state, so plain fields are read and the hit counter bumped
     // through the raw pointer.
     unsafe {
-        let own = core::ptr::addr_of!((*b).state.translator.ctx);
-        let (i, q) = (*own).lookup(addr)?;
-        if neuron_runtime::Translator::past_sbuf(&*own, &*core::ptr::addr_of!((*b).state.hal), i, addr) {
+        let state = core::ptr::addr_of_mut!((*b).state);
+        let t = CoreState::translator_of(state);
+        let own = &*neuron_runtime::Translator::ctx_of(t);
+        let (i, q) = own.lookup(addr)?;
+        if neuron_runtime::Translator::past_sbuf(own, &*CoreState::hal_of(state), i, addr) {
             return None;
         }
-        (*core::ptr::addr_of_mut!((*b).state.translator.stats)).hits[i] += 1;
+        // `i` is a record the lookup returned: below RECORDS.
+        neuron_runtime::Translator::count_hit_in_place(t, i);
         Some(q)
     }
 }
@@ -763,7 +768,7 @@ unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, r
             return false;
         }
         let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
-        *core::ptr::addr_of_mut!((*b).state.translator.stats.hits).cast::<u64>().add(record) += 1;
+        neuron_runtime::Translator::count_hit_in_place(CoreState::translator_of(core::ptr::addr_of_mut!((*b).state)), record);
     }
     true
 }
@@ -783,11 +788,12 @@ unsafe fn slot_range<H: neuron_hal::Hal>(p: *const CoreSlot<H>, ctx: *const neur
             return None;
         }
         let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
-        let tr = core::ptr::addr_of!((*b).state.translator);
-        if ctx != core::ptr::addr_of!((*tr).ctx) {
+        let state = core::ptr::addr_of_mut!((*b).state);
+        let tr = CoreState::translator_of(state);
+        if ctx != neuron_runtime::Translator::ctx_of(tr) {
             return None;
         }
-        range_in(tr, neuron_hal::Hal::platform(&*core::ptr::addr_of!((*b).state.hal)), lo, hi)?
+        range_in(tr, neuron_hal::Hal::platform(&*CoreState::hal_of(state)), lo, hi)?
     };
     if record >= neuron_runtime::translate::RECORDS {
         return None;
@@ -824,7 +830,7 @@ pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
 /// `t` is live and nothing mutates it during the call.
 unsafe fn range_in(t: *const neuron_runtime::Translator, platform: &neuron_hal::Platform, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
     // SAFETY: the caller's contract; shared reads only.
-    let c = unsafe { &*core::ptr::addr_of!((*t).ctx) };
+    let c = unsafe { &*neuron_runtime::Translator::ctx_of(t) };
     let (i, p) = c.lookup(lo)?;
     let (j, _) = c.lookup(hi)?;
     if i != j || neuron_runtime::Translator::past_sbuf_on(c, platform, j, hi) {

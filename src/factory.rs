@@ -19,7 +19,7 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
         // element the kernel never writes stays recognisable (and is
         // reported if the tensor becomes the output).
         #[cfg(not(target_arch = "xtensa"))]
-        crate::host::coverage::fill(b.state.hal.soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+        crate::host::coverage::fill(b.state.hal().soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
         Ok(t)
     })
 }

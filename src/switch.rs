@@ -32,15 +32,15 @@ pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
         }
     }
     let saved_isl = crate::current::with_core(|b| {
-        let old = b.state.hal.stack_limit();
-        b.state.hal.set_stack_limit(stack.limit);
+        let old = b.state.hal().stack_limit();
+        b.state.hal().set_stack_limit(stack.limit);
         Ok(old)
     });
     // SAFETY: the caller vouches for wrapper; it runs to completion.
     corosensei::on_stack(OnHbm(stack), || unsafe { wrapper() });
     if let Ok(isl) = saved_isl {
         let _ = crate::current::with_core(|b| {
-            b.state.hal.set_stack_limit(isl);
+            b.state.hal().set_stack_limit(isl);
             Ok(())
         });
     }

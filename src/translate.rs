@@ -21,7 +21,7 @@ pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
 /// `addr`): the region check and the install, no second lookup.
 #[inline(never)]
 pub(crate) fn miss(addr: u64) -> Result<*mut u8> {
-    with_core(|b| b.state.translator.miss(&b.state.hal, addr))
+    with_core(|b| b.state.translate_miss(addr))
 }
 
 /// Everything but a hit on this core's context: the miss, and the refusals
@@ -29,7 +29,7 @@ pub(crate) fn miss(addr: u64) -> Result<*mut u8> {
 #[inline(never)]
 pub(crate) fn slow(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
     with_core(|b| {
-        if ctx != core::ptr::addr_of!(b.state.translator.ctx) {
+        if ctx != core::ptr::from_ref(b.state.translator().ctx()) {
             return Err(Error::TranslateNotReady);
         }
         b.state.translate(addr)

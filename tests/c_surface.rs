@@ -43,7 +43,7 @@ fn translate_through_the_c_surface_counts_hits_and_misses() {
         let mut other = 0u8;
         assert!(neuron_translate((&mut other as *mut u8).cast(), a).is_null(), "foreign ctx refused");
     });
-    let s = core.state().translator.stats;
+    let s = core.state().translator().stats();
     assert_eq!(s.misses, [1, 0, 0]);
     assert_eq!(s.hits[0], 9);
     assert_eq!(s.refused, 1);
@@ -78,7 +78,7 @@ fn translate_pinned_answers_for_whole_ranges_without_errors() {
         assert!(neuron_translate_pinned((&mut other as *mut u8).cast(), s + 64, 64).is_null(), "foreign ctx");
         assert_eq!(neuron_last_error(), 0, "no answer is an error");
     });
-    assert_eq!(core.state().translator.stats.misses, [0, 0, 0], "no window programmed");
+    assert_eq!(core.state().translator().stats().misses, [0, 0, 0], "no window programmed");
 }
 
 #[test]
@@ -114,8 +114,8 @@ fn heaps_through_the_c_surface_report_misuse() {
         neuron_clear_error();
         assert_eq!(neuron_last_error(), 0);
     });
-    assert_eq!(core.state().hbm.stats().in_use, 0);
-    assert!(core.state().hbm.stats().high_water >= 1024);
+    assert_eq!(core.state().hbm().stats().in_use, 0);
+    assert!(core.state().hbm().stats().high_water >= 1024);
 }
 
 #[test]

@@ -140,7 +140,7 @@ fn enough_room_runs_on_the_current_stack() {
     });
     let sp = WRAPPER_SP.with(Cell::get);
     assert!(!window.contains(&sp), "ran on the host stack");
-    assert_eq!(core.state().hbm.stats().allocs, 0);
+    assert_eq!(core.state().hbm().stats().allocs, 0);
 }
 
 #[test]
@@ -163,7 +163,7 @@ fn too_little_room_switches_to_an_hbm_stack_and_frees_it() {
         (get_isl(), WRAPPER_SP.with(Cell::get))
     });
     assert!(window.contains(&sp), "wrapper ran on the HBM stack ({sp:#x})");
-    let st = core.state().hbm.stats();
+    let st = core.state().hbm().stats();
     assert_eq!((st.allocs, st.frees, st.in_use), (1, 1, 0), "HBM stack freed");
     assert!(st.high_water >= 256 << 10);
     assert_ne!(isl_after, 0, "caller's ISL restored");

@@ -143,7 +143,7 @@ fn eight_cores_1000_invocations_each_stay_isolated() {
                     let r = core.enter(|| unsafe { mix::stack_switch() });
                     assert_eq!((r, core.invocation_status()), (0, 0), "core {cpu}, run {run}");
                     let st = core.state();
-                    let used = (st.hbm.stats().in_use, st.dataram.stats().in_use);
+                    let used = (st.hbm().stats().in_use, st.dataram().stats().in_use);
                     assert_eq!(used.0, 0, "core {cpu}, run {run}: HBM blocks leaked");
                     assert_eq!(&used, base_use.get_or_insert(used), "core {cpu}, run {run}: data RAM leaked");
                     let mut got = vec![0u8; N * 4];
@@ -155,7 +155,7 @@ fn eight_cores_1000_invocations_each_stay_isolated() {
                     }
                 }
                 let st = core.state();
-                assert_eq!(st.hbm.stats().allocs, RUNS as u64, "core {cpu}: its own 1,000 HBM allocations");
+                assert_eq!(st.hbm().stats().allocs, RUNS as u64, "core {cpu}: its own 1,000 HBM allocations");
             });
         }
     });

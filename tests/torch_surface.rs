@@ -170,7 +170,7 @@ NEURON_CUSTOM_OPS(k)
 }
 
 #[test]
-fn printf_formatter_matches_glibc_snprintf() {
+fn printf_formatter_matches_glibc_snprintf_ring() {
     let exe = staticlib::out_dir().join("format_diff");
     let src = staticlib::repo().join("tests/cpp_torch/format_diff.cpp");
     let out = Command::new(cxx())

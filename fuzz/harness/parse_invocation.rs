@@ -190,7 +190,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
     let mode = inp.u8();
     let script = [inp.u8(), inp.u8(), inp.u8()];
     let block = inp.rest();
-    let p = *fx.state.hal.platform();
+    let p = *fx.state.hal().platform();
     let s = &mut fx.state;
     let _ = s.cleanup();
 
@@ -221,17 +221,17 @@ fn one(fx: &mut Fixture, data: &[u8]) {
             (argc, kinds)
         }
         (Ok((argc, _)), Err(Error::BadBlockSize)) if mode.is_multiple_of(4) && block.len() < 32 + 48 * (argc + 1) => {
-            assert!(!s.args.is_bound());
+            assert!(!s.args().is_bound());
             return;
         }
         (Err(e), Err(g)) => {
             assert_eq!(g, e, "setup error");
-            assert!(!s.args.is_bound(), "a refused block stays unbound");
+            assert!(!s.args().is_bound(), "a refused block stays unbound");
             return;
         }
         (e, g) => panic!("setup: reference {e:?}, runtime {g:?}"),
     };
-    assert_eq!(s.args.argc(), argc);
+    assert_eq!(s.args().argc(), argc);
     // The bytes the runtime bound (for SoC mode, those written).
     let mut bound = block.to_vec();
     bound.resize(bound.len().max(560), 0);
@@ -240,7 +240,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
     let mut returned_or_claimed = false;
     let mut last_tensor: Option<TensorView> = None;
     for step in script.iter().flat_map(|b| [b & 0xF, b >> 4]) {
-        let cur = s.args.cursor();
+        let cur = s.args().cursor();
         let kind_code = if cur < argc { Some(kinds[cur]) } else { None };
         let want = match step % 9 {
             0 => Some(ArgKind::Tensor),
@@ -272,7 +272,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
             };
             match (reference, got) {
                 (Ok(r), Ok(v)) => {
-                    assert_eq!(s.args.cursor(), cur + 1, "a successful reader advances");
+                    assert_eq!(s.args().cursor(), cur + 1, "a successful reader advances");
                     if let Some(v) = v {
                         check_view(&v, &r);
                         last_tensor = Some(v);
@@ -280,7 +280,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                 }
                 (Err(e), Err(g)) => {
                     assert_eq!(g, e, "reader {want:?} at argument {cur}");
-                    assert_eq!(s.args.cursor(), cur, "a failing reader does not advance");
+                    assert_eq!(s.args().cursor(), cur, "a failing reader does not advance");
                 }
                 (r, g) => panic!("reader {want:?} at argument {cur}: reference {r:?}, runtime {:?}", g.map(|_| ())),
             }
@@ -303,7 +303,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                 // the output itself with another dtype.
                 let Some(t) = last_tensor else { continue };
                 let out = ref_desc(&desc(argc), &p);
-                let claimed = s.args.dst_claimed();
+                let claimed = s.args().dst_claimed();
                 let small = out.as_ref().is_ok_and(|o| o.numel * o.elem <= MAX_RETURN_BYTES);
                 if !claimed && !small && out.is_ok() {
                     continue;
@@ -340,7 +340,7 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                 } else {
                     assert!(r.is_ok() || r == Err(Error::DmaFault), "{r:?}");
                 }
-                assert!(!s.args.is_bound());
+                assert!(!s.args().is_bound());
                 return;
             }
         }

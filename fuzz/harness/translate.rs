@@ -61,7 +61,7 @@ pub fn run(data: &[u8]) {
 }
 
 fn steps(fx: &mut Fixture, data: &[u8]) {
-    let p = *fx.state.hal.platform();
+    let p = *fx.state.hal().platform();
     let hbm_end = p.hbm_soc_base + p.hbm_size;
     let sbuf_end = p.sbuf_soc_base + p.sbuf_size;
     let mut inp = Input::new(data);
@@ -84,7 +84,7 @@ fn steps(fx: &mut Fixture, data: &[u8]) {
             _ => p.hbm_soc_base + (1 << 30) + (r % 6) * DYNAMIC_WINDOW_SIZE + (r >> 40) % DYNAMIC_WINDOW_SIZE,
         };
         prev = addr;
-        let ctx = fx.state.translator.ctx;
+        let ctx = *fx.state.translator().ctx();
         let in_hbm = p.is_hbm(addr);
         let in_sbuf = addr >= p.sbuf_soc_base && addr < sbuf_end;
         let expect = match ctx.lookup(addr) {
@@ -94,25 +94,25 @@ fn steps(fx: &mut Fixture, data: &[u8]) {
             None if in_hbm => Expect::Miss,
             None => Expect::Refused,
         };
-        let programs = fx.state.hal.counters().total_window_programs();
+        let programs = fx.state.hal().counters().total_window_programs();
         let victim = (ctx.next_alloc as usize) % DYNAMIC_WINDOWS;
         let got = fx.state.translate(addr);
-        let programs_now = fx.state.hal.counters().total_window_programs();
+        let programs_now = fx.state.hal().counters().total_window_programs();
         let rec = match expect {
             Expect::Refused => {
                 assert_eq!(got, Err(Error::AddressUnmapped), "address {addr:#x} must be refused");
                 assert_eq!(programs_now, programs, "a refused address programmed a window");
-                assert_eq!(fx.state.translator.ctx, ctx, "a refused address changed the context");
+                assert_eq!(*fx.state.translator().ctx(), ctx, "a refused address changed the context");
                 continue;
             }
             Expect::Hit(i) => {
                 assert_eq!(programs_now, programs, "a hit programmed a window");
-                assert_eq!(fx.state.translator.ctx, ctx, "a hit changed the context");
+                assert_eq!(*fx.state.translator().ctx(), ctx, "a hit changed the context");
                 i
             }
             Expect::Miss => {
                 assert_eq!(programs_now, programs + 1, "a miss must program exactly one window");
-                let c = fx.state.translator.ctx;
+                let c = fx.state.translator().ctx();
                 assert_eq!(c.records[victim].ptr, addr & !(DYNAMIC_WINDOW_SIZE - 1), "miss installed the wrong region");
                 assert_eq!(c.next_alloc as usize, (victim + 1) % DYNAMIC_WINDOWS, "round robin");
                 assert_eq!(c.records[SBUF_RECORD], ctx.records[SBUF_RECORD]);
@@ -121,7 +121,7 @@ fn steps(fx: &mut Fixture, data: &[u8]) {
             }
         };
         let ptr = got.unwrap_or_else(|e| panic!("address {addr:#x}: {e:?}"));
-        let r = fx.state.translator.ctx.records[rec];
+        let r = fx.state.translator().ctx().records[rec];
         assert_eq!(ptr as usize as u64, r.window + (addr & !r.mask), "pointer arithmetic");
         // The pointer shows the SoC byte: write a marker on the SoC side,
         // read it through the window.

@@ -19,28 +19,29 @@ use neuron_hal::Hal;
 #[repr(C, align(64))]
 pub struct BootstrapArena(pub [u8; BOOTSTRAP_HEAP_SIZE]);
 
-/// The runtime state of one core.
+/// The runtime state of one core. Its fields are the runtime's: the
+/// crates above reach them through the façade (`facade.rs`).
 pub struct CoreState<H: Hal> {
     /// The translation context (first: its address is the `ctx` kernels hold).
-    pub translator: Translator,
+    pub(crate) translator: Translator,
     /// The core's hardware.
-    pub hal: H,
+    pub(crate) hal: H,
     /// HBM heap (SoC addresses in this core's hbm_scratch area).
-    pub hbm: HbmHeap,
+    pub(crate) hbm: HbmHeap,
     /// Data-RAM (TCM) heap.
-    pub dataram: DataRamHeap,
+    pub(crate) dataram: DataRamHeap,
     /// libc heap.
-    pub libc: LibcHeap,
+    pub(crate) libc: LibcHeap,
     /// The two DMA rings.
-    pub dma: DmaQueue,
+    pub(crate) dma: DmaQueue,
     /// The invocation being marshalled and its argument cursor.
-    pub args: ArgState,
+    pub(crate) args: ArgState,
     /// The active `neuron_memcpy` backend.
     pub(crate) memcpy_method: MemcpyMethod,
     /// Accessors: coherency table, stream and TCM pools.
-    pub access: AccessState,
+    pub(crate) access: AccessState,
     /// The device printf ring.
-    pub printf: PrintfRing,
+    pub(crate) printf: PrintfRing,
     cpu_id: Option<u32>,
     bootstrap: BootstrapArena,
 }

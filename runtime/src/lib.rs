@@ -14,6 +14,7 @@ pub mod core_state;
 pub mod dma;
 pub mod error;
 pub mod error_log;
+pub mod facade;
 pub mod heap;
 pub mod hit_table;
 pub mod marshal;

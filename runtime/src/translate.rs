@@ -284,8 +284,9 @@ pub struct TranslateStats {
 #[derive(Debug)]
 #[repr(C)]
 pub struct Translator {
-    /// The C-visible context.
-    pub ctx: TranslationCtx,
+    /// The C-visible context. Private: every change of a record goes
+    /// through the translator, which moves the hit table with it.
+    ctx: TranslationCtx,
     /// Bumped whenever a record's mapping changes (init, every install):
     /// a pointer found through the context while it had this value still
     /// maps the same memory as long as it is unchanged. Starts at 1 (0 is
@@ -300,11 +301,15 @@ pub struct Translator {
     /// maps what the records do not.
     hits: HitTable,
     /// Counters (updated only with the `stats` feature).
-    pub stats: TranslateStats,
+    stats: TranslateStats,
     /// Re-miss tracking (updated only with the `stats` feature).
-    pub thrash: crate::thrash::ThrashStats,
+    thrash: crate::thrash::ThrashStats,
     ready: bool,
 }
+
+// The context is the translator's first field: the `ctx` pointer kernels
+// hold is the translator's address ([`Translator::ctx_of`]).
+const_assert_eq!(offset_of!(Translator, ctx), 0);
 
 /// Where the hit table starts from the context's address on the device
 /// (32-bit pointers), whose slots are [`DEVICE_HIT_SLOT_BYTES`] each: the
@@ -376,6 +381,58 @@ impl Translator {
             self.generation = next_generation(self.generation);
             self.ready = true;
         }
+    }
+
+    /// The context (SPEC §3), read-only: its records change only through
+    /// the translator (init, a miss), which keeps the hit table with them.
+    #[inline(always)]
+    pub fn ctx(&self) -> &TranslationCtx {
+        &self.ctx
+    }
+
+    /// The context pointer kernels hold (`Q7PtrType.ctx`).
+    #[inline(always)]
+    pub fn ctx_ptr(&mut self) -> *mut TranslationCtx {
+        core::ptr::addr_of_mut!(self.ctx)
+    }
+
+    /// The context of the translator at `t`, without dereferencing it:
+    /// the context is the first field.
+    #[inline(always)]
+    pub const fn ctx_of(t: *const Self) -> *const TranslationCtx {
+        t.cast()
+    }
+
+    /// Hit and miss counts (with the `stats` feature).
+    #[inline(always)]
+    pub fn stats(&self) -> &TranslateStats {
+        &self.stats
+    }
+
+    /// Re-miss tracking (with the `stats` feature).
+    pub fn thrash(&self) -> &crate::thrash::ThrashStats {
+        &self.thrash
+    }
+
+    /// Zeroes the counts and the re-miss tracking (the simulator, at the
+    /// start of a run); the mapping is untouched.
+    pub fn restart_stats(&mut self) {
+        self.stats = TranslateStats::default();
+        self.thrash = crate::thrash::ThrashStats::new();
+    }
+
+    /// Counts a hit on `record` in place (the host's inline hit paths,
+    /// which hold the translator only as a raw pointer; the accessor's
+    /// leaf counts every element, so no bound test here).
+    ///
+    /// # Safety
+    /// `t` points to a live `Translator` to which no reference exists
+    /// during the call, and `record < RECORDS`.
+    #[inline(always)]
+    pub unsafe fn count_hit_in_place(t: *mut Self, record: usize) {
+        // SAFETY: the caller's contract: `record` indexes the counters, and
+        // nothing else reaches them during the increment.
+        unsafe { *core::ptr::addr_of_mut!((*t).stats.hits).cast::<u64>().add(record) += 1 };
     }
 
     /// Whether `init` ran.

@@ -58,15 +58,15 @@ fn core() -> Box<CoreState<FakeHal>> {
 
 /// Every probe address: the table answers as the records or not at all.
 fn table_agrees(s: &CoreState<FakeHal>) -> Result<(), TestCaseError> {
-    let t = &s.translator;
+    let t = &s.translator();
     for g in pool() {
         for a in [g, g + 0x40, g + G / 2, g + G - 1] {
             let Some(p) = t.table_hit(a) else { continue };
-            let Some((i, q)) = t.ctx.lookup(a) else {
+            let Some((i, q)) = t.ctx().lookup(a) else {
                 return Err(TestCaseError::fail(format!("{a:#x}: the table hits, no record maps it")));
             };
             prop_assert_eq!(p, q, "{:#x}: the table's pointer is not record {}'s", a, i);
-            prop_assert!(!Translator::past_sbuf(&t.ctx, &s.hal, i, a), "{:#x}: a table hit past SBUF's end", a);
+            prop_assert!(!Translator::past_sbuf(t.ctx(), s.hal(), i, a), "{:#x}: a table hit past SBUF's end", a);
         }
     }
     Ok(())
@@ -77,25 +77,25 @@ fn step(s: &mut CoreState<FakeHal>, op: &Op) -> Result<(), TestCaseError> {
     match *op {
         Op::Translate(g, off) => {
             let a = pool[g] + off;
-            let missed = s.translator.record_of(a).is_none();
+            let missed = s.translator().record_of(a).is_none();
             if let Ok(p) = s.translate(a) {
                 if missed {
                     // A miss installs its granule in the table too.
-                    prop_assert_eq!(s.translator.table_hit(a), Some(p), "{:#x}: installed, not in the table", a);
+                    prop_assert_eq!(s.translator().table_hit(a), Some(p), "{:#x}: installed, not in the table", a);
                 }
             }
         }
         Op::Refill(g, off) => {
             let a = pool[g] + off;
-            if let Some((i, q)) = s.translator.ctx.lookup(a) {
-                if !Translator::past_sbuf(&s.translator.ctx, &s.hal, i, a) {
-                    let platform = *s.hal.platform();
-                    // SAFETY: the translator is live and no reference to it
-                    // is held across the call.
-                    unsafe { Translator::refill_in_place(core::ptr::addr_of_mut!(s.translator), &platform, i, a) };
+            if let Some((i, q)) = s.translator().ctx().lookup(a) {
+                if !Translator::past_sbuf(s.translator().ctx(), s.hal(), i, a) {
+                    let platform = *s.hal().platform();
+                    // SAFETY: the state is live and no reference to it is
+                    // held across the call.
+                    unsafe { Translator::refill_in_place(CoreState::translator_of(core::ptr::addr_of_mut!(*s)), &platform, i, a) };
                     let whole = i != SBUF_RECORD || (a | (G - 1)) - Q7.sbuf_soc_base < Q7.sbuf_size;
                     let want = if whole { Some(q) } else { None };
-                    prop_assert_eq!(s.translator.table_hit(a), want, "{:#x}: refilled from record {}", a, i);
+                    prop_assert_eq!(s.translator().table_hit(a), want, "{:#x}: refilled from record {}", a, i);
                 }
             }
         }
@@ -122,17 +122,17 @@ fn the_table_never_disagrees_with_the_records() {
 #[test]
 fn init_serves_every_whole_pinned_granule() {
     let s = core();
-    let t = &s.translator;
+    let t = &s.translator();
     for k in 0..PINNED_WINDOW_SIZE / G {
         let a = Q7.scratch_soc_base + k * G + 8;
         // The window's base plus the offset (the fake core backs only part
         // of the window, so the arithmetic, not `nx_ptr` of the address).
-        let want = s.hal.nx_ptr(Q7.scratch_window_nx).wrapping_add((k * G) as usize + 8);
+        let want = s.hal().nx_ptr(Q7.scratch_window_nx).wrapping_add((k * G) as usize + 8);
         assert_eq!(t.table_hit(a), Some(want), "scratch granule {k}");
     }
     // SBUF is 24 MiB: its first granule whole, its second in part.
     let sbuf = Q7.sbuf_soc_base + 8;
-    assert_eq!(t.table_hit(sbuf), Some(s.hal.nx_ptr(Q7.sbuf_window_nx + 8)));
+    assert_eq!(t.table_hit(sbuf), Some(s.hal().nx_ptr(Q7.sbuf_window_nx + 8)));
     assert_eq!(t.table_hit(Q7.sbuf_soc_base + G), None, "a granule SBUF fills only in part is left to the scan");
     assert_eq!(t.table_hit(Q7.hbm_soc_base + (1 << 30)), None, "no dynamic record yet");
 }
@@ -144,10 +144,10 @@ fn an_evicted_granule_leaves_the_table() {
     for k in 0..3 {
         s.translate(t0 + k * G).unwrap();
     }
-    assert!(s.translator.table_hit(t0).is_some());
+    assert!(s.translator().table_hit(t0).is_some());
     // The fourth region evicts the first (round robin).
     let p = s.translate(t0 + 3 * G + 4).unwrap();
-    assert_eq!(s.translator.table_hit(t0), None, "the evicted granule still hits");
-    assert_eq!(s.translator.table_hit(t0 + 3 * G + 4), Some(p));
-    assert!(s.translator.table_hit(t0 + G).is_some() && s.translator.table_hit(t0 + 2 * G).is_some());
+    assert_eq!(s.translator().table_hit(t0), None, "the evicted granule still hits");
+    assert_eq!(s.translator().table_hit(t0 + 3 * G + 4), Some(p));
+    assert!(s.translator().table_hit(t0 + G).is_some() && s.translator().table_hit(t0 + 2 * G).is_some());
 }

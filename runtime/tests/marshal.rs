@@ -41,7 +41,7 @@ fn default_out() -> RawTensorDesc {
 fn tensor_gate(d: RawTensorDesc) -> Error {
     let (_soc, mut s) = bound(&[(ArgKind::Tensor, d)], default_out());
     let e = s.next_tensor().unwrap_err();
-    assert_eq!(s.args.cursor(), 0, "a failed reader does not advance");
+    assert_eq!(s.args().cursor(), 0, "a failed reader does not advance");
     e
 }
 
@@ -60,7 +60,7 @@ fn a_good_tensor_marshals_with_contiguous_strides() {
     assert_eq!(v.strides[3..], [0; 5]);
     assert_eq!((v.numel, v.nbytes, v.elem_size, v.dtype), (24, 48, 2, 6 - 2));
     assert_eq!(v.storage.addr, HBM + 64);
-    assert_eq!(v.storage.ctx, &mut s.translator.ctx as *mut _);
+    assert_eq!(v.storage.ctx, s.translate_ctx());
     assert_eq!(s.next_tensor(), Err(Error::NoMoreArgs));
 }
 
@@ -231,7 +231,7 @@ fn header_gate(mutate: impl FnOnce(&mut Vec<u8>)) -> Error {
     let mut bytes = b.build().to_vec();
     mutate(&mut bytes);
     let e = s.setup(true, BlockSource::Bytes(&bytes)).unwrap_err();
-    assert!(!s.args.is_bound());
+    assert!(!s.args().is_bound());
     assert_eq!(s.next_tensor(), Err(Error::NoInvocation));
     e
 }
@@ -327,7 +327,7 @@ fn every_reader_in_order() {
     b.arg(ArgKind::Scalar, scalar_at(&soc, a + 0x1c0, Dtype::Uint8, &[200])).unwrap();
     b.output(default_out());
     s.setup(true, BlockSource::Bytes(b.build())).unwrap();
-    assert_eq!(s.args.argc(), 9);
+    assert_eq!(s.args().argc(), 9);
 
     assert_eq!(s.next_int(), Err(Error::WrongArgKind));
     assert_eq!(s.next_tensor().unwrap().numel, 6);
@@ -341,7 +341,7 @@ fn every_reader_in_order() {
     assert_eq!(s.next_int64(), Ok(-2));
     assert_eq!(s.next_int(), Ok(-3), "float to int truncates toward zero");
     assert_eq!(s.next_scalar().unwrap().value, ScalarValue::Int(200));
-    assert_eq!(s.args.cursor(), 9);
+    assert_eq!(s.args().cursor(), 9);
     for e in [s.next_tensor().err(), s.next_scalar().err(), s.next_int().err(), s.next_float().err(), s.next_long_long().err(), s.next_double().err()] {
         assert_eq!(e, Some(Error::NoMoreArgs));
     }
@@ -355,7 +355,7 @@ fn wrong_kind_for_each_reader() {
     assert_eq!(s.next_int(), Err(Error::WrongArgKind));
     assert_eq!(s.next_float(), Err(Error::WrongArgKind));
     assert_eq!(s.next_long_long(), Err(Error::WrongArgKind));
-    assert_eq!(s.args.cursor(), 0);
+    assert_eq!(s.args().cursor(), 0);
     assert!(s.next_double().is_ok());
 }
 
@@ -409,12 +409,12 @@ fn setup_reads_the_block_from_soc_memory() {
     let block = HBM + 0x1_0000;
     soc.write(block, b.build()).unwrap();
     s.setup(true, BlockSource::Soc(block)).unwrap();
-    assert!(s.dma.is_armed());
+    assert!(s.dma().is_armed());
     assert_eq!(s.next_tensor().unwrap().numel, 6);
     assert_eq!(s.next_int(), Ok(42));
     // Through the loader's mailbox.
     assert_eq!(s.setup(true, BlockSource::Mailbox), Err(Error::NoInvocation), "empty mailbox");
-    s.hal.set_invocation_block(block);
+    s.hal().set_invocation_block(block);
     s.setup(true, BlockSource::Mailbox).unwrap();
     assert_eq!(s.next_tensor().unwrap().numel, 6);
     // A bad header in SoC memory is refused the same way.
@@ -445,9 +445,9 @@ fn return_copies_the_output_bytes_per_method() {
         s.return_tensor(&x).unwrap();
         assert!(soc_read(&soc, OUT, 4 * n as usize) == data, "method {m}");
         assert_eq!(soc_read(&soc, sentinel, 16), [0xAB; 16], "nothing past the output's bytes");
-        assert!(s.args.returned());
+        assert!(s.args().returned());
         s.cleanup().unwrap();
-        assert_eq!(s.dataram.stats().in_use, 0);
+        assert_eq!(s.dataram().stats().in_use, 0);
     }
 }
 
@@ -458,13 +458,13 @@ fn a_claimed_destination_skips_the_copy() {
     soc.write(HBM, &floats(&[1.0, 2.0, 3.0, 4.0])).unwrap();
     let dst = s.get_dst_tensor().unwrap();
     assert_eq!(dst.storage.addr, OUT);
-    assert!(s.args.dst_claimed());
+    assert!(s.args().dst_claimed());
     // The kernel writes in place.
     s.write_soc(dst.storage.addr, &floats(&[9.0; 4])).unwrap();
-    let writes = s.hal.counters().dma_bytes(DmaDirection::S2M);
+    let writes = s.hal().counters().dma_bytes(DmaDirection::S2M);
     let x = s.next_tensor().unwrap();
     s.return_tensor(&x).unwrap();
-    assert_eq!(s.hal.counters().dma_bytes(DmaDirection::S2M), writes, "no copy");
+    assert_eq!(s.hal().counters().dma_bytes(DmaDirection::S2M), writes, "no copy");
     assert_eq!(soc_read(&soc, OUT, 16), floats(&[9.0; 4]));
     // Even a dtype that would not match is not checked once claimed.
     let mut y = x;
@@ -488,7 +488,7 @@ fn a_rejected_return_writes_nothing() {
     null.nbytes = 16;
     assert_eq!(s.return_tensor(&null), Err(Error::NullStorage));
     assert_eq!(soc_read(&soc, OUT, 16), [0x77; 16]);
-    assert_eq!(s.hal.counters().dma_bytes(DmaDirection::S2M), 0);
+    assert_eq!(s.hal().counters().dma_bytes(DmaDirection::S2M), 0);
     assert_eq!(s.cleanup(), Err(Error::OutputNotWritten));
 }
 
@@ -500,16 +500,16 @@ fn a_bad_output_descriptor_is_refused_at_return_and_claim() {
     let x = s.next_tensor().unwrap();
     assert_eq!(s.return_tensor(&x), Err(Error::DtypeNotMarshallable));
     assert_eq!(s.get_dst_tensor(), Err(Error::DtypeNotMarshallable));
-    assert!(!s.args.dst_claimed());
+    assert!(!s.args().dst_claimed());
 }
 
 #[test]
 fn cleanup_detects_an_unwritten_output_drains_and_fences() {
     let (_soc, mut s) = bound(&[], default_out());
-    let fences = s.hal.counters().fences();
+    let fences = s.hal().counters().fences();
     assert_eq!(s.cleanup(), Err(Error::OutputNotWritten));
-    assert!(s.hal.counters().fences() > fences);
-    assert!(!s.args.is_bound(), "cleanup unbinds");
+    assert!(s.hal().counters().fences() > fences);
+    assert!(!s.args().is_bound(), "cleanup unbinds");
     assert_eq!(s.cleanup(), Ok(()), "nothing bound: nothing to report");
     // Without a return there is nothing to write.
     let mut b = InvocationBuilder::new();
@@ -521,14 +521,14 @@ fn cleanup_detects_an_unwritten_output_drains_and_fences() {
 #[test]
 fn cleanup_drains_outstanding_transfers() {
     let (soc, mut s) = bound(&[], default_out());
-    let buf = s.dataram.allocate(256, 0).unwrap().as_ptr();
+    let buf = s.dataram().allocate(256, 0).unwrap().as_ptr();
     soc.write(HBM, &[5; 256]).unwrap();
-    let dst = s.dma.local_soc(buf, 256).unwrap();
-    s.dma.submit(&s.hal, DmaDirection::M2S, dst, HBM, 256).unwrap();
+    let dst = s.dma().local_soc(buf, 256).unwrap();
+    s.dma_submit(DmaDirection::M2S, dst, HBM, 256).unwrap();
     s.get_dst_tensor().unwrap();
-    assert_eq!(s.hal.dma_pending(DmaDirection::M2S), 1);
+    assert_eq!(s.hal().dma_pending(DmaDirection::M2S), 1);
     s.cleanup().unwrap();
-    assert_eq!(s.hal.dma_pending(DmaDirection::M2S), 0);
+    assert_eq!(s.hal().dma_pending(DmaDirection::M2S), 0);
     // SAFETY: buf is a live 256-byte block.
     assert_eq!(unsafe { std::slice::from_raw_parts(buf, 256) }, [5; 256]);
 }
@@ -542,6 +542,6 @@ fn setup_rebinds_and_clears_the_flags() {
     b.arg(ArgKind::Tensor, good()).unwrap();
     b.output(default_out());
     s.setup(true, BlockSource::Bytes(b.build())).unwrap();
-    assert!(!s.args.dst_claimed());
-    assert_eq!(s.args.cursor(), 0);
+    assert!(!s.args().dst_claimed());
+    assert_eq!(s.args().cursor(), 0);
 }

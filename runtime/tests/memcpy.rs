@@ -65,7 +65,7 @@ fn window_methods_cross_16mib_boundaries_and_survive_thrashing() {
             s.write_soc(dst, &local).unwrap();
             assert!(soc_read(&soc, dst, n) == data, "{m:?} store across boundary");
         }
-        assert!(s.hal.counters().total_window_programs() > 3);
+        assert!(s.hal().counters().total_window_programs() > 3);
     }
 }
 
@@ -112,7 +112,7 @@ fn soc_to_soc_bounces_through_data_ram_per_method() {
         soc.write(src, &data).unwrap();
         s.memcpy_soc_to_soc(dst, src, n as u64).unwrap();
         assert!(soc_read(&soc, dst, n) == data, "{m:?}");
-        assert_eq!(s.dataram.stats().in_use, 0);
+        assert_eq!(s.dataram().stats().in_use, 0);
         // HBM → SBUF too.
         s.memcpy_soc_to_soc(Q7.sbuf_soc_base + 64, src, 4000).unwrap();
         assert_eq!(soc_read(&soc, Q7.sbuf_soc_base + 64, 4000), data[..4000]);
@@ -129,5 +129,5 @@ fn explicit_method_calls_leave_the_active_one_alone() {
     unsafe { s.memcpy_from_soc_with(MemcpyMethod::VecMemcpy, local.as_mut_ptr(), HBM, 300).unwrap() };
     assert_eq!(local, data);
     assert_eq!(s.memcpy_method(), MemcpyMethod::Dma);
-    assert_eq!(s.hal.counters().dma_descriptors(neuron_hal::dma::DmaDirection::M2S), 0);
+    assert_eq!(s.hal().counters().dma_descriptors(neuron_hal::dma::DmaDirection::M2S), 0);
 }

@@ -29,30 +29,30 @@ fn translate_hits_misses_round_robin_and_refusals() {
     let mut s = core(3);
     // Pinned windows hit without programming.
     let p = s.translate(Q7.sbuf_soc_base + 0x40).unwrap();
-    assert_eq!(p as usize, s.hal.nx_ptr(Q7.sbuf_window_nx + 0x40) as usize);
-    assert_eq!(s.translator.record_of(Q7.scratch_soc_base + 8), Some(SCRATCH_RECORD));
-    assert_eq!(s.translator.record_of(Q7.sbuf_soc_base), Some(SBUF_RECORD));
-    assert_eq!(s.hal.window_programs(), 0);
+    assert_eq!(p as usize, s.hal().nx_ptr(Q7.sbuf_window_nx + 0x40) as usize);
+    assert_eq!(s.translator().record_of(Q7.scratch_soc_base + 8), Some(SCRATCH_RECORD));
+    assert_eq!(s.translator().record_of(Q7.sbuf_soc_base), Some(SBUF_RECORD));
+    assert_eq!(s.hal().window_programs(), 0);
     // Four regions: three misses fill the windows, the fourth evicts the first.
     for r in 0..4u64 {
         let a = T + r * DYNAMIC_WINDOW_SIZE + 0x123;
         let p = s.translate(a).unwrap();
         let w = (r as usize) % DYNAMIC_WINDOWS;
-        assert_eq!(s.hal.window_register(w), T + r * DYNAMIC_WINDOW_SIZE);
-        assert_eq!(p as usize, s.hal.nx_ptr(Q7.dynamic_windows[w].nx_base) as usize + 0x123);
+        assert_eq!(s.hal().window_register(w), T + r * DYNAMIC_WINDOW_SIZE);
+        assert_eq!(p as usize, s.hal().nx_ptr(Q7.dynamic_windows[w].nx_base) as usize + 0x123);
     }
-    assert_eq!(s.hal.window_programs(), 4);
+    assert_eq!(s.hal().window_programs(), 4);
     // Hits are pure arithmetic.
-    let before = s.hal.fences();
+    let before = s.hal().fences();
     let p = s.translate(T + 3 * DYNAMIC_WINDOW_SIZE + 0xFFF).unwrap();
-    assert_eq!(p as usize, s.hal.nx_ptr(Q7.dynamic_windows[0].nx_base) as usize + 0xFFF);
-    assert_eq!((s.hal.window_programs(), s.hal.fences()), (4, before));
+    assert_eq!(p as usize, s.hal().nx_ptr(Q7.dynamic_windows[0].nx_base) as usize + 0xFFF);
+    assert_eq!((s.hal().window_programs(), s.hal().fences()), (4, before));
     // Refused: outside HBM, above 2^57, past SBUF's end in its window.
     let end = Q7.hbm_soc_base + Q7.hbm_size;
     for bad in [0, Q7.hbm_soc_base - 1, end, 1 << 57, u64::MAX, Q7.sbuf_soc_base + Q7.sbuf_size] {
         assert_eq!(s.translate(bad), Err(Error::AddressUnmapped), "{bad:#x}");
     }
-    assert_eq!(s.hal.window_programs(), 4);
+    assert_eq!(s.hal().window_programs(), 4);
 }
 
 /// The mapping generation the accessors cache pointers under: it changes
@@ -60,27 +60,27 @@ fn translate_hits_misses_round_robin_and_refusals() {
 #[test]
 fn the_generation_changes_with_every_install_only() {
     let mut s = Box::new(CoreState::new(FakeHal::new(2)));
-    let g0 = s.translator.generation();
+    let g0 = s.translator().generation();
     assert_ne!(g0, 0, "0 is no generation");
     s.init_prologue();
-    let g1 = s.translator.generation();
+    let g1 = s.translator().generation();
     assert_ne!(g1, g0, "init maps the pinned windows");
     s.init_prologue();
-    assert_eq!(s.translator.generation(), g1, "the prologue maps them once");
+    assert_eq!(s.translator().generation(), g1, "the prologue maps them once");
     s.translate(Q7.scratch_soc_base + 8).unwrap();
-    assert_eq!(s.translator.generation(), g1, "a pinned hit");
+    assert_eq!(s.translator().generation(), g1, "a pinned hit");
     s.translate(T).unwrap();
-    let g2 = s.translator.generation();
+    let g2 = s.translator().generation();
     assert_ne!(g2, g1, "a miss installs");
     s.translate(T + 64).unwrap();
     assert_eq!(s.translate(u64::MAX), Err(Error::AddressUnmapped));
-    assert_eq!(s.translator.generation(), g2, "a hit and a refusal");
+    assert_eq!(s.translator().generation(), g2, "a hit and a refusal");
     // Every install a new value (on the host drawn from one process-wide
     // counter, so other cores' installs may come in between).
     let mut seen = vec![g0, g1, g2];
     for r in 1..4u64 {
         s.translate(T + r * DYNAMIC_WINDOW_SIZE).unwrap();
-        let g = s.translator.generation();
+        let g = s.translator().generation();
         assert!(!seen.contains(&g), "{g} again");
         seen.push(g);
     }
@@ -88,35 +88,35 @@ fn the_generation_changes_with_every_install_only() {
     let mut t = Box::new(CoreState::new(FakeHal::new(3)));
     t.init_prologue();
     t.translate(T).unwrap();
-    assert!(!seen.contains(&t.translator.generation()) && t.translator.generation() != 1);
+    assert!(!seen.contains(&t.translator().generation()) && t.translator().generation() != 1);
 }
 
 #[test]
 fn prologue_and_the_three_heaps() {
     let mut s = core(5);
-    let a = s.hbm.allocate(1000, 0).unwrap();
+    let a = s.hbm().allocate(1000, 0).unwrap();
     assert_eq!(a % 64, 0);
-    assert_eq!(s.hbm.allocate(1 << 30, 0), Err(Error::OutOfMemory));
-    s.hbm.free(a).unwrap();
-    assert_eq!(s.hbm.free(a), Err(Error::DoubleFree));
+    assert_eq!(s.hbm().allocate(1 << 30, 0), Err(Error::OutOfMemory));
+    s.hbm().free(a).unwrap();
+    assert_eq!(s.hbm().free(a), Err(Error::DoubleFree));
 
-    let t = s.dataram.allocate(4000, 256).unwrap();
+    let t = s.dataram().allocate(4000, 256).unwrap();
     // SAFETY: a live 4000-byte block in the fake's data RAM.
     unsafe { t.as_ptr().write_bytes(0xAB, 4000) };
-    assert_eq!(s.dataram.free(t.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
-    s.dataram.free(t.as_ptr()).unwrap();
-    assert_eq!(s.dataram.free(t.as_ptr()), Err(Error::DoubleFree));
-    assert_eq!(s.dataram.allocate(1 << 20, 0), Err(Error::OutOfMemory));
+    assert_eq!(s.dataram().free(t.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
+    s.dataram().free(t.as_ptr()).unwrap();
+    assert_eq!(s.dataram().free(t.as_ptr()), Err(Error::DoubleFree));
+    assert_eq!(s.dataram().allocate(1 << 20, 0), Err(Error::OutOfMemory));
 
-    let m = s.libc.malloc(300).unwrap();
+    let m = s.libc().malloc(300).unwrap();
     // SAFETY: a live 300-byte block.
     unsafe { m.as_ptr().write_bytes(7, 300) };
-    let r = s.libc.realloc(m.as_ptr(), 5000).unwrap().unwrap();
+    let r = s.libc().realloc(m.as_ptr(), 5000).unwrap().unwrap();
     // SAFETY: the realloc kept the first 300 bytes.
     assert_eq!(unsafe { r.as_ptr().add(299).read() }, 7);
-    assert_eq!(s.libc.free(m.as_ptr()), Err(Error::DoubleFree));
-    s.libc.free(r.as_ptr()).unwrap();
-    assert_eq!(s.libc.stats().in_use, 0);
+    assert_eq!(s.libc().free(m.as_ptr()), Err(Error::DoubleFree));
+    s.libc().free(r.as_ptr()).unwrap();
+    assert_eq!(s.libc().stats().in_use, 0);
 }
 
 fn t(dtype: Dtype, storage: u64, shape: &[u64]) -> RawTensorDesc {
@@ -178,16 +178,16 @@ fn header_gates_and_readers() {
 
     let mut s = core(0);
     assert_eq!(s.setup(true, BlockSource::Bytes(&block[..block.len() - 1])), Err(Error::BadBlockSize));
-    assert!(!s.args.is_bound());
+    assert!(!s.args().is_bound());
     s.setup(true, BlockSource::Bytes(&block)).unwrap();
     assert_eq!(s.next_float(), Err(Error::WrongArgKind));
-    assert_eq!(s.args.cursor(), 0);
+    assert_eq!(s.args().cursor(), 0);
     let v = s.next_tensor().unwrap();
     assert_eq!((v.numel, v.strides[0], v.strides[1]), (20, 5, 1));
     assert_eq!(s.next_tensor(), Err(Error::WrongArgKind));
-    s.args.cursor();
+    s.args().cursor();
     assert_eq!(s.cleanup(), Err(Error::OutputNotWritten));
-    assert!(!s.args.is_bound());
+    assert!(!s.args().is_bound());
     assert_eq!(s.next_tensor(), Err(Error::NoInvocation));
 }
 
@@ -206,17 +206,17 @@ fn init_in_place_on_zeroed_memory_is_new() {
     let s = unsafe { &mut *p };
     let fresh = CoreState::new(FakeHal::new(5));
     assert_eq!(format!("{s:?}"), format!("{fresh:?}"));
-    assert_eq!(format!("{:?}", s.args), format!("{:?}", fresh.args));
-    assert_eq!(s.translator.is_ready(), fresh.translator.is_ready());
+    assert_eq!(format!("{:?}", s.args()), format!("{:?}", fresh.args()));
+    assert_eq!(s.translator().is_ready(), fresh.translator().is_ready());
     s.init_prologue();
     assert_eq!(s.cpu_id(), 5);
-    let a = s.hbm.allocate(1000, 0).unwrap();
-    s.hbm.free(a).unwrap();
-    let m = s.libc.malloc(300).unwrap();
-    s.libc.free(m.as_ptr()).unwrap();
-    let t = s.dataram.allocate(4000, 256).unwrap();
-    s.dataram.free(t.as_ptr()).unwrap();
-    assert!(s.translator.is_ready());
+    let a = s.hbm().allocate(1000, 0).unwrap();
+    s.hbm().free(a).unwrap();
+    let m = s.libc().malloc(300).unwrap();
+    s.libc().free(m.as_ptr()).unwrap();
+    let t = s.dataram().allocate(4000, 256).unwrap();
+    s.dataram().free(t.as_ptr()).unwrap();
+    assert!(s.translator().is_ready());
     // SAFETY: `p` came from `alloc_zeroed(layout)`; `s` is not used again
     // (FakeHal's memory is dropped with the state).
     unsafe {

@@ -33,48 +33,48 @@ fn pinned_windows_hit_without_programming() {
     let mut s = core(0);
     let sbuf = Q7.sbuf_soc_base + 0x1230;
     let p = s.translate(sbuf).unwrap();
-    assert_eq!(p, s.hal.nx_ptr(Q7.sbuf_window_nx + 0x1230));
+    assert_eq!(p, s.hal().nx_ptr(Q7.sbuf_window_nx + 0x1230));
     let q = s.translate(Q7.scratch_soc_base + 0x40).unwrap();
-    assert_eq!(q, s.hal.nx_ptr(Q7.scratch_window_nx + 0x40));
-    assert_eq!(s.hal.counters().total_window_programs(), 0);
-    assert_eq!(s.translator.record_of(sbuf), Some(SBUF_RECORD));
-    assert_eq!(s.translator.record_of(Q7.scratch_soc_base), Some(SCRATCH_RECORD));
+    assert_eq!(q, s.hal().nx_ptr(Q7.scratch_window_nx + 0x40));
+    assert_eq!(s.hal().counters().total_window_programs(), 0);
+    assert_eq!(s.translator().record_of(sbuf), Some(SBUF_RECORD));
+    assert_eq!(s.translator().record_of(Q7.scratch_soc_base), Some(SCRATCH_RECORD));
 }
 
 #[test]
 fn miss_programs_round_robin_fenced_and_hit_is_free() {
     let mut s = core(0);
-    let fences0 = s.hal.counters().fences();
+    let fences0 = s.hal().counters().fences();
     for n in 0..3 {
         s.translate(region(n) + 8).unwrap();
-        assert_eq!(s.translator.record_of(region(n)), Some(n as usize));
-        assert_eq!(s.hal.read_window_register(Q7.dynamic_windows[n as usize].register), region(n));
+        assert_eq!(s.translator().record_of(region(n)), Some(n as usize));
+        assert_eq!(s.hal().read_window_register(Q7.dynamic_windows[n as usize].register), region(n));
     }
-    assert_eq!(s.hal.counters().fences() - fences0, 6, "memw before and after each write");
+    assert_eq!(s.hal().counters().fences() - fences0, 6, "memw before and after each write");
     // Hits: no register writes, no fences.
-    let programs = s.hal.counters().total_window_programs();
-    let fences = s.hal.counters().fences();
+    let programs = s.hal().counters().total_window_programs();
+    let fences = s.hal().counters().fences();
     for n in 0..3 {
         s.translate(region(n) + 100).unwrap();
     }
-    assert_eq!(s.hal.counters().total_window_programs(), programs);
-    assert_eq!(s.hal.counters().fences(), fences);
+    assert_eq!(s.hal().counters().total_window_programs(), programs);
+    assert_eq!(s.hal().counters().fences(), fences);
     // The fourth region evicts record 0, the fifth record 1; pinned untouched.
     s.translate(region(3)).unwrap();
-    assert_eq!(s.translator.record_of(region(3)), Some(0));
-    assert_eq!(s.translator.record_of(region(0)), None);
+    assert_eq!(s.translator().record_of(region(3)), Some(0));
+    assert_eq!(s.translator().record_of(region(0)), None);
     s.translate(region(4)).unwrap();
-    assert_eq!(s.translator.record_of(region(4)), Some(1));
-    assert_eq!(s.translator.record_of(Q7.sbuf_soc_base), Some(SBUF_RECORD));
-    assert_eq!(s.hal.counters().window_programs(0), 2);
-    assert_eq!(s.hal.counters().window_programs(1), 2);
-    assert_eq!(s.hal.counters().window_programs(2), 1);
+    assert_eq!(s.translator().record_of(region(4)), Some(1));
+    assert_eq!(s.translator().record_of(Q7.sbuf_soc_base), Some(SBUF_RECORD));
+    assert_eq!(s.hal().counters().window_programs(0), 2);
+    assert_eq!(s.hal().counters().window_programs(1), 2);
+    assert_eq!(s.hal().counters().window_programs(2), 1);
 }
 
 #[test]
 fn translated_pointers_reach_hbm_and_reprogramming_changes_what_they_see() {
     let mut s = core(0);
-    let soc = s.hal.soc().clone();
+    let soc = s.hal().soc().clone();
     for n in 0..4 {
         soc.write(region(n) + 64, &(0xA000 + n as u32).to_le_bytes()).unwrap();
     }
@@ -100,21 +100,21 @@ fn four_regions_round_robin_thrash() {
     for n in 0..3 {
         s.translate(region(n)).unwrap();
     }
-    let before = s.hal.counters().total_window_programs();
+    let before = s.hal().counters().total_window_programs();
     for round in 0..10 {
         for n in [3, 0, 1, 2] {
             s.translate(region(n) + round * 4).unwrap();
         }
     }
-    assert_eq!(s.hal.counters().total_window_programs() - before, 40, "every access misses");
+    assert_eq!(s.hal().counters().total_window_programs() - before, 40, "every access misses");
     // Three regions in a loop never miss.
-    let before = s.hal.counters().total_window_programs();
+    let before = s.hal().counters().total_window_programs();
     for _ in 0..10 {
         for n in [0, 1, 2] {
             s.translate(region(n)).unwrap();
         }
     }
-    assert!(s.hal.counters().total_window_programs() - before <= 3);
+    assert!(s.hal().counters().total_window_programs() - before <= 3);
 }
 
 #[test]
@@ -124,7 +124,7 @@ fn unmappable_addresses_are_errors() {
     for bad in [0, 0x1000, Q7.hbm_soc_base - 1, end, end + REGION, 1 << 57, u64::MAX, !(REGION - 1)] {
         assert_eq!(s.translate(bad), Err(Error::AddressUnmapped), "{bad:#x}");
     }
-    assert_eq!(s.hal.counters().total_window_programs(), 0);
+    assert_eq!(s.hal().counters().total_window_programs(), 0);
     assert!(s.translate(end - 1).is_ok());
 }
 
@@ -139,7 +139,7 @@ fn sbuf_window_past_the_end_of_sbuf_is_refused() {
     for bad in [end, end + 0x1234, 0x20_01ea_34c4, Q7.sbuf_soc_base + (64 << 20) - 1] {
         assert_eq!(s.translate(bad), Err(Error::AddressUnmapped), "{bad:#x}");
     }
-    assert_eq!(s.hal.counters().total_window_programs(), 0);
+    assert_eq!(s.hal().counters().total_window_programs(), 0);
 }
 
 #[test]
@@ -148,9 +148,9 @@ fn translate_before_init_is_refused() {
     let mut s = CoreState::new(soc.core(0).unwrap());
     assert_eq!(s.translate(region(0)), Err(Error::TranslateNotReady));
     s.init_prologue();
-    let ctx_before = s.translator.ctx;
+    let ctx_before = *s.translator().ctx();
     s.init_prologue();
-    assert_eq!(s.translator.ctx, ctx_before, "the prologue is idempotent");
+    assert_eq!(*s.translator().ctx(), ctx_before, "the prologue is idempotent");
 }
 
 #[test]
@@ -171,7 +171,7 @@ fn eight_cores_in_eight_threads_do_not_cross_talk() {
                     unsafe { p.cast::<u32>().write_volatile(cpu * 1_000_000 + i as u32) };
                 }
                 // Private data RAM: the same NX address on every core.
-                let d = s.hal.nx_ptr(Q7.dataram_nx + 0x8000);
+                let d = s.hal().nx_ptr(Q7.dataram_nx + 0x8000);
                 // SAFETY: data RAM is mapped for this core.
                 unsafe { d.cast::<u32>().write_volatile(0xC0DE_0000 + cpu) };
                 std::thread::yield_now();
@@ -182,10 +182,10 @@ fn eight_cores_in_eight_threads_do_not_cross_talk() {
                     assert_eq!(read_u32(p), cpu * 1_000_000 + i as u32);
                 }
                 // Heaps are per core: HBM blocks come from this core's area.
-                let a = s.hbm.allocate(4096, 0).unwrap();
+                let a = s.hbm().allocate(4096, 0).unwrap();
                 let area = Q7.scratch_area_soc(cpu);
                 assert!(a >= area && a < area + neuron_hal::platform::SCRATCH_AREA_SIZE);
-                s.hal.counters().total_window_programs()
+                s.hal().counters().total_window_programs()
             })
         })
         .collect();

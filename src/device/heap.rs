@@ -13,26 +13,26 @@ use core::ptr::null_mut;
 /// `malloc(n)`: 64-byte aligned, null on failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn malloc(n: usize) -> *mut c_void {
-    with_core(|b| b.state.libc.malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast())
+    with_core(|b| b.state.libc().malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast())
 }
 
 /// `free(p)`: null is a no-op; a foreign or double free is refused and
 /// recorded as the core's last error, never passed on.
 #[unsafe(no_mangle)]
 pub extern "C" fn free(p: *mut c_void) {
-    let _ = with_core(|b| b.state.libc.free(p.cast()));
+    let _ = with_core(|b| b.state.libc().free(p.cast()));
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
 #[unsafe(no_mangle)]
 pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
-    with_core(|b| b.state.libc.calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast())
+    with_core(|b| b.state.libc().calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast())
 }
 
 /// `realloc(p, n)`: null `p` allocates, `n == 0` frees and returns null.
 #[unsafe(no_mangle)]
 pub extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
-    match with_core(|b| b.state.libc.realloc(p.cast(), n)) {
+    match with_core(|b| b.state.libc().realloc(p.cast(), n)) {
         Ok(Some(q)) => q.as_ptr().cast(),
         _ => null_mut(),
     }
@@ -46,11 +46,11 @@ pub struct LibcAllocator;
 // the heap refuses anything it did not hand out.
 unsafe impl GlobalAlloc for LibcAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        with_core(|b| b.state.libc.memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr())
+        with_core(|b| b.state.libc().memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr())
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        let _ = with_core(|b| b.state.libc.free(ptr));
+        let _ = with_core(|b| b.state.libc().free(ptr));
     }
 }
 

@@ -17,14 +17,14 @@ use neuron_hal::Hal;
 /// (under QEMU, where ISL is a RAM word, it starts at 0).
 pub fn set_stack_limit(isl: usize) {
     let _ = with_core(|b| {
-        b.state.hal.set_stack_limit(isl);
+        b.state.hal().set_stack_limit(isl);
         Ok(())
     });
 }
 
 /// The current stack-limit register.
 pub fn stack_limit() -> usize {
-    with_core(|b| Ok(b.state.hal.stack_limit())).unwrap_or(0)
+    with_core(|b| Ok(b.state.hal().stack_limit())).unwrap_or(0)
 }
 
 /// QEMU only: what the loader does before it starts an op: post the SoC
@@ -32,7 +32,7 @@ pub fn stack_limit() -> usize {
 #[cfg(feature = "qemu")]
 pub fn post_invocation(block: u64) {
     let _ = with_core(|b| {
-        b.state.hal.post_invocation(block);
+        b.state.hal().post_invocation(block);
         Ok(())
     });
 }

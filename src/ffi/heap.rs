@@ -17,7 +17,7 @@ pub unsafe extern "C" fn neuron_hbm_allocate(size: u32, out: *mut u64, align: u3
         if out.is_null() {
             return Err(Error::ForeignPointer);
         }
-        let a = b.state.hbm.allocate(size as u64, align as usize)?;
+        let a = b.state.hbm().allocate(size as u64, align as usize)?;
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write(a) };
         Ok(())
@@ -27,7 +27,7 @@ pub unsafe extern "C" fn neuron_hbm_allocate(size: u32, out: *mut u64, align: u3
 /// `neuron_hbm_deallocate(addr)`: 0, or -1 for a double or foreign free.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_hbm_deallocate(addr: u64) -> i32 {
-    status(with_core(|b| b.state.hbm.free(addr)))
+    status(with_core(|b| b.state.hbm().free(addr)))
 }
 
 /// `neuron_dataram_allocate(size, out, align)`: `size` bytes of data RAM,
@@ -41,7 +41,7 @@ pub unsafe extern "C" fn neuron_dataram_allocate(size: u32, out: *mut *mut c_voi
         if out.is_null() {
             return Err(Error::ForeignPointer);
         }
-        let p = b.state.dataram.allocate(size as usize, align as usize)?;
+        let p = b.state.dataram().allocate(size as usize, align as usize)?;
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write(p.as_ptr().cast()) };
         Ok(())
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn neuron_dataram_allocate(size: u32, out: *mut *mut c_voi
 /// `neuron_dataram_deallocate(p)`: 0, or -1 for a double or foreign free.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
-    status(with_core(|b| b.state.dataram.free(p.cast())))
+    status(with_core(|b| b.state.dataram().free(p.cast())))
 }
 
 /// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM

@@ -204,8 +204,8 @@ pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe ext
 fn decide(need: u32) -> Result<Option<neuron_runtime::stack::HbmStack>, Error> {
     with_core(|b| {
         b.state.init_prologue();
-        let sp = neuron_hal::Hal::stack_pointer(&b.state.hal);
-        let isl = neuron_hal::Hal::stack_limit(&b.state.hal);
+        let sp = neuron_hal::Hal::stack_pointer(b.state.hal());
+        let isl = neuron_hal::Hal::stack_limit(b.state.hal());
         let p = plan(sp, isl, need)?;
         match p {
             StackPlan::Current => Ok(None),

@@ -29,5 +29,5 @@ pub unsafe extern "C" fn neuron_print(text: *const c_char, n: usize) {
 /// (the ring is emptied). 0 or -1.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_set_printf_ring_size(bytes: u32) -> i32 {
-    status(with_core(|b| b.state.printf.set_size(&mut b.state.libc, bytes as usize)))
+    status(with_core(|b| b.state.set_printf_size(bytes as usize)))
 }

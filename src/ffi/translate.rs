@@ -2,14 +2,12 @@
 
 use crate::current::with_core;
 use core::ffi::c_void;
-use neuron_runtime::translate::{SBUF_RECORD, SCRATCH_RECORD};
-use neuron_runtime::Translator;
 
 /// `neuron_translate_ctx`: the calling core's translation context, the
 /// value every `Q7PtrType.ctx` holds. Null if no core is bound.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
-    with_core(|b| Ok(core::ptr::addr_of_mut!(b.state.translator.ctx).cast::<c_void>())).unwrap_or(core::ptr::null_mut())
+    with_core(|b| Ok(b.state.translate_ctx().cast::<c_void>())).unwrap_or(core::ptr::null_mut())
 }
 
 /// `neuron_translate(ctx, addr)`: the pointer through which this core
@@ -36,20 +34,5 @@ pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
 /// pointer. Nothing is recorded: "no" is an answer, not an error.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate_pinned(ctx: *mut c_void, addr: u64, bytes: u64) -> *mut c_void {
-    with_core(|b| {
-        let t = &b.state.translator;
-        let last = match bytes.checked_sub(1).and_then(|n| addr.checked_add(n)) {
-            Some(l) if ctx == core::ptr::addr_of!(t.ctx).cast_mut().cast::<c_void>() => l,
-            _ => return Ok(core::ptr::null_mut()),
-        };
-        let (Some((i, p)), Some((j, _))) = (t.ctx.lookup_all(addr), t.ctx.lookup_all(last)) else {
-            return Ok(core::ptr::null_mut());
-        };
-        let pinned = i == j && matches!(i, SBUF_RECORD | SCRATCH_RECORD);
-        if !pinned || Translator::past_sbuf(&t.ctx, &b.state.hal, i, last) {
-            return Ok(core::ptr::null_mut());
-        }
-        Ok(p.cast::<c_void>())
-    })
-    .unwrap_or(core::ptr::null_mut())
+    with_core(|b| Ok(b.state.translate_pinned(ctx.cast(), addr, bytes).map_or(core::ptr::null_mut(), |p| p.cast::<c_void>()))).unwrap_or(core::ptr::null_mut())
 }

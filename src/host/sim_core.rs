@@ -31,7 +31,7 @@ impl SimCore {
 
     /// The mock hardware of this core.
     pub fn hal(&self) -> &MockCore {
-        &self.bound.get().state.hal
+        self.bound.get().state.hal()
     }
 
     /// First marshalling failure of the last invocation (0: none).
@@ -62,11 +62,7 @@ impl SimCore {
         b.last_error = 0;
         b.invocation_status = 0;
         b.cpu_queried = false;
-        b.state.translator.stats = Default::default();
-        b.state.translator.thrash = neuron_runtime::thrash::ThrashStats::new();
-        b.state.hbm.restart_stats();
-        b.state.dataram.restart_stats();
-        b.state.libc.restart_stats();
+        b.state.restart_stats();
     }
 
     /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()` since
@@ -80,7 +76,7 @@ impl SimCore {
 /// and tools that need the simulated hardware, e.g. to set ISL).
 pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
     let _ = crate::current::with_core(|b| {
-        f(&b.state.hal);
+        f(b.state.hal());
         Ok(())
     });
 }

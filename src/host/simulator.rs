@@ -639,26 +639,26 @@ fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
         errors_dropped,
         errors_handled,
         unhandled_error,
-        args_read: st.args.last_reads(),
+        args_read: st.args().last_reads(),
         cpu_queried,
-        translate: st.translator.stats,
+        translate: *st.translator().stats(),
         window_programs: now.window_programs - before.window_programs,
         dma_in: now.dma_in - before.dma_in,
         dma_out: now.dma_out - before.dma_out,
-        hbm: st.hbm.stats(),
-        dataram: st.dataram.stats(),
-        libc: st.libc.stats(),
+        hbm: st.hbm().stats(),
+        dataram: st.dataram().stats(),
+        libc: st.libc().stats(),
         stack_high_water: 0,
         printf: String::new(),
         printf_lost: 0,
-        thrash_warning: super::diagnostics::thrash_warning(cpu, &st.translator.thrash),
+        thrash_warning: super::diagnostics::thrash_warning(cpu, st.translator().thrash()),
     }
     .with_printf(st)
 }
 
 impl CoreReport {
     fn with_printf(mut self, st: &mut neuron_runtime::CoreState<neuron_hal_mock::MockCore>) -> Self {
-        (self.printf, self.printf_lost) = super::diagnostics::drain_printf(&mut st.printf);
+        (self.printf, self.printf_lost) = super::diagnostics::drain_printf(st.printf_ring());
         self
     }
 }

@@ -46,7 +46,7 @@ fn tensor(soc: &Arc<MockSoc>, c: &mut SimCore, k: u64) -> Tensor {
 }
 
 fn stats(c: &mut SimCore) -> TranslateStats {
-    c.state().translator.stats
+    *c.state().translator().stats()
 }
 
 fn hits(c: &mut SimCore) -> u64 {
@@ -125,11 +125,11 @@ fn another_binding_sends_the_access_to_the_full_path() {
 /// The bound core's translate hit count, read through the C surface's
 /// state (inside a binding, where `SimCore::state` is not reachable).
 fn hits_bound() -> u64 {
-    crate::current::with_core(|b| Ok(b.state.translator.stats.hits.iter().sum())).expect("bound")
+    crate::current::with_core(|b| Ok(b.state.translator().stats().hits.iter().sum())).expect("bound")
 }
 
 fn misses_bound() -> u64 {
-    crate::current::with_core(|b| Ok(b.state.translator.stats.misses.iter().sum())).expect("bound")
+    crate::current::with_core(|b| Ok(b.state.translator().stats().misses.iter().sum())).expect("bound")
 }
 
 /// Three other regions installed round-robin over the three dynamic
@@ -175,9 +175,9 @@ fn a_held_state_sends_the_access_to_the_full_path() {
         assert_eq!(acc.get([1]), Ok(value(0, 1)));
         let h = hits_bound();
         let r = crate::current::with_core(|b| {
-            let before = b.state.translator.stats;
+            let before = b.state.translator().stats();
             let got = (acc.get([2]), acc.set([2], 7));
-            assert_eq!(b.state.translator.stats, before, "nothing counted through the held state");
+            assert_eq!(b.state.translator().stats(), before, "nothing counted through the held state");
             Ok(got)
         });
         assert_eq!(r, Ok((Err(Error::Reentered), Err(Error::Reentered))));

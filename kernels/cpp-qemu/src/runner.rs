@@ -74,7 +74,7 @@ fn launcher(name: &[u8]) -> (Option<OpFn>, i32) {
 /// Prints this core's flushed printf entries, one line each.
 fn print_ring(cpu: u32) {
     neuroncustomop::device::with_state(|s| {
-        let d = s.printf.drain(|entry| {
+        let d = s.printf_ring().drain(|entry| {
             let text = core::str::from_utf8(entry).unwrap_or("<not UTF-8>");
             for line in text.split('\n').filter(|l| !l.is_empty()) {
                 // One write per line, prefix included (the board's console

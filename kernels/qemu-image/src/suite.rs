@@ -255,7 +255,7 @@ fn libc_heap(cpu: u32) -> TestResult {
 }
 
 fn window_reg(i: usize) -> u64 {
-    neuroncustomop::device::with_state(|s| s.hal.read_window_register(QEMU.dynamic_windows[i].register)).unwrap_or(u64::MAX)
+    neuroncustomop::device::with_state(|s| s.hal().read_window_register(QEMU.dynamic_windows[i].register)).unwrap_or(u64::MAX)
 }
 
 fn translate() -> TestResult {
@@ -344,7 +344,7 @@ unsafe extern "C" fn launch_deep() -> i32 {
 }
 
 fn hbm_in_use() -> u64 {
-    neuroncustomop::device::with_state(|s| s.hbm.stats().in_use).unwrap_or(u64::MAX)
+    neuroncustomop::device::with_state(|s| s.hbm().stats().in_use).unwrap_or(u64::MAX)
 }
 
 /// Runs a launcher through the register check with a canary on this

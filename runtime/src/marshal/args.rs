@@ -17,7 +17,6 @@ use crate::core_state::CoreState;
 use crate::dma::BLOCK_OFFSET;
 use crate::error::{Error, Result};
 use crate::memcpy::MemcpyMethod;
-use core::ptr::addr_of_mut;
 use neuron_hal::{DmaDirection, Hal};
 
 /// Where `setup` finds the invocation block.
@@ -171,10 +170,6 @@ fn decode(dtype: Dtype, b: [u8; 8]) -> ScalarValue {
 }
 
 impl<H: Hal> CoreState<H> {
-    fn ctx_ptr(&mut self) -> *mut crate::translate::TranslationCtx {
-        addr_of_mut!(self.translator.ctx)
-    }
-
     /// `customop_setup(has_return)`: drains and re-arms the DMA queue,
     /// clears the output flags and binds the invocation block. On error
     /// nothing is bound.
@@ -324,7 +319,7 @@ impl<H: Hal> CoreState<H> {
     /// tensor-sized temporaries on the device's stack.
     pub fn next_tensor_into(&mut self, out: &mut TensorView) -> Result<()> {
         let (argc, i) = self.peek_arg_index(ArgKind::Tensor)?;
-        let ctx = self.ctx_ptr();
+        let ctx = self.translate_ctx();
         parse_view(self.desc_words(argc, i), self.hal.platform(), ctx, out)?;
         self.args.cursor += 1;
         Ok(())
@@ -387,7 +382,7 @@ impl<H: Hal> CoreState<H> {
     /// place; a later `return_tensor` copies nothing.
     pub fn get_dst_tensor(&mut self) -> Result<TensorView> {
         let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
-        let ctx = self.ctx_ptr();
+        let ctx = self.translate_ctx();
         let mut t = TensorView::ZERO;
         parse_view(self.desc_words(argc, argc), self.hal.platform(), ctx, &mut t)?;
         self.args.claimed = true;

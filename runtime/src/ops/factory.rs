@@ -6,7 +6,6 @@ use crate::error::{Error, Result};
 use crate::marshal::descriptor::TensorDesc;
 use crate::marshal::dtype::Dtype;
 use crate::marshal::tensor::{TensorView, MAX_DIMS};
-use core::ptr::addr_of_mut;
 use neuron_hal::Hal;
 
 impl<H: Hal> CoreState<H> {
@@ -37,7 +36,7 @@ impl<H: Hal> CoreState<H> {
             buffer_bytes: nbytes,
             addr,
         };
-        let ctx = addr_of_mut!(self.translator.ctx);
+        let ctx = self.translate_ctx();
         Ok(TensorView::from_desc(&desc, ctx))
     }
 
