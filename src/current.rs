@@ -84,8 +84,25 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
     /// instead of reading `busy` and the translator.
     #[cfg(not(target_arch = "xtensa"))]
     open_generation: core::cell::Cell<u32>,
+    /// Host: the accessors' cached hits not yet in the translator's
+    /// counts, [`HIT_LANES`] per record (`record * HIT_LANES + lane`). One
+    /// counter per record made every cached element a read-modify-write
+    /// of the same word, a store-forwarding chain that was most of a
+    /// host element's time; the lanes (picked by the element's index) are
+    /// independent chains. Folded into the translator's counts whenever
+    /// the state is taken (an entry point, the owner's `get_mut`), so
+    /// every reader sees exact counts.
+    #[cfg(not(target_arch = "xtensa"))]
+    cached_hits: [core::cell::Cell<u64>; CACHED_HIT_CELLS],
     bound: core::cell::UnsafeCell<Bound<H>>,
 }
+
+/// Host: lanes of each record's cached-hit counter (see
+/// `CoreSlot::cached_hits`).
+#[cfg(not(target_arch = "xtensa"))]
+pub const HIT_LANES: usize = 4;
+#[cfg(not(target_arch = "xtensa"))]
+const CACHED_HIT_CELLS: usize = neuron_runtime::translate::RECORDS * HIT_LANES;
 
 impl<H: neuron_hal::Hal> CoreSlot<H> {
     /// A slot holding `bound`, not busy (host; the device builds its
@@ -97,6 +114,8 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             reentered: core::cell::Cell::new(false),
             #[cfg(not(target_arch = "xtensa"))]
             open_generation: core::cell::Cell::new(0),
+            #[cfg(not(target_arch = "xtensa"))]
+            cached_hits: [const { core::cell::Cell::new(0) }; CACHED_HIT_CELLS],
             bound: core::cell::UnsafeCell::new(bound),
         }
     }
@@ -116,6 +135,8 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             core::ptr::addr_of_mut!((*p).reentered).write(core::cell::Cell::new(false));
             #[cfg(not(target_arch = "xtensa"))]
             core::ptr::addr_of_mut!((*p).open_generation).write(core::cell::Cell::new(0));
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*p).cached_hits).write([const { core::cell::Cell::new(0) }; CACHED_HIT_CELLS]);
             let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
             CoreState::init_in_place(core::ptr::addr_of_mut!((*b).state), hal);
             core::ptr::addr_of_mut!((*b).last_error).write(0);
@@ -135,10 +156,14 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         }
     }
 
-    /// The state, through exclusive access to the slot (host: `SimCore`).
+    /// The state, through exclusive access to the slot (host: `SimCore`),
+    /// its counts exact (the cached hits folded in).
     #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub fn get_mut(&mut self) -> &mut Bound<H> {
-        self.bound.get_mut()
+        let b = self.bound.get_mut();
+        #[cfg(not(target_arch = "xtensa"))]
+        fold_cached_hits(&self.cached_hits, b);
+        b
     }
 
     /// The state, shared (host: `SimCore`).
@@ -422,6 +447,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     // SAFETY: `busy` was false and is now true: no other `&mut Bound` to
     // this slot exists, and none is formed until it is false again.
     let b = unsafe { &mut *slot.bound.get() };
+    #[cfg(not(target_arch = "xtensa"))]
+    fold_cached_hits(&slot.cached_hits, b);
     // No panic crosses the C ABI: one in the runtime becomes the abort
     // report (on the device the panic handler does this).
     #[cfg(not(target_arch = "xtensa"))]
@@ -449,6 +476,18 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
     slot.open_generation.set(b.state.translator().generation());
     slot.busy.set(false);
     r
+}
+
+/// Moves the accessors' cached hits of `lanes` into `b`'s translate
+/// counts (host): afterwards the counts are exact and the lanes zero.
+#[cfg(not(target_arch = "xtensa"))]
+fn fold_cached_hits<H: neuron_hal::Hal>(lanes: &[core::cell::Cell<u64>; CACHED_HIT_CELLS], b: &mut Bound<H>) {
+    for (record, lanes) in lanes.as_chunks::<HIT_LANES>().0.iter().enumerate() {
+        let n: u64 = lanes.iter().map(|c| c.take()).sum();
+        if n != 0 {
+            b.state.count_translate_hits(record, n);
+        }
+    }
 }
 
 #[cfg(all(test, not(target_arch = "xtensa")))]
@@ -505,7 +544,7 @@ mod tests {
         .unwrap();
         // SAFETY: `p` points to the live boxed slot, used by this thread
         // only; `rec` comes from `slot_range` (below `RECORDS`).
-        let hit = |g: u32, rec: usize| unsafe { slot_hit(p, g, rec) };
+        let hit = |g: u32, rec: usize| unsafe { slot_hit(p, g, record_lanes(p, rec), 1) };
         // SAFETY: as above.
         let range = |ctx: *const neuron_runtime::TranslationCtx| unsafe { slot_range(p, ctx, sbuf, sbuf + 255) };
         let (g, rec, _) = range(ctx).expect("SBUF maps the range");
@@ -527,7 +566,7 @@ mod tests {
         let (g2, rec2, _) = range(ctx).expect("refilled");
         assert_ne!(g2, g);
         assert!(hit(g2, rec2));
-        assert_eq!(slot.get().state.translator().stats().hits[rec], 4);
+        assert_eq!(slot.get_mut().state.translator().stats().hits[rec], 4, "the cached hits folded in");
         assert_eq!(slot.get().invocation_status, 2);
     }
 }
@@ -689,25 +728,27 @@ pub fn still_mapped(ctx: core::ptr::NonNull<neuron_runtime::TranslationCtx>, gen
 pub struct HostToken {
     epoch: u64,
     slot: *const CoreSlot<CoreHal>,
-    /// The record that maps the tensor (below `RECORDS`: checked at the
-    /// fill), whose hit counter a cached hit bumps.
-    record: usize,
+    /// The cached-hit lanes, in `slot`, of the record that maps the
+    /// tensor (below `RECORDS`: checked at the fill), which a cached hit
+    /// bumps.
+    lanes: *const core::cell::Cell<u64>,
     generation: u32,
 }
 
 #[cfg(not(target_arch = "xtensa"))]
 impl HostToken {
     /// A token that never matches (no epoch is 0).
-    pub const NONE: Self = Self { epoch: 0, slot: core::ptr::null(), record: 0, generation: 0 };
+    pub const NONE: Self = Self { epoch: 0, slot: core::ptr::null(), lanes: core::ptr::null(), generation: 0 };
 }
 
 /// The host's cached-pointer check (the device's is `still_mapped`):
 /// `t`'s binding unchanged, the state not held, the mapping generation
 /// unchanged; a cached hit counts as a hit on the token's record, as the
-/// translate it stands for would. No thread-local lookup.
+/// translate it stands for would (in the counter lane of the element's
+/// `index`). No thread-local lookup.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-pub fn token_hit(t: &HostToken) -> bool {
+pub fn token_hit(t: &HostToken, index: usize) -> bool {
     if host_binding::BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed) != t.epoch {
         return false;
     }
@@ -715,8 +756,9 @@ pub fn token_hit(t: &HostToken) -> bool {
     // fill's (every bind and unbind bumps it, and a thread sees its own
     // bumps): `t.slot` is the bound slot, live and used by this thread
     // only (as in `with_core`), bound since the fill read `t.generation`
-    // (not 0: a translator's) from it; `t.record` was checked there.
-    unsafe { slot_hit(t.slot, t.generation, t.record) }
+    // (not 0: a translator's) from it; `t.lanes` are its record's, taken
+    // there.
+    unsafe { slot_hit(t.slot, t.generation, t.lanes, index) }
 }
 
 /// The host's `open_range`: the calling thread's token for `ctx` and
@@ -736,40 +778,55 @@ pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
     // SAFETY: a non-null slot pointer stays valid while the core is bound
     // (as in `with_core`).
     let (generation, record, p) = unsafe { slot_range(slot, ctx, lo, hi)? };
-    Some((HostToken { epoch, slot, record, generation }, p))
+    // SAFETY: as above; `slot_range` checked `record < RECORDS`.
+    let lanes = unsafe { record_lanes(slot, record) };
+    Some((HostToken { epoch, slot, lanes, generation }, p))
+}
+
+/// The cached-hit lanes of `record` in the slot at `p`.
+///
+/// # Safety
+/// `p` points to a live slot and `record < RECORDS`.
+#[cfg(not(target_arch = "xtensa"))]
+unsafe fn record_lanes<H: neuron_hal::Hal>(p: *const CoreSlot<H>, record: usize) -> *const core::cell::Cell<u64> {
+    // SAFETY: the caller's contract: the place and the offset are within
+    // the slot's `cached_hits`.
+    unsafe { core::ptr::addr_of!((*p).cached_hits).cast::<core::cell::Cell<u64>>().add(record * HIT_LANES) }
 }
 
 /// [`token_hit`] past the binding check: whether no entry point holds
 /// `p`'s state and the mapping generation is still `generation` (one
-/// compare: `CoreSlot::open_generation`); if so, one hit counted on
-/// `record`. Generic over the HAL so the aliasing is checked under Miri
-/// on a fake core.
+/// compare: `CoreSlot::open_generation`); if so, one hit counted in lane
+/// `index % HIT_LANES` of `lanes`. Only the cells beside the guard are
+/// touched, never the state. Generic over the HAL so the aliasing is
+/// checked under Miri on a fake core.
 ///
 /// # Safety
 /// `p` points to a live slot that only this thread uses, bound to it
-/// since `generation` was read from it by [`slot_range`]; `record` is
-/// below `RECORDS`; `generation` is not 0.
+/// since `generation` was read from it by [`slot_range`]; `lanes` is
+/// [`record_lanes`] of `p` and a record below `RECORDS`; `generation` is
+/// not 0.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, record: usize) -> bool {
-    // SAFETY: the caller's contract. Only the `open_generation` cell is
-    // read through a shared reference (a `Cell` beside the guard). It is
-    // not 0 only while no entry point holds the state (`enter_slot` zeroes
-    // it right after setting `busy` and sets it right before clearing
-    // `busy`; a fill sets it only when `busy` is clear), and `generation`
-    // is not 0 (the fill's, a translator's): a match means no reference
-    // to the state is live, and that the mapping is the fill's (the
-    // translator's generation changes only inside an entry point, whose
-    // exit stores the new one, or with the core unbound, which the
-    // caller's epoch check catches). The counter is bumped through raw
-    // places, as in `translate_hit`; `record` is in bounds.
-    unsafe {
-        if (*p).open_generation.get() != generation {
-            return false;
-        }
-        let b = core::cell::UnsafeCell::raw_get(core::ptr::addr_of!((*p).bound));
-        neuron_runtime::Translator::count_hit_in_place(CoreState::translator_of(core::ptr::addr_of_mut!((*b).state)), record);
+unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, lanes: *const core::cell::Cell<u64>, index: usize) -> bool {
+    // SAFETY: the caller's contract: the slot is live and this thread's;
+    // a shared reference to it aliases no `&mut Bound` (the state sits in
+    // an `UnsafeCell`, as in `with_core`).
+    let s = unsafe { &*p };
+    // `open_generation` is not 0 only while no entry point holds the state
+    // (`enter_slot` zeroes it right after setting `busy` and sets it right
+    // before clearing `busy`; a fill sets it only when `busy` is clear),
+    // and `generation` is not 0 (the fill's, a translator's): a match
+    // means the mapping is the fill's (the translator's generation changes
+    // only inside an entry point, whose exit stores the new one, or with
+    // the core unbound, which the caller's epoch check catches).
+    if s.open_generation.get() != generation {
+        return false;
     }
+    // SAFETY: `lanes` starts `HIT_LANES` cells of the live slot (the
+    // caller's contract) and the lane is below `HIT_LANES`.
+    let c = unsafe { &*lanes.add(index % HIT_LANES) };
+    c.set(c.get().wrapping_add(1));
     true
 }
 

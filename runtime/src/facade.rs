@@ -66,6 +66,13 @@ impl<H: Hal> CoreState<H> {
         (pinned && !Translator::past_sbuf(t.ctx(), &self.hal, i, last)).then_some(p)
     }
 
+    /// Counts `n` translate hits on `record` that were made without the
+    /// state (the host accessors' cached hits, folded in when the state is
+    /// taken). A record past the last is not counted.
+    pub fn count_translate_hits(&mut self, record: usize, n: u64) {
+        self.translator.count_hits(record, n);
+    }
+
     /// Zeroes the translate counts and every heap's statistics (the
     /// simulator, at the start of a run); nothing else changes.
     pub fn restart_stats(&mut self) {

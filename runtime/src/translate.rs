@@ -421,6 +421,15 @@ impl Translator {
         self.thrash = crate::thrash::ThrashStats::new();
     }
 
+    /// Counts `n` hits on `record` (hits made in place and counted apart
+    /// until now; see `CoreState::count_translate_hits`). A record past
+    /// the last is not counted.
+    pub fn count_hits(&mut self, record: usize, n: u64) {
+        if let Some(h) = self.stats.hits.get_mut(record) {
+            *h += n;
+        }
+    }
+
     /// Counts a hit on `record` in place (the host's inline hit paths,
     /// which hold the translator only as a raw pointer; the accessor's
     /// leaf counts every element, so no bound test here).

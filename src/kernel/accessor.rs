@@ -77,7 +77,7 @@ impl<T: Element, M: Mode> ElemRef<'_, T, M> {
     /// Reads the element.
     #[inline(always)]
     pub fn get(&self) -> Result<T> {
-        match self.leaf.cached(self.off as usize) {
+        match self.leaf.cached::<T>(self.off as usize) {
             // SAFETY: `p` maps this element now (the leaf just checked
             // it) and is aligned (the accessor checked the storage's
             // alignment; offsets are multiples of the element size); no
@@ -92,7 +92,7 @@ impl<T: Element> ElemRef<'_, T, ReadWrite> {
     /// Writes the element.
     #[inline(always)]
     pub fn set(&self, v: T) -> Result<()> {
-        match self.leaf.cached(self.off as usize) {
+        match self.leaf.cached::<T>(self.off as usize) {
             Some(p) => {
                 // SAFETY: as in `get`.
                 unsafe { p.cast::<T>().write_volatile(v) };
@@ -212,7 +212,7 @@ impl<const N: usize> Registered<N> {
     #[inline(always)]
     fn get<T: Element>(&self, idx: [i64; N]) -> Result<T> {
         match self.layout.offset32(idx) {
-            Some(off) => match self.leaf.cached(off as usize) {
+            Some(off) => match self.leaf.cached::<T>(off as usize) {
                 // SAFETY: as in `ElemRef::get`.
                 Some(p) => Ok(unsafe { p.cast::<T>().read_volatile() }),
                 None => read_slow(&self.leaf, off as u64),
@@ -230,7 +230,7 @@ impl<const N: usize> Registered<N> {
     #[inline(always)]
     fn set<T: Element>(&self, idx: [i64; N], v: T) -> Result<()> {
         match self.layout.offset32(idx) {
-            Some(off) => match self.leaf.cached(off as usize) {
+            Some(off) => match self.leaf.cached::<T>(off as usize) {
                 Some(p) => {
                     // SAFETY: as in `ElemRef::get`.
                     unsafe { p.cast::<T>().write_volatile(v) };

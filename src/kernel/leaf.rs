@@ -68,16 +68,19 @@ impl Leaf {
         }
     }
 
-    /// The pointer of the element `off` bytes in (in bounds: the caller
-    /// checked it against the layout) when the cached base still maps the
-    /// tensor; valid until the next translate. `None`: take
+    /// The pointer of the `T` element `off` bytes in (in bounds: the
+    /// caller checked it against the layout) when the cached base still
+    /// maps the tensor; valid until the next translate. `None`: take
     /// [`Leaf::translate`].
     #[inline(always)]
-    pub(crate) fn cached(&self, off: usize) -> Option<*mut u8> {
+    // `T` picks the host's hit-counter lane; the device counts nothing here.
+    #[cfg_attr(target_arch = "xtensa", allow(clippy::extra_unused_type_parameters))]
+    pub(crate) fn cached<T>(&self, off: usize) -> Option<*mut u8> {
         #[cfg(target_arch = "xtensa")]
         let hit = crate::current::still_mapped(self.open.get(), self.generation.get(), self.record.get());
+        // The element's index picks the hit counter's lane (a shift).
         #[cfg(not(target_arch = "xtensa"))]
-        let hit = crate::current::token_hit(&self.token.get());
+        let hit = crate::current::token_hit(&self.token.get(), off / core::mem::size_of::<T>().max(1));
         if hit {
             Some(self.nx.get().wrapping_add(off))
         } else {
