@@ -154,6 +154,21 @@ fn kernel_api(c: &mut Criterion) {
 
     // Streams, bulk: the whole tensor into a slice by `read_into`, open to
     // close, vs `copy_from_slice` of the same bytes.
+    // The floor under every window read on the host: a bare `memmove` of
+    // the 16 KiB from the tensor's window pointer (no runtime call) vs the
+    // same between two `Vec`s. Read the stream and memcpy rows against it.
+    let mut g = c.benchmark_group("window_memmove_16k");
+    g.throughput(Throughput::Bytes((KN * 4) as u64));
+    let mut dst = vec![0f32; KN];
+    let src = core.enter(|| neuroncustomop::kernel::translate(t_in.view().storage)).unwrap().cast::<f32>().cast_const();
+    g.bench_function("ours", |b| {
+        // SAFETY: `src` shows the tensor's KN f32 (one record maps the
+        // whole tensor; no translate runs meanwhile), `dst` holds KN.
+        b.iter(|| unsafe { core::ptr::copy_nonoverlapping(black_box(src), dst.as_mut_ptr(), KN) })
+    });
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.finish();
+
     let mut g = c.benchmark_group("stream_read");
     g.throughput(Throughput::Bytes((KN * 4) as u64));
     core.enter(|| {

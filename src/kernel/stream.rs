@@ -11,14 +11,14 @@ use neuron_runtime::marshal::tensor::TensorView;
 // The runtime's stream functions, called directly (the C exports are a
 // shell over the same ones).
 
-fn open<T: Element>(view: &TensorView, mode: StreamMode) -> Result<NeuronStream> {
-    with_core(|b| b.state.stream_open(view, T::DTYPE.code(), size_of::<T>() as u8, mode))
-}
-
-/// The buffer of an open, buffered stream (null otherwise), read or
-/// filled in place.
-fn stream_buffer(s: &NeuronStream) -> *mut u8 {
-    with_core(|b| Ok(b.state.stream_buffer_of(s))).ok().flatten().unwrap_or(core::ptr::null_mut())
+/// Opens a stream and returns it with its buffer (null when unbuffered),
+/// which the wrapper reads or fills in place: one entry point.
+fn open<T: Element>(view: &TensorView, mode: StreamMode) -> Result<(NeuronStream, *mut u8)> {
+    with_core(|b| {
+        let s = b.state.stream_open(view, T::DTYPE.code(), size_of::<T>() as u8, mode)?;
+        let buf = b.state.stream_buffer_of(&s).unwrap_or(core::ptr::null_mut());
+        Ok((s, buf))
+    })
 }
 
 fn close(s: &mut NeuronStream) -> Result<()> {
@@ -36,8 +36,8 @@ pub struct ReadStream<T> {
 
 impl<T: Element> ReadStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        let s = open::<T>(view, StreamMode::Read)?;
-        Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
+        let (s, buf) = open::<T>(view, StreamMode::Read)?;
+        Ok(Self { buf, s, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -113,8 +113,8 @@ pub struct WriteStream<T> {
 
 impl<T: Element> WriteStream<T> {
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
-        let s = open::<T>(view, StreamMode::Write)?;
-        Ok(Self { buf: stream_buffer(&s), s, _t: PhantomData })
+        let (s, buf) = open::<T>(view, StreamMode::Write)?;
+        Ok(Self { buf, s, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
