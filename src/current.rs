@@ -166,7 +166,9 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         b
     }
 
-    /// The state, shared (host: `SimCore`).
+    /// The state, shared (host: `SimCore`). Its translate hit counts may
+    /// lack the accessors' cached hits not yet folded in: read counts
+    /// through [`CoreSlot::get_mut`] or an entry point.
     #[cfg_attr(target_arch = "xtensa", allow(dead_code))]
     pub fn get(&self) -> &Bound<H> {
         debug_assert!(!self.busy.get(), "core slot read while an entry point holds it");

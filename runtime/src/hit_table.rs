@@ -18,16 +18,17 @@
 //! hbm_scratch both start at a 4 GiB boundary; with the low word's top
 //! byte alone their first granules would share a slot). Only addresses
 //! below [`HIT_HI_LIMIT`] `<< 32` use the table (every platform's SBUF and
-//! HBM do, const-asserted); a larger high word, and every empty slot's
-//! tag, is at or above the limit, so neither ever hits.
+//! HBM do, const-asserted). A larger high word either indexes past the
+//! table or, wrapping, meets only tags below the limit or the empty tag
+//! (2³¹), so neither it nor an empty slot ever hits.
 
 use neuron_hal::platform::{DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE, Q7, QEMU};
 use static_assertions::const_assert;
 
 /// Address high words the table serves: below 256, so that an index
-/// (low word's top byte + high word) stays below [`HIT_SLOTS`] and the
-/// limit test is one `bgeui` on Xtensa (256 is one of its branch
-/// immediates).
+/// (low word's top byte + high word) stays below [`HIT_SLOTS`]. The hit
+/// has no limit test of its own: the slot lookup's bound test (`movi` +
+/// `bltu` on Xtensa) refuses every larger high word.
 pub const HIT_HI_LIMIT: u32 = 256;
 /// Slots: every index `top + hi` with `top < 256` and `hi < 256`.
 pub const HIT_SLOTS: usize = 2 * HIT_HI_LIMIT as usize - 1;

@@ -215,13 +215,17 @@ impl TranslationCtx {
 
     /// Installs the region of `addr` in the round-robin victim among the
     /// dynamic records and reprograms its window, fenced on both sides.
-    /// Returns the record used. `addr` must be mappable (checked by the
-    /// caller).
-    fn install<H: Hal>(&mut self, hal: &H, addr: u64) -> usize {
+    /// Returns the record used and the region it showed before (`None`:
+    /// it was empty). `addr` must be mappable (checked by the caller).
+    // Inline: the caller indexes with the victim, which is then known to
+    // be a record (no bounds-check panic is linked).
+    #[inline(always)]
+    fn install<H: Hal>(&mut self, hal: &H, addr: u64) -> (usize, Option<u64>) {
         let victim = (self.next_alloc % DYNAMIC_WINDOWS as u8) as usize;
         self.next_alloc = (victim as u8 + 1) % DYNAMIC_WINDOWS as u8;
         self.last_installed = victim as u8;
         let r = &mut self.records[victim];
+        let evicted = (r.ptr != EMPTY_TAG).then_some(r.ptr);
         r.ptr = addr & r.mask;
         hal.memw();
         // The window by its index, not by the context's `reg_location`
@@ -230,7 +234,7 @@ impl TranslationCtx {
             hal.write_window_register(w, r.ptr);
         }
         hal.memw();
-        victim
+        (victim, evicted)
     }
 }
 
@@ -587,13 +591,11 @@ impl Translator {
             }
             return Err(Error::AddressUnmapped);
         }
-        let victim = (self.ctx.next_alloc % DYNAMIC_WINDOWS as u8) as usize;
-        let evicted = self.ctx.records.get(victim).map(|r| r.ptr).filter(|&o| o != EMPTY_TAG);
+        let (victim, evicted) = self.ctx.install(hal, addr);
         // The granule the victim showed leaves the hit table with it.
         if let Some(old) = evicted {
             self.hits.remove(old);
         }
-        let victim = self.ctx.install(hal, addr);
         self.fill(p, victim, addr);
         self.generation = next_generation(self.generation);
         #[cfg(feature = "stats")]
