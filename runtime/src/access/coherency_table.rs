@@ -15,6 +15,9 @@ pub const DEFAULT_TRACKED_TENSORS: usize = 32;
 pub struct CoherencyTable<const N: usize = DEFAULT_TRACKED_TENSORS> {
     keys: [u64; N],
     entries: [CoherencyEnforcer; N],
+    /// Keys at and past this index are all empty: a kernel tracks a few
+    /// tensors, so lookups scan those, not all `N`.
+    used: usize,
 }
 
 impl<const N: usize> Default for CoherencyTable<N> {
@@ -26,29 +29,46 @@ impl<const N: usize> Default for CoherencyTable<N> {
 impl<const N: usize> CoherencyTable<N> {
     /// Empty.
     pub const fn new() -> Self {
-        Self { keys: [0; N], entries: [CoherencyEnforcer::new(); N] }
+        Self { keys: [0; N], entries: [CoherencyEnforcer::new(); N], used: 0 }
+    }
+
+    /// The keys that may be in use.
+    fn live_keys(&self) -> &[u64] {
+        self.keys.get(..self.used).unwrap_or(&self.keys)
     }
 
     fn find(&self, addr: u64) -> Option<usize> {
         if addr == 0 {
             return None;
         }
-        self.keys.iter().position(|k| *k == addr)
+        self.live_keys().iter().position(|k| *k == addr)
     }
 
+    /// One pass: the key's slot, else the first empty one (taken).
     fn find_or_insert(&mut self, addr: u64) -> Result<usize> {
         if addr == 0 {
             return Err(Error::NullStorage);
         }
-        if let Some(i) = self.find(addr) {
-            return Ok(i);
+        let mut free = None;
+        for (i, k) in self.live_keys().iter().enumerate() {
+            if *k == addr {
+                return Ok(i);
+            }
+            if *k == 0 && free.is_none() {
+                free = Some(i);
+            }
         }
-        let i = self.keys.iter().position(|k| *k == 0).ok_or(Error::CoherencyTableFull)?;
-        // `i` is a position in `keys`, and `entries` has as many slots.
+        let i = match free {
+            Some(i) => i,
+            None if self.used < N => self.used,
+            None => return Err(Error::CoherencyTableFull),
+        };
+        // `i` is below `N`, and `entries` has as many slots as `keys`.
         if let (Some(k), Some(e)) = (self.keys.get_mut(i), self.entries.get_mut(i)) {
             *k = addr;
             *e = CoherencyEnforcer::new();
         }
+        self.used = self.used.max(i + 1);
         Ok(i)
     }
 
@@ -56,6 +76,9 @@ impl<const N: usize> CoherencyTable<N> {
         let (Some(e), Some(k)) = (self.entries.get(i), self.keys.get_mut(i)) else { return };
         if e.is_idle() && e.policy() == CoherencePolicy::Coherent {
             *k = 0;
+            while self.used > 0 && self.keys.get(self.used - 1) == Some(&0) {
+                self.used -= 1;
+            }
         }
     }
 
@@ -107,7 +130,7 @@ impl<const N: usize> CoherencyTable<N> {
 
     /// Entries in use.
     pub fn len(&self) -> usize {
-        self.keys.iter().filter(|k| **k != 0).count()
+        self.live_keys().iter().filter(|k| **k != 0).count()
     }
 
     /// Whether no entry is in use.
