@@ -254,6 +254,9 @@ pub(crate) fn build_xtensa(args: &[String]) -> Result {
     run(&mut xtensa_cargo("build", &args))
 }
 
+/// Device builds' optimisation: for size (the runtime footprint budget).
+const DEVICE_OPT_LEVEL: &str = "s";
+
 /// `cargo +nightly SUB` for the Xtensa target (`build`, `clippy`), with
 /// `args` after the target selection.
 pub(crate) fn xtensa_cargo(sub: &str, args: &[String]) -> Command {
@@ -266,6 +269,9 @@ pub(crate) fn xtensa_cargo(sub: &str, args: &[String]) -> Command {
         .arg(root.join("xtensa-target.json"))
         .arg("--target-dir")
         .arg(xtensa_dir())
+        // The device image is sized, not the host's (Cargo.toml's release
+        // profile is the host's, opt-level 3).
+        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", DEVICE_OPT_LEVEL)
         .args(args);
     if let Ok(f) = std::env::var("XTASK_XTENSA_RUSTFLAGS") {
         cmd.env("RUSTFLAGS", f);
