@@ -78,6 +78,8 @@ fn heaps(c: &mut Criterion) {
 
 /// Elements per kernel-API benchmark (16 KiB of f32).
 const KN: usize = 4096;
+/// f32 in a 4 KiB page.
+const PAGE_F32: usize = 1024;
 
 /// A simulated core (runtime initialised) and a 1-D f32 tensor of `KN`
 /// elements at `DATA` (a dynamic window, so the first access misses).
@@ -154,34 +156,73 @@ fn kernel_api(c: &mut Criterion) {
 
     // Streams, bulk: the whole tensor into a slice by `read_into`, open to
     // close, vs `copy_from_slice` of the same bytes.
+    // glibc's `memmove` of these 16 KiB takes 90-290 ns on the same
+    // machine depending on where source and destination sit (their
+    // offsets within a cache line and a page), so both sides of these rows
+    // write the same destination and the native source sits at the window
+    // pointer's page offset: the rows compare the same copy, not two
+    // placements by the allocator.
+    let src = core.enter(|| neuroncustomop::kernel::translate(t_in.view().storage)).unwrap().cast::<f32>().cast_const();
+    let mut backing = vec![0f32; KN + PAGE_F32];
+    let native_src = {
+        let want = (src as usize % 4096) / 4;
+        let have = (backing.as_ptr() as usize % 4096) / 4;
+        let off = (want + PAGE_F32 - have) % PAGE_F32;
+        let s = &mut backing[off..off + KN];
+        s.copy_from_slice(&host);
+        &*s
+    };
+    assert_eq!(native_src.as_ptr() as usize % 4096, src as usize % 4096);
     // The floor under every window read on the host: a bare `memmove` of
-    // the 16 KiB from the tensor's window pointer (no runtime call) vs the
-    // same between two `Vec`s. Read the stream and memcpy rows against it.
+    // the 16 KiB from the tensor's window pointer (no runtime call). Read
+    // the stream and memcpy rows against it.
     let mut g = c.benchmark_group("window_memmove_16k");
     g.throughput(Throughput::Bytes((KN * 4) as u64));
-    let mut dst = vec![0f32; KN];
-    let src = core.enter(|| neuroncustomop::kernel::translate(t_in.view().storage)).unwrap().cast::<f32>().cast_const();
     g.bench_function("ours", |b| {
         // SAFETY: `src` shows the tensor's KN f32 (one record maps the
-        // whole tensor; no translate runs meanwhile), `dst` holds KN.
-        b.iter(|| unsafe { core::ptr::copy_nonoverlapping(black_box(src), dst.as_mut_ptr(), KN) })
+        // whole tensor; no translate runs meanwhile), `host_out` holds KN.
+        b.iter(|| unsafe { core::ptr::copy_nonoverlapping(black_box(src), host_out.as_mut_ptr(), KN) })
     });
-    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(native_src))));
     g.finish();
 
     let mut g = c.benchmark_group("stream_read");
     g.throughput(Throughput::Bytes((KN * 4) as u64));
     core.enter(|| {
-        let mut dst = vec![0f32; KN];
         g.bench_function("ours", |b| {
             b.iter(|| {
                 let mut st = t_in.read_stream_accessor::<f32>().unwrap();
-                assert_eq!(st.read_into(black_box(&mut dst[..])).unwrap(), KN);
+                assert_eq!(st.read_into(black_box(&mut host_out[..])).unwrap(), KN);
                 st.close().unwrap();
             })
         });
     });
-    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
+    g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(native_src))));
+    g.finish();
+
+    // One entry point of the Rust kernel API (`cpu_id`: the re-entry guard,
+    // the cached-hit fold, the panic catch, the error bookkeeping).
+    let mut g = c.benchmark_group("entry_point");
+    core.enter(|| {
+        g.bench_function("ours", |b| b.iter(neuroncustomop::kernel::cpu_id));
+    });
+    g.bench_function("native", |b| b.iter(|| black_box(0u32)));
+    g.finish();
+
+    // The stream's fixed cost: open, a one-element `read_into`, close
+    // (three entry points, the coherency registration, the pool slot).
+    let mut g = c.benchmark_group("stream_open_close");
+    core.enter(|| {
+        let mut dst = [0f32; 1];
+        g.bench_function("ours", |b| {
+            b.iter(|| {
+                let mut st = t_in.read_stream_accessor::<f32>().unwrap();
+                assert_eq!(st.read_into(black_box(&mut dst[..])).unwrap(), 1);
+                st.close().unwrap();
+            })
+        });
+    });
+    g.bench_function("native", |b| b.iter(|| host_out[..1].copy_from_slice(black_box(&host[..1]))));
     g.finish();
 
     // Streams, per element: the whole tensor, element by element, open to

@@ -18,7 +18,15 @@ pub const MAX_STREAM_BUFFERS: u32 = 16;
 pub struct StreamPool {
     pool_bytes: u32,
     buffer_bytes: u32,
+    /// One bit per buffer of the geometry (set at `configure`, so taking
+    /// and giving back a slot divide nothing: no divider call on the Q7).
+    all: u16,
     in_use: u16,
+}
+
+/// The slot mask of `n` buffers (`n <= MAX_STREAM_BUFFERS`).
+const fn mask_of(n: u32) -> u16 {
+    ((1u32 << n) - 1) as u16
 }
 
 impl Default for StreamPool {
@@ -30,7 +38,12 @@ impl Default for StreamPool {
 impl StreamPool {
     /// The default geometry, nothing taken.
     pub const fn new() -> Self {
-        Self { pool_bytes: DEFAULT_STREAM_POOL_BYTES, buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES, in_use: 0 }
+        Self {
+            pool_bytes: DEFAULT_STREAM_POOL_BYTES,
+            buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES,
+            all: mask_of(DEFAULT_STREAM_POOL_BYTES / DEFAULT_STREAM_BUFFER_BYTES),
+            in_use: 0,
+        }
     }
 
     /// Bytes of the whole pool.
@@ -45,7 +58,7 @@ impl StreamPool {
 
     /// Buffers in the pool.
     pub fn buffers(&self) -> u32 {
-        self.pool_bytes / self.buffer_bytes
+        self.all.count_ones()
     }
 
     /// Buffers taken.
@@ -66,22 +79,28 @@ impl StreamPool {
         }
         self.pool_bytes = pool_bytes;
         self.buffer_bytes = buffer_bytes;
+        self.all = mask_of(pool_bytes / buffer_bytes);
         Ok(())
     }
 
     /// Takes a free buffer: its slot, or `None` when all are taken.
     pub fn acquire(&mut self) -> Option<u32> {
-        let slot = (0..self.buffers()).find(|s| self.in_use & (1 << s) == 0)?;
+        let free = self.all & !self.in_use;
+        if free == 0 {
+            return None;
+        }
+        let slot = free.trailing_zeros();
         self.in_use |= 1 << slot;
         Some(slot)
     }
 
     /// Gives a buffer back.
     pub fn release(&mut self, slot: u32) -> Result<()> {
-        if slot >= self.buffers() || self.in_use & (1 << slot) == 0 {
+        let bit = 1u16.checked_shl(slot).unwrap_or(0);
+        if bit == 0 || self.in_use & bit == 0 {
             return Err(Error::AccessorNotRegistered);
         }
-        self.in_use &= !(1 << slot);
+        self.in_use &= !bit;
         Ok(())
     }
 
@@ -119,5 +138,13 @@ mod tests {
         assert_eq!(p.acquire(), None, "no buffers: per element");
         p.configure(8192, 1024).unwrap();
         assert_eq!(p.buffers(), 8);
+        let taken: std::vec::Vec<u32> = core::iter::from_fn(|| p.acquire()).collect();
+        assert_eq!(taken, (0..8).collect::<std::vec::Vec<_>>(), "eight slots, lowest first");
+        for bad in [8, 15, 16, 40, u32::MAX] {
+            assert_eq!(p.release(bad), Err(Error::AccessorNotRegistered), "slot {bad}");
+        }
+        p.release(7).unwrap();
+        assert_eq!(p.taken(), 7);
+        assert_eq!(p.acquire(), Some(7));
     }
 }
