@@ -61,6 +61,7 @@ mod host_panic {
         static PLACE: RefCell<Option<(String, u32)>> = const { RefCell::new(None) };
     }
 
+    #[inline]
     fn install_hook() {
         static ONCE: std::sync::Once = std::sync::Once::new();
         ONCE.call_once(|| {

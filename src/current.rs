@@ -222,6 +222,7 @@ mod host_binding {
         r
     }
 
+    #[inline]
     pub fn current() -> *mut CoreSlot<CoreHal> {
         CURRENT.with(Cell::get)
     }

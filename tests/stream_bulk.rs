@@ -156,4 +156,19 @@ fn bad_input_is_an_error() {
     let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
     assert_eq!(s.stream_read_into(&mut w, &mut out[..8]), Err(Error::StreamClosed));
     s.stream_close(&mut w).unwrap();
+    // The state is the caller's (a C struct): an element size it broke
+    // after the open is refused, whatever the slice's length; so is one
+    // that is no dtype's at the open.
+    let mut st = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Read).unwrap();
+    let mut out = [0u8; 48];
+    for bad in [0u8, 3, 6, 12, 255] {
+        st.elem_size = bad;
+        assert_eq!(s.stream_read_into(&mut st, &mut out), Err(Error::ElementTypeMismatch), "elem_size {bad}");
+        assert_eq!(st.pos, 0);
+    }
+    st.elem_size = 4;
+    s.stream_close(&mut st).unwrap();
+    let mut odd = view;
+    odd.elem_size = 3;
+    assert_eq!(s.stream_open(&odd, Dtype::Fp32.code(), 3, StreamMode::Read), Err(Error::ElementTypeMismatch));
 }

@@ -74,6 +74,7 @@ impl MockCore {
 }
 
 impl Hal for MockCore {
+    #[inline]
     fn platform(&self) -> &Platform {
         self.soc.platform()
     }

@@ -455,6 +455,7 @@ impl Translator {
 
     /// The mapping generation (see the field): changes whenever a record
     /// may show different memory.
+    #[inline]
     pub fn generation(&self) -> u32 {
         self.generation
     }

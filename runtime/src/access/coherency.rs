@@ -117,6 +117,7 @@ impl CoherencyEnforcer {
     }
 
     /// The policy.
+    #[inline]
     pub fn policy(&self) -> CoherencePolicy {
         CoherencePolicy::from_u32(self.policy as u32).unwrap_or_default()
     }
@@ -127,12 +128,14 @@ impl CoherencyEnforcer {
     }
 
     /// Whether no accessor is live.
+    #[inline]
     pub fn is_idle(&self) -> bool {
         self.readers == 0 && self.writers == 0 && self.unbuffered == 0
     }
 
     /// Whether an accessor of `kind` would break the rules given the live
     /// ones.
+    #[inline]
     pub fn conflicts(&self, kind: AccessorKind) -> bool {
         match kind {
             AccessorKind::BufferedReader => self.writers > 0 || self.unbuffered > 0,
@@ -153,6 +156,7 @@ impl CoherencyEnforcer {
 
     /// An accessor of `kind` is created. Refused (nothing changes) when it
     /// conflicts under `COHERENT`; otherwise counted.
+    #[inline]
     pub fn register(&mut self, kind: AccessorKind) -> Result<Admission> {
         let verdict = match (self.conflicts(kind), self.policy()) {
             (false, _) => Admission::Clean,
@@ -167,6 +171,7 @@ impl CoherencyEnforcer {
     }
 
     /// An accessor of `kind` is dropped.
+    #[inline]
     pub fn release(&mut self, kind: AccessorKind) -> Result<()> {
         match self.counter(kind) {
             None => Ok(()),

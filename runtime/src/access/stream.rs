@@ -86,7 +86,9 @@ impl<H: Hal> CoreState<H> {
         if t.storage.addr == 0 {
             return Err(Error::NullStorage);
         }
-        if t.dtype != dtype || t.elem_size != elem_size || elem_size == 0 {
+        // Every dtype's element is 1, 2, 4 or 8 bytes: counts of elements
+        // are shifts, never a division (a divider call on the Q7).
+        if t.dtype != dtype || t.elem_size != elem_size || !elem_size.is_power_of_two() {
             return Err(Error::ElementTypeMismatch);
         }
         let mut s =
@@ -95,7 +97,7 @@ impl<H: Hal> CoreState<H> {
         if let Some(slot) = self.access.streams.acquire() {
             if self.stream_buffer(slot).is_some() {
                 s.slot = slot as i32;
-                s.cap = self.access.streams.buffer_bytes() / elem_size as u32;
+                s.cap = self.access.streams.buffer_bytes() >> elem_size.trailing_zeros();
             } else {
                 let _ = self.access.streams.release(slot);
             }
@@ -177,16 +179,19 @@ impl<H: Hal> CoreState<H> {
             return Err(Error::StreamClosed);
         }
         let es = s.elem_size as usize;
-        if es == 0 || !out.len().is_multiple_of(es) {
+        // A power of two (as `stream_open` made it; the state is the
+        // caller's, so checked again): counts are shifts, not divisions.
+        if !es.is_power_of_two() || out.len() & (es - 1) != 0 {
             return Err(Error::ElementTypeMismatch);
         }
+        let shift = es.trailing_zeros();
         if out.is_empty() {
             return Ok(0);
         }
         if s.pos >= s.numel {
             return Err(Error::StreamEnd);
         }
-        let n = ((out.len() / es) as u64).min(s.numel - s.pos);
+        let n = ((out.len() >> shift) as u64).min(s.numel - s.pos);
         let mut done = 0u64;
         if let Some(buf) = if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None } {
             let end = s.buf_start + s.buf_len as u64;
@@ -203,7 +208,7 @@ impl<H: Hal> CoreState<H> {
             }
         }
         // At most 1 GiB per copy (the copy length is 32-bit).
-        let chunk = ((1u64 << 30) / es as u64).max(1);
+        let chunk = (1u64 << 30) >> shift;
         while done < n {
             let k = (n - done).min(chunk);
             let Some(dst) = out.get_mut(done as usize * es..(done + k) as usize * es) else {

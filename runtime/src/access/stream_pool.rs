@@ -52,6 +52,7 @@ impl StreamPool {
     }
 
     /// Bytes per buffer.
+    #[inline]
     pub fn buffer_bytes(&self) -> u32 {
         self.buffer_bytes
     }
@@ -84,6 +85,7 @@ impl StreamPool {
     }
 
     /// Takes a free buffer: its slot, or `None` when all are taken.
+    #[inline]
     pub fn acquire(&mut self) -> Option<u32> {
         let free = self.all & !self.in_use;
         if free == 0 {
@@ -95,6 +97,7 @@ impl StreamPool {
     }
 
     /// Gives a buffer back.
+    #[inline]
     pub fn release(&mut self, slot: u32) -> Result<()> {
         let bit = 1u16.checked_shl(slot).unwrap_or(0);
         if bit == 0 || self.in_use & bit == 0 {
@@ -105,6 +108,7 @@ impl StreamPool {
     }
 
     /// Byte offset of `slot`'s buffer in the pool.
+    #[inline]
     pub fn offset(&self, slot: u32) -> usize {
         slot as usize * self.buffer_bytes as usize
     }
