@@ -172,3 +172,18 @@ fn bad_input_is_an_error() {
     odd.elem_size = 3;
     assert_eq!(s.stream_open(&odd, Dtype::Fp32.code(), 3, StreamMode::Read), Err(Error::ElementTypeMismatch));
 }
+
+#[test]
+fn a_closed_stream_drops_without_entering_the_core() {
+    let (mut core, view) = setup();
+    let st = core.enter(|| {
+        let mut st = Tensor::from_view(view).read_stream_accessor::<f32>().unwrap();
+        st.close().unwrap();
+        st
+    });
+    // No core is bound here: a drop that entered one would record NoCore
+    // as this thread's error. The explicit close did all there was to do.
+    assert_eq!(neuroncustomop::ffi::error::neuron_last_error(), 0);
+    drop(st);
+    assert_eq!(neuroncustomop::ffi::error::neuron_last_error(), 0);
+}
