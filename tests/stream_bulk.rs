@@ -187,3 +187,27 @@ fn a_closed_stream_drops_without_entering_the_core() {
     drop(st);
     assert_eq!(neuroncustomop::ffi::error::neuron_last_error(), 0);
 }
+
+/// The C export: closing a closed stream returns 0 without a core (the
+/// C++ destructor after an explicit `close()`); an open one and null still
+/// need the core, and null is refused.
+#[test]
+fn the_c_close_of_a_closed_stream_needs_no_core() {
+    use neuroncustomop::ffi::stream::{neuron_stream_close, neuron_stream_open};
+    let (mut core, view) = setup();
+    let mut st = neuroncustomop::ffi::stream::NeuronStream::default();
+    // SAFETY: `st` and `view` are live locals.
+    let opened = core.enter(|| unsafe { neuron_stream_open(&mut st, &view, 0, Dtype::Fp32.code(), 4) });
+    assert_eq!(opened, 0);
+    // Open, no core bound: refused (NoCore), the stream stays open.
+    // SAFETY: `st` is a live state from `neuron_stream_open`.
+    assert_eq!(unsafe { neuron_stream_close(&mut st) }, -1);
+    assert_eq!(st.open, 1);
+    // SAFETY: as above.
+    assert_eq!(core.enter(|| unsafe { neuron_stream_close(&mut st) }), 0);
+    assert_eq!(st.open, 0);
+    // SAFETY: as above.
+    assert_eq!(unsafe { neuron_stream_close(&mut st) }, 0, "closed: no core needed");
+    // SAFETY: null is refused by the export, never dereferenced.
+    assert_eq!(core.enter(|| unsafe { neuron_stream_close(core::ptr::null_mut()) }), -1);
+}

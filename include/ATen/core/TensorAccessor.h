@@ -270,10 +270,7 @@ public:
     explicit StreamAccessor(const neuron_tensor& t) : s_() { neuron_stream_open(&s_, &t, Mode, detail::isa_dtype_of<T>(), sizeof(T)); }
     StreamAccessor(const StreamAccessor&) = delete;
     StreamAccessor& operator=(const StreamAccessor&) = delete;
-    // A stream closed already has nothing to give back: no library call.
-    ~StreamAccessor() {
-        if (s_.open == 1) close();
-    }
+    ~StreamAccessor() { close(); }
     // Flushes (write streams), frees the buffer, deregisters. 0 or -1.
     int close() { return neuron_stream_close(&s_); }
     bool ok() const { return s_.open == 1; }

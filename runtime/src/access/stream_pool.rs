@@ -16,10 +16,9 @@ pub const MAX_STREAM_BUFFERS: u32 = 16;
 /// Which buffers of the pool are taken.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct StreamPool {
-    pool_bytes: u32,
     buffer_bytes: u32,
-    /// One bit per buffer of the geometry (set at `configure`, so taking
-    /// and giving back a slot divide nothing: no divider call on the Q7).
+    /// One bit per buffer (the pool is `buffers() · buffer_bytes`): taking
+    /// and giving back a slot divide nothing (no divider call on the Q7).
     all: u16,
     in_use: u16,
 }
@@ -38,17 +37,12 @@ impl Default for StreamPool {
 impl StreamPool {
     /// The default geometry, nothing taken.
     pub const fn new() -> Self {
-        Self {
-            pool_bytes: DEFAULT_STREAM_POOL_BYTES,
-            buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES,
-            all: mask_of(DEFAULT_STREAM_POOL_BYTES / DEFAULT_STREAM_BUFFER_BYTES),
-            in_use: 0,
-        }
+        Self { buffer_bytes: DEFAULT_STREAM_BUFFER_BYTES, all: mask_of(DEFAULT_STREAM_POOL_BYTES / DEFAULT_STREAM_BUFFER_BYTES), in_use: 0 }
     }
 
     /// Bytes of the whole pool.
     pub fn pool_bytes(&self) -> u32 {
-        self.pool_bytes
+        self.buffers() * self.buffer_bytes
     }
 
     /// Bytes per buffer.
@@ -78,7 +72,6 @@ impl StreamPool {
         if buffer_bytes == 0 || !buffer_bytes.is_multiple_of(64) || !pool_bytes.is_multiple_of(buffer_bytes) || pool_bytes / buffer_bytes > MAX_STREAM_BUFFERS {
             return Err(Error::BadPoolConfig);
         }
-        self.pool_bytes = pool_bytes;
         self.buffer_bytes = buffer_bytes;
         self.all = mask_of(pool_bytes / buffer_bytes);
         Ok(())
@@ -138,10 +131,13 @@ mod tests {
         assert_eq!(p.configure(16384, 100), Err(Error::BadPoolConfig));
         assert_eq!(p.configure(16384, 0), Err(Error::BadPoolConfig));
         assert_eq!(p.configure(64 * 17, 64), Err(Error::BadPoolConfig));
+        assert_eq!(p.pool_bytes(), DEFAULT_STREAM_POOL_BYTES);
         p.configure(0, 4096).unwrap();
         assert_eq!(p.acquire(), None, "no buffers: per element");
+        assert_eq!(p.pool_bytes(), 0);
         p.configure(8192, 1024).unwrap();
         assert_eq!(p.buffers(), 8);
+        assert_eq!((p.pool_bytes(), p.buffer_bytes()), (8192, 1024));
         let taken: std::vec::Vec<u32> = core::iter::from_fn(|| p.acquire()).collect();
         assert_eq!(taken, (0..8).collect::<std::vec::Vec<_>>(), "eight slots, lowest first");
         for bad in [8, 15, 16, 40, u32::MAX] {
