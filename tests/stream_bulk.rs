@@ -99,6 +99,51 @@ fn chunks_mixed_with_element_reads_end_with_a_partial_chunk() {
     });
 }
 
+/// Bulk reads with nothing buffered copy from the tensor's window without
+/// entering the core while one record maps the whole tensor; when the
+/// window moves (other regions translated in between, the record
+/// reprogrammed) the next read sees it and goes through the core, which
+/// maps the tensor again. Every read is right and counted as one
+/// translate, as the core's own copy counts it: a hit while mapped, a
+/// miss (the install) after the window moved.
+#[test]
+fn bulk_reads_stay_right_when_the_window_moves() {
+    let (mut core, view) = setup();
+    let counts = |core: &mut SimCore| {
+        let s = core.state().translator().stats();
+        (s.hits.iter().sum::<u64>(), s.misses.iter().sum::<u64>())
+    };
+    let c0 = counts(&mut core);
+    let mut out = vec![0f32; N];
+    core.enter(|| {
+        let t = Tensor::from_view(view);
+        let mut st = t.read_stream_accessor::<f32>().unwrap();
+        let mut pos = 0;
+        let mut read = |st: &mut neuroncustomop::kernel::ReadStream<f32>, k: usize| {
+            assert_eq!(st.read_into(&mut out[pos..pos + k]).unwrap(), k);
+            pos += k;
+        };
+        // The first maps the window (a miss), the next two copy from it.
+        read(&mut st, 100);
+        read(&mut st, 200);
+        read(&mut st, 300);
+        // Every dynamic window reprogrammed for other regions (8 misses).
+        for k in 1..=8u64 {
+            let p = neuroncustomop::runtime::Q7PtrType { addr: DATA + k * (16 << 20), ctx: view.storage.ctx };
+            neuroncustomop::kernel::translate(p).unwrap();
+        }
+        // Noticed: through the core, which maps the tensor again (a
+        // miss); then from the window again.
+        read(&mut st, 400);
+        read(&mut st, N - 1000);
+        assert_eq!(st.read_into(&mut [0f32; 1]), Err(Error::StreamEnd));
+        st.close().unwrap();
+    });
+    assert_eq!(out, expected(0..N));
+    let c1 = counts(&mut core);
+    assert_eq!((c1.0 - c0.0, c1.1 - c0.1), (3, 1 + 8 + 1), "one translate per bulk read, as the core's copy counts");
+}
+
 #[test]
 fn unbuffered_stream_reads_in_bulk_too() {
     let (mut core, view) = setup();

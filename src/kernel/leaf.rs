@@ -93,6 +93,15 @@ impl Leaf {
     pub(crate) fn translate(&self, off: u64) -> Result<*mut u8> {
         // In bounds, so no overflow (the layout checked the extent).
         let p = translate(self.ctx, self.base.wrapping_add(off))?;
+        self.refill();
+        Ok(p)
+    }
+
+    /// Refills the cache when one record of the context maps the whole
+    /// tensor now (no translate, no install, nothing counted); else leaves
+    /// it as it was. Outside entry points only.
+    #[inline]
+    pub(crate) fn refill(&self) {
         if let Some(last) = self.last {
             #[cfg(target_arch = "xtensa")]
             if let Some((g, rec, p0)) = crate::current::open_range(self.ctx, self.base, last) {
@@ -109,6 +118,5 @@ impl Leaf {
                 self.nx.set(p0);
             }
         }
-        Ok(p)
     }
 }

@@ -1,6 +1,7 @@
 //! Read and write stream accessors: sequential access through a 4 KiB
 //! data-RAM buffer (per element when the pool has none free).
 
+use super::leaf::Leaf;
 use super::{Element, Result};
 use crate::current::with_core;
 use core::marker::PhantomData;
@@ -13,12 +14,18 @@ use neuron_runtime::marshal::tensor::TensorView;
 
 /// Opens a stream and returns it with its buffer (null when unbuffered),
 /// which the wrapper reads or fills in place: one entry point.
+///
+/// The state is built here and only the grant (slot, capacity, buffer)
+/// comes back from the core: the 48-byte state returned through the
+/// entry point was written field by field and then moved by wider loads,
+/// a store-forwarding stall that was a quarter of the host stream's fixed
+/// cost. Inlined for the same reason (the state is stored once, in place).
+#[inline(always)]
 fn open<T: Element>(view: &TensorView, mode: StreamMode) -> Result<(NeuronStream, *mut u8)> {
-    with_core(|b| {
-        let s = b.state.stream_open(view, T::DTYPE.code(), size_of::<T>() as u8, mode)?;
-        let buf = b.state.stream_buffer_of(&s).unwrap_or(core::ptr::null_mut());
-        Ok((s, buf))
-    })
+    let s = NeuronStream::new(view, T::DTYPE.code(), size_of::<T>() as u8, mode);
+    // A refused state still enters the core, so the error is recorded.
+    let g = with_core(|b| b.state.stream_attach(s.as_ref().map_err(|e| *e)?))?;
+    Ok((s?.with_grant(g), g.buf))
 }
 
 /// Closing a closed stream does nothing, so it does not enter the core
@@ -36,13 +43,21 @@ pub struct ReadStream<T> {
     s: NeuronStream,
     /// The stream's data-RAM buffer (null when unbuffered), read in place.
     buf: *mut u8,
+    /// The tensor's window pointer while one record maps the whole tensor
+    /// (as the per-element accessor keeps it): bulk reads copy from it
+    /// without entering the core.
+    leaf: Leaf,
     _t: PhantomData<T>,
 }
 
 impl<T: Element> ReadStream<T> {
+    #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
         let (s, buf) = open::<T>(view, StreamMode::Read)?;
-        Ok(Self { buf, s, _t: PhantomData })
+        // Filled at the first bulk read, in place (filled here, it would
+        // be moved right after being written: a store-forwarding stall).
+        let leaf = Leaf::new(view.storage.ctx, s.addr, s.numel.checked_mul(size_of::<T>() as u64).filter(|&e| e != 0));
+        Ok(Self { buf, s, leaf, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -86,6 +101,32 @@ impl<T: Element> ReadStream<T> {
     /// buffer are copied from it, the rest straight from the tensor (one
     /// copy); element reads may follow (they refill at the new position).
     pub fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
+        let s = &mut self.s;
+        let buffered_here = s.pos >= s.buf_start && s.pos - s.buf_start < s.buf_len as u64;
+        if s.open == 1 && s.pos < s.numel && !out.is_empty() && !buffered_here {
+            // Nothing of it buffered: while the tensor's window maps it
+            // whole, one copy from there, as the core's bulk read would
+            // make. (The offset is exact whenever the cache answers: one
+            // record maps the whole tensor, at most a 64 MiB window.)
+            let off = (s.pos as usize).wrapping_mul(size_of::<T>());
+            let p = self.leaf.cached::<T>(off).or_else(|| {
+                self.leaf.refill();
+                self.leaf.cached::<T>(off)
+            });
+            if let Some(p) = p {
+                let n = (out.len() as u64).min(s.numel - s.pos) as usize;
+                // SAFETY: the cache is filled only while one record maps
+                // the whole tensor, and still maps it (no translate since):
+                // `p` is element `pos` in that mapping and `pos + n <=
+                // numel`, so the `n` elements from `p` are mapped; `out`
+                // is a Rust slice of at least `n` elements, which no window
+                // shows (as in the core's copy). Every bit pattern is a
+                // valid element.
+                unsafe { core::ptr::copy_nonoverlapping(p.cast::<T>().cast_const(), out.as_mut_ptr(), n) };
+                s.pos += n as u64;
+                return Ok(n);
+            }
+        }
         let len = core::mem::size_of_val(out);
         // SAFETY: `out` is an exclusive slice of plain numeric elements
         // (`Element` is sealed to them: no padding, every bit pattern
@@ -116,6 +157,7 @@ pub struct WriteStream<T> {
 }
 
 impl<T: Element> WriteStream<T> {
+    #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
         let (s, buf) = open::<T>(view, StreamMode::Write)?;
         Ok(Self { buf, s, _t: PhantomData })

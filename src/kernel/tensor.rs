@@ -75,12 +75,14 @@ impl Tensor {
 
     /// `read_stream_accessor<T>()`: sequential reads through a data-RAM
     /// buffer.
+    #[inline]
     pub fn read_stream_accessor<T: Element>(&self) -> Result<ReadStream<T>> {
         ReadStream::open(&self.view)
     }
 
     /// `write_stream_accessor<T>()`: sequential writes through a data-RAM
     /// buffer; they reach memory at `close()` or drop.
+    #[inline]
     pub fn write_stream_accessor<T: Element>(&self) -> Result<WriteStream<T>> {
         WriteStream::open(&self.view)
     }

@@ -12,4 +12,4 @@ pub mod tcm;
 
 pub use coherency::{AccessorKind, Admission, CoherencePolicy, CoherencyEnforcer};
 pub use state::AccessState;
-pub use stream::{StreamMode, StreamState};
+pub use stream::{StreamGrant, StreamMode, StreamState};

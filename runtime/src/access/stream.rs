@@ -64,6 +64,29 @@ const_assert_eq!(offset_of!(StreamState, elem_size), 44);
 const_assert_eq!(offset_of!(StreamState, open), 46);
 
 impl StreamState {
+    /// The state of a stream over `t` (whose elements are `elem_size`
+    /// bytes of dtype `dtype`), checked and marked open but not yet
+    /// attached to a core: no coherency registration, no buffer
+    /// ([`CoreState::stream_attach`] does both). Pure, so a wrapper builds
+    /// it in its own frame and only the small [`StreamGrant`] crosses back
+    /// from the core.
+    pub fn new(t: &TensorView, dtype: u8, elem_size: u8, mode: StreamMode) -> Result<Self> {
+        if t.storage.addr == 0 {
+            return Err(Error::NullStorage);
+        }
+        // Every dtype's element is 1, 2, 4 or 8 bytes: counts of elements
+        // are shifts, never a division (a divider call on the Q7).
+        if t.dtype != dtype || t.elem_size != elem_size || !elem_size.is_power_of_two() {
+            return Err(Error::ElementTypeMismatch);
+        }
+        Ok(Self { addr: t.storage.addr, numel: t.numel.max(0) as u64, slot: UNBUFFERED, elem_size, mode: mode as u8, open: 1, ..Default::default() })
+    }
+
+    /// This state with the buffer `g` granted by [`CoreState::stream_attach`].
+    pub fn with_grant(self, g: StreamGrant) -> Self {
+        Self { slot: g.slot, cap: g.cap, ..self }
+    }
+
     fn kind(&self) -> AccessorKind {
         if self.mode == StreamMode::Write as u8 {
             AccessorKind::BufferedWriter
@@ -78,43 +101,45 @@ impl StreamState {
     }
 }
 
+/// What attaching a stream to the core gives it: a pool buffer (its slot,
+/// its capacity in elements and its data-RAM pointer) or none
+/// ([`UNBUFFERED`], 0, null).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StreamGrant {
+    /// Pool slot, or [`UNBUFFERED`].
+    pub slot: i32,
+    /// Elements the buffer holds.
+    pub cap: u32,
+    /// The buffer (`cap · elem_size` bytes; null when unbuffered): fixed
+    /// while the stream holds its slot (the pool is carved once and cannot
+    /// be reconfigured while a slot is taken), so a wrapper may read or
+    /// fill it in place between calls, as the Rust API's `read` and
+    /// `write` do.
+    pub buf: *mut u8,
+}
+
 impl<H: Hal> CoreState<H> {
     /// Opens a stream over `t` (whose elements are `elem_size` bytes of
-    /// dtype `dtype`): registers with the coherency enforcer, takes a pool
-    /// buffer if one is free.
+    /// dtype `dtype`): [`StreamState::new`], then [`CoreState::stream_attach`].
     pub fn stream_open(&mut self, t: &TensorView, dtype: u8, elem_size: u8, mode: StreamMode) -> Result<StreamState> {
-        if t.storage.addr == 0 {
-            return Err(Error::NullStorage);
-        }
-        // Every dtype's element is 1, 2, 4 or 8 bytes: counts of elements
-        // are shifts, never a division (a divider call on the Q7).
-        if t.dtype != dtype || t.elem_size != elem_size || !elem_size.is_power_of_two() {
-            return Err(Error::ElementTypeMismatch);
-        }
-        let mut s =
-            StreamState { addr: t.storage.addr, numel: t.numel.max(0) as u64, slot: UNBUFFERED, elem_size, mode: mode as u8, open: 1, ..Default::default() };
-        self.accessor_register(s.addr, s.kind())?;
-        if let Some(slot) = self.access.streams.acquire() {
-            if self.stream_buffer(slot).is_some() {
-                s.slot = slot as i32;
-                s.cap = self.access.streams.buffer_bytes() >> elem_size.trailing_zeros();
-            } else {
-                let _ = self.access.streams.release(slot);
-            }
-        }
-        Ok(s)
+        let s = StreamState::new(t, dtype, elem_size, mode)?;
+        Ok(s.with_grant(self.stream_attach(&s)?))
     }
 
-    /// The data-RAM buffer of an open, buffered stream (`cap · elem_size`
-    /// bytes): fixed while the stream holds its slot (the pool is carved
-    /// once and cannot be reconfigured while a slot is taken), so a
-    /// wrapper may read or fill it in place between calls, as `stream_read`
-    /// and `stream_write` do.
-    pub fn stream_buffer_of(&mut self, s: &StreamState) -> Option<*mut u8> {
-        if s.open != 1 || !s.is_buffered() {
-            return None;
+    /// Attaches a new state (from [`StreamState::new`]) to the core:
+    /// registers it with the coherency enforcer and takes a pool buffer if
+    /// one is free. The state itself is not written: the caller applies
+    /// the grant ([`StreamState::with_grant`]).
+    pub fn stream_attach(&mut self, s: &StreamState) -> Result<StreamGrant> {
+        self.accessor_register(s.addr, s.kind())?;
+        if let Some(slot) = self.access.streams.acquire() {
+            if let Some(buf) = self.stream_buffer(slot) {
+                let cap = self.access.streams.buffer_bytes() >> s.elem_size.trailing_zeros();
+                return Ok(StreamGrant { slot: slot as i32, cap, buf });
+            }
+            let _ = self.access.streams.release(slot);
         }
-        self.stream_buffer(s.slot as u32)
+        Ok(StreamGrant { slot: UNBUFFERED, cap: 0, buf: core::ptr::null_mut() })
     }
 
     fn stream_check(&self, s: &StreamState, mode: StreamMode, elem: usize) -> Result<()> {
