@@ -256,6 +256,8 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
     f.insert("accessor_write_2d".into(), r("accessor_write_2d"));
     f.insert("stream_read".into(), r("stream_read"));
     f.insert("stream_refill_4k".into(), r("stream_read_refill").saturating_sub(r("stream_read")));
+    f.insert("stream_read_into_first_256".into(), r("stream_read_into_first"));
+    f.insert("stream_read_into_256".into(), r("stream_read_into"));
     f.insert("invocation_2t_4k".into(), r("invocation"));
     f.insert("launch_2t_4k".into(), r("launch"));
     let stack = stdout.lines().find_map(|l| l.strip_prefix("perf: stack ")?.trim().parse().ok()).ok_or("perf: no stack line")?;

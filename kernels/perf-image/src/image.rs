@@ -346,6 +346,19 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     fail |= (st.close().is_err() as u32) << 12;
     drop(st);
 
+    // Stream bulk read: 64 f32 into a local array, from a fresh stream
+    // (the first fills the stream's cached window pointer) and then in
+    // the steady state; neither enters the core while one record maps
+    // the tensor. Both include the 256-byte copy.
+    let mut st = t.read_stream_accessor::<f32>().expect("stream");
+    let mut dst = [0f32; 64];
+    let n = region("stream_read_into_first", || st.read_into(black_box(&mut dst[..])));
+    fail |= ((n != Ok(64) || dst[63] != 63.0) as u32) << 21;
+    let n = region("stream_read_into", || st.read_into(black_box(&mut dst[..])));
+    fail |= ((n != Ok(64) || dst[0] != 64.0 || dst[63] != 127.0) as u32) << 22;
+    fail |= (st.close().is_err() as u32) << 23;
+    drop(st);
+
     let rc = region("invocation", invocation);
     fail |= ((rc != 0) as u32) << 14;
     // SAFETY: the output was written by the return copy.
