@@ -784,29 +784,34 @@ pub fn token_hit(t: &HostToken, index: usize) -> bool {
     unsafe { slot_hit(t.slot, t.generation, t.lanes, index) }
 }
 
-/// The host's `open_range`: the calling thread's token for `ctx` and
-/// the pointer for `lo`, when one record maps `[lo, hi]` (as
-/// `open_range`); `None` otherwise. No install, no counter; the slot's
-/// `open_generation` is set to the generation read (see [`slot_range`]).
-// Inlined into its one caller (`Leaf::refill`): returned through memory,
-// the token was stored field by field and loaded back by wider moves, a
-// store-forwarding stall of several nanoseconds.
+/// The host's `open_range`: the calling thread's token for `ctx` into
+/// `token` and the pointer for `lo` into `nx`, when one record maps
+/// `[lo, hi]` (as `open_range`); both left as they were otherwise. No
+/// install, no counter; the slot's `open_generation` is set to the
+/// generation read (see [`slot_range`]).
+// Writes the token and the pointer in place: returned through memory, they
+// were stored field by field and loaded back by wider moves, a
+// store-forwarding stall of several nanoseconds. Out of line: inlined, it
+// grew every accessor's element path (a slower host accessor read).
 #[cfg(not(target_arch = "xtensa"))]
-#[inline(always)]
-pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(HostToken, *mut u8)> {
+#[inline(never)]
+pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64, token: &core::cell::Cell<HostToken>, nx: &core::cell::Cell<*mut u8>) {
     // Read before the binding: a token never stands for a binding made
     // after its epoch was read.
     let epoch = host_binding::BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed);
     let slot = current_raw();
     if slot.is_null() {
-        return None;
+        return;
     }
     // SAFETY: a non-null slot pointer stays valid while the core is bound
     // (as in `with_core`).
-    let (generation, record, p) = unsafe { slot_range(slot, ctx, lo, hi)? };
+    let Some((generation, record, p)) = (unsafe { slot_range(slot, ctx, lo, hi) }) else {
+        return;
+    };
     // SAFETY: as above; `slot_range` checked `record < RECORDS`.
     let lanes = unsafe { record_lanes(slot, record) };
-    Some((HostToken { epoch, slot, lanes, generation }, p))
+    token.set(HostToken { epoch, slot, lanes, generation });
+    nx.set(p);
 }
 
 /// The cached-hit lanes of `record` in the slot at `p`.

@@ -113,10 +113,7 @@ impl Leaf {
                 self.nx.set(p0);
             }
             #[cfg(not(target_arch = "xtensa"))]
-            if let Some((t, p0)) = crate::current::open_token(self.ctx, self.base, last) {
-                self.token.set(t);
-                self.nx.set(p0);
-            }
+            crate::current::open_token(self.ctx, self.base, last, &self.token, &self.nx);
         }
     }
 }
