@@ -125,11 +125,11 @@ fn another_binding_sends_the_access_to_the_full_path() {
 /// The bound core's translate hit count, read through the C surface's
 /// state (inside a binding, where `SimCore::state` is not reachable).
 fn hits_bound() -> u64 {
-    crate::current::with_core(|b| Ok(b.state.translator().stats().hits.iter().sum())).expect("bound")
+    crate::current::with_core_exact(|b| Ok(b.state.translator().stats().hits.iter().sum())).expect("bound")
 }
 
 fn misses_bound() -> u64 {
-    crate::current::with_core(|b| Ok(b.state.translator().stats().misses.iter().sum())).expect("bound")
+    crate::current::with_core_exact(|b| Ok(b.state.translator().stats().misses.iter().sum())).expect("bound")
 }
 
 /// Three other regions installed round-robin over the three dynamic
