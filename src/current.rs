@@ -888,7 +888,7 @@ unsafe fn slot_range<H: neuron_hal::Hal>(p: *const CoreSlot<H>, ctx: *const neur
         if ctx != neuron_runtime::Translator::ctx_of(tr) {
             return None;
         }
-        range_in(tr, neuron_hal::Hal::platform(&*CoreState::hal_of(state)), lo, hi)?
+        range_in(tr, || neuron_hal::Hal::platform(&*CoreState::hal_of(state)), lo, hi)?
     };
     if record >= neuron_runtime::translate::RECORDS {
         return None;
@@ -916,19 +916,22 @@ pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
     }
     let t = core::ptr::with_exposed_provenance::<neuron_runtime::Translator>(open);
     // SAFETY: as in `still_mapped`.
-    unsafe { range_in(t, &DEVICE_PLATFORM, lo, hi) }
+    unsafe { range_in(t, || &DEVICE_PLATFORM, lo, hi) }
 }
 
-/// [`open_range`] on a translator.
+/// [`open_range`] on a translator. The platform table is asked for only
+/// when the range is in SBUF (its end is the table's): on the host it is
+/// two dependent loads through the HAL, most of a leaf fill's time when
+/// they were made for every range.
 ///
 /// # Safety
 /// `t` is live and nothing mutates it during the call.
-unsafe fn range_in(t: *const neuron_runtime::Translator, platform: &neuron_hal::Platform, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
+unsafe fn range_in<'a>(t: *const neuron_runtime::Translator, platform: impl FnOnce() -> &'a neuron_hal::Platform, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
     // SAFETY: the caller's contract; shared reads only.
     let c = unsafe { &*neuron_runtime::Translator::ctx_of(t) };
     let (i, p) = c.lookup(lo)?;
     let (j, _) = c.lookup(hi)?;
-    if i != j || neuron_runtime::Translator::past_sbuf_on(c, platform, j, hi) {
+    if i != j || (j == neuron_runtime::translate::SBUF_RECORD && neuron_runtime::Translator::past_sbuf_on(c, platform(), j, hi)) {
         return None;
     }
     // SAFETY: as above.
