@@ -69,7 +69,9 @@ impl StreamState {
     /// attached to a core: no coherency registration, no buffer
     /// ([`CoreState::stream_attach`] does both). Pure, so a wrapper builds
     /// it in its own frame and only the small [`StreamGrant`] crosses back
-    /// from the core.
+    /// from the core. Inlined: returned through memory, the state is
+    /// stored and then moved again into the wrapper.
+    #[inline]
     pub fn new(t: &TensorView, dtype: u8, elem_size: u8, mode: StreamMode) -> Result<Self> {
         if t.storage.addr == 0 {
             return Err(Error::NullStorage);
@@ -83,6 +85,7 @@ impl StreamState {
     }
 
     /// This state with the buffer `g` granted by [`CoreState::stream_attach`].
+    #[inline]
     pub fn with_grant(self, g: StreamGrant) -> Self {
         Self { slot: g.slot, cap: g.cap, ..self }
     }
