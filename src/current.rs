@@ -926,7 +926,12 @@ pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
 ///
 /// # Safety
 /// `t` is live and nothing mutates it during the call.
-unsafe fn range_in<'a>(t: *const neuron_runtime::Translator, platform: impl FnOnce() -> &'a neuron_hal::Platform, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
+unsafe fn range_in<'a>(
+    t: *const neuron_runtime::Translator,
+    platform: impl FnOnce() -> &'a neuron_hal::Platform,
+    lo: u64,
+    hi: u64,
+) -> Option<(u32, usize, *mut u8)> {
     // SAFETY: the caller's contract; shared reads only.
     let c = unsafe { &*neuron_runtime::Translator::ctx_of(t) };
     let (i, p) = c.lookup(lo)?;
