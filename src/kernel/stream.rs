@@ -99,7 +99,9 @@ impl<T: Element> ReadStream<T> {
     /// tensor's end, 0 for an empty `out`). `StreamEnd` when `out` has room
     /// but the stream is past its last element. Elements still in the
     /// buffer are copied from it, the rest straight from the tensor (one
-    /// copy); element reads may follow (they refill at the new position).
+    /// copy; with nothing buffered and one record mapping the whole
+    /// tensor, from its window without entering the core); element reads
+    /// may follow (they refill at the new position).
     pub fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
         let s = &mut self.s;
         let buffered_here = s.pos >= s.buf_start && s.pos - s.buf_start < s.buf_len as u64;
