@@ -656,7 +656,7 @@ unsafe fn probe_scan(t: *mut neuron_runtime::Translator, addr: u64) -> Probe {
         None => return Probe::Unmapped,
     };
     // SAFETY: as above.
-    if neuron_runtime::Translator::past_sbuf_on(unsafe { &*neuron_runtime::Translator::ctx_of(t) }, &DEVICE_PLATFORM, i, addr) {
+    if neuron_runtime::Translator::past_sbuf_on(unsafe { &*neuron_runtime::Translator::ctx_of(t) }, || &DEVICE_PLATFORM, i, addr) {
         return Probe::Slow;
     }
     // SAFETY: the caller's contract; no borrow of the translator is live.
@@ -877,7 +877,8 @@ unsafe fn slot_hit<H: neuron_hal::Hal>(p: *const CoreSlot<H>, generation: u32, l
 #[inline(always)]
 unsafe fn slot_range<H: neuron_hal::Hal>(p: *const CoreSlot<H>, ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<(u32, usize, *mut u8)> {
     // SAFETY: the caller's contract; as in `slot_hit`, the state is read
-    // only once no entry point holds it, and not written.
+    // only once no entry point holds it, and not written. The platform
+    // closure reads the HAL within this call, under the same guard.
     let (generation, record, q) = unsafe {
         if (*p).busy.get() {
             return None;
@@ -920,8 +921,8 @@ pub fn open_range(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) 
 }
 
 /// [`open_range`] on a translator. The platform table is asked for only
-/// when the range is in SBUF (its end is the table's): on the host it is
-/// two dependent loads through the HAL, most of a leaf fill's time when
+/// when the range is in SBUF (`Translator::past_sbuf_on`): on the host it
+/// is two dependent loads through the HAL, most of a leaf fill's time when
 /// they were made for every range.
 ///
 /// # Safety
@@ -936,7 +937,7 @@ unsafe fn range_in<'a>(
     let c = unsafe { &*neuron_runtime::Translator::ctx_of(t) };
     let (i, p) = c.lookup(lo)?;
     let (j, _) = c.lookup(hi)?;
-    if i != j || (j == neuron_runtime::translate::SBUF_RECORD && neuron_runtime::Translator::past_sbuf_on(c, platform(), j, hi)) {
+    if i != j || neuron_runtime::Translator::past_sbuf_on(c, platform, j, hi) {
         return None;
     }
     // SAFETY: as above.

@@ -505,7 +505,7 @@ impl Translator {
             return;
         };
         let last = addr | (DYNAMIC_WINDOW_SIZE - 1);
-        if last & r.mask != r.ptr || Self::past_sbuf_on(ctx, p, record, last) {
+        if last & r.mask != r.ptr || Self::past_sbuf_on(ctx, || p, record, last) {
             return;
         }
         let granule = addr & !(DYNAMIC_WINDOW_SIZE - 1);
@@ -553,16 +553,18 @@ impl Translator {
     /// fuzzing). Pure arithmetic on the platform table.
     #[inline(always)]
     pub fn past_sbuf<H: Hal>(ctx: &TranslationCtx, hal: &H, record: usize, addr: u64) -> bool {
-        Self::past_sbuf_on(ctx, hal.platform(), record, addr)
+        Self::past_sbuf_on(ctx, || hal.platform(), record, addr)
     }
 
-    /// [`Translator::past_sbuf`] with the platform table given. `record`
-    /// must be the record that hit for `addr`.
+    /// [`Translator::past_sbuf`] with the platform table given by `p`,
+    /// asked for only when `record` is SBUF's (on the host it is loads
+    /// through the HAL, which every other record would pay for nothing).
+    /// `record` must be the record that hit for `addr`.
     #[inline(always)]
-    pub fn past_sbuf_on(ctx: &TranslationCtx, p: &neuron_hal::Platform, record: usize, addr: u64) -> bool {
+    pub fn past_sbuf_on<'a>(ctx: &TranslationCtx, p: impl FnOnce() -> &'a neuron_hal::Platform, record: usize, addr: u64) -> bool {
         // `record` hit, so `addr - ptr` is below the 64 MiB window: the
         // low words alone give it.
-        record == SBUF_RECORD && (addr as u32).wrapping_sub(ctx.records[SBUF_RECORD].ptr as u32) as u64 >= sbuf_bytes_on(p)
+        record == SBUF_RECORD && (addr as u32).wrapping_sub(ctx.records[SBUF_RECORD].ptr as u32) as u64 >= sbuf_bytes_on(p())
     }
 
     #[cold]
