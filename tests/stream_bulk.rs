@@ -173,6 +173,31 @@ fn unbuffered_stream_reads_in_bulk_too() {
     });
 }
 
+/// The state is a C struct the caller owns: a position before the
+/// buffer's first element (a corrupted `buf_start`) is not taken for a
+/// buffered one (the index into the buffer would wrap); the read refills
+/// at the position and returns the right element, element by element and
+/// in bulk.
+#[test]
+fn a_position_before_the_buffer_refills() {
+    let (mut core, view) = setup();
+    let s = core.state();
+    let mut st = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Read).unwrap();
+    let mut one = [0u8; 4];
+    s.stream_read(&mut st, &mut one).unwrap();
+    assert_eq!((st.buf_start, st.buf_len), (0, 1024));
+    st.buf_start = 10;
+    st.pos = 3;
+    s.stream_read(&mut st, &mut one).unwrap();
+    assert_eq!(one, value(3).to_le_bytes());
+    assert_eq!((st.buf_start, st.pos), (3, 4));
+    st.buf_start = 500;
+    let mut two = [0u8; 8];
+    assert_eq!(s.stream_read_into(&mut st, &mut two), Ok(2));
+    assert_eq!(two[..], [value(4).to_le_bytes(), value(5).to_le_bytes()].concat()[..]);
+    s.stream_close(&mut st).unwrap();
+}
+
 #[test]
 fn bad_input_is_an_error() {
     let (mut core, view) = setup();

@@ -56,7 +56,7 @@ impl<T: Element> ReadStream<T> {
         let (s, buf) = open::<T>(view, StreamMode::Read)?;
         // Filled at the first bulk read, in place (filled here, it would
         // be moved right after being written: a store-forwarding stall).
-        let leaf = Leaf::new(view.storage.ctx, s.addr, s.numel.checked_mul(size_of::<T>() as u64).filter(|&e| e != 0));
+        let leaf = Leaf::new(view.storage.ctx, s.addr, s.numel.checked_mul(size_of::<T>() as u64));
         Ok(Self { buf, s, leaf, _t: PhantomData })
     }
 
@@ -71,13 +71,12 @@ impl<T: Element> ReadStream<T> {
     #[inline]
     pub fn read(&mut self) -> Result<T> {
         let s = &mut self.s;
-        if !self.buf.is_null() && s.open == 1 && s.pos >= s.buf_start && s.pos - s.buf_start < s.buf_len as u64 {
-            let at = (s.pos - s.buf_start) as usize;
+        if let (false, 1, Some((at, _))) = (self.buf.is_null(), s.open, s.buffered_run()) {
             // SAFETY: `buf` is this open stream's data-RAM buffer (plain
             // core memory, no window), fixed while it is open; elements
             // `0..buf_len` are valid (filled by the last refill), and
             // `at < buf_len`. Every bit pattern is a valid element value.
-            let v = unsafe { self.buf.cast::<T>().add(at).read_unaligned() };
+            let v = unsafe { self.buf.cast::<T>().add(at as usize).read_unaligned() };
             s.pos += 1;
             return Ok(v);
         }
@@ -104,8 +103,7 @@ impl<T: Element> ReadStream<T> {
     /// may follow (they refill at the new position).
     pub fn read_into(&mut self, out: &mut [T]) -> Result<usize> {
         let s = &mut self.s;
-        let buffered_here = s.pos >= s.buf_start && s.pos - s.buf_start < s.buf_len as u64;
-        if s.open == 1 && s.pos < s.numel && !out.is_empty() && !buffered_here {
+        if s.open == 1 && s.pos < s.numel && !out.is_empty() && s.buffered_run().is_none() {
             // Nothing of it buffered: while the tensor's window maps it
             // whole, one copy from there, as the core's bulk read would
             // make. (The offset is exact whenever the cache answers: one

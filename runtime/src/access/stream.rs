@@ -98,6 +98,18 @@ impl StreamState {
         }
     }
 
+    /// Read streams: when the element at `pos` is in the buffer, its index
+    /// there and how many buffered elements follow from it (itself
+    /// included). The one test of the runtime's reads and the Rust
+    /// wrapper's; a position before the buffer (a caller's C struct) is
+    /// not buffered.
+    #[inline]
+    pub fn buffered_run(&self) -> Option<(u64, u64)> {
+        let i = self.pos.checked_sub(self.buf_start)?;
+        let len = self.buf_len as u64;
+        (i < len).then(|| (i, len - i))
+    }
+
     /// Whether the stream runs through a pool buffer.
     pub fn is_buffered(&self) -> bool {
         self.slot != UNBUFFERED
@@ -174,17 +186,23 @@ impl<H: Hal> CoreState<H> {
             s.pos += 1;
             return Ok(());
         };
-        if s.pos >= s.buf_start + s.buf_len as u64 {
-            let k = (s.numel - s.pos).min(s.cap as u64) as u32;
-            // SAFETY: `buf` is this stream's pool buffer of `cap · es`
-            // bytes in data RAM, held by no one else while the slot is taken.
-            unsafe { self.memcpy_from_soc(buf, Self::stream_elem_addr(s, s.pos), k * es as u32)? };
-            s.buf_start = s.pos;
-            s.buf_len = k;
-        }
-        let at = ((s.pos - s.buf_start) * es) as usize;
-        // SAFETY: `at + es` is within the `buf_len · es` valid bytes of the
-        // buffer; `out` is a distinct Rust slice of `es` bytes.
+        let i = match s.buffered_run() {
+            Some((i, _)) => i,
+            None => {
+                let k = (s.numel - s.pos).min(s.cap as u64) as u32;
+                // SAFETY: `buf` is this stream's pool buffer of `cap · es`
+                // bytes in data RAM, held by no one else while the slot is
+                // taken.
+                unsafe { self.memcpy_from_soc(buf, Self::stream_elem_addr(s, s.pos), k * es as u32)? };
+                s.buf_start = s.pos;
+                s.buf_len = k;
+                0
+            }
+        };
+        let at = (i * es) as usize;
+        // SAFETY: element `i` is below `buf_len`, so `at + es` is within
+        // the buffer's valid bytes; `out` is a distinct Rust slice of `es`
+        // bytes.
         unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), es as usize) };
         s.pos += 1;
         Ok(())
@@ -222,14 +240,13 @@ impl<H: Hal> CoreState<H> {
         let n = ((out.len() >> shift) as u64).min(s.numel - s.pos);
         let mut done = 0u64;
         if let Some(buf) = if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None } {
-            let end = s.buf_start + s.buf_len as u64;
-            if s.pos >= s.buf_start && s.pos < end {
-                let k = n.min(end - s.pos);
-                let at = ((s.pos - s.buf_start) as usize) * es;
+            if let Some((i, left)) = s.buffered_run() {
+                let k = n.min(left);
+                let at = i as usize * es;
                 let bytes = k as usize * es;
-                // SAFETY: `at + bytes` is within the buffer's `buf_len · es`
-                // valid bytes (pos + k <= buf_start + buf_len); `out` is a
-                // distinct Rust slice of at least `n · es >= bytes` bytes.
+                // SAFETY: `at + bytes` is within the buffer's valid bytes
+                // (`i + k <= buf_len`); `out` is a distinct Rust slice of at
+                // least `n · es >= bytes` bytes.
                 unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), bytes) };
                 s.pos += k;
                 done = k;
