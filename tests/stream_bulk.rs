@@ -281,3 +281,110 @@ fn the_c_close_of_a_closed_stream_needs_no_core() {
     // SAFETY: null is refused by the export, never dereferenced.
     assert_eq!(core.enter(|| unsafe { neuron_stream_close(core::ptr::null_mut()) }), -1);
 }
+
+/// The state is the caller's memory (a C struct): a slot, capacity, count
+/// or element size broken after the open is refused with
+/// `StreamCorrupted` by every call that would touch the buffer, before
+/// any access (none reads or writes past the buffer); the close still
+/// gives the slot back and deregisters; the same state, repaired, reads
+/// on.
+#[test]
+fn a_corrupted_stream_state_is_refused_before_any_buffer_access() {
+    let (mut core, view) = setup();
+    let s = core.state();
+    let mut st = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Read).unwrap();
+    assert!(st.is_buffered());
+    let mut one = [0u8; 4];
+    s.stream_read(&mut st, &mut one).unwrap();
+    assert_eq!(one, value(0).to_le_bytes());
+    let good = st;
+    type Edit = fn(&mut neuroncustomop::runtime::access::StreamState);
+    let edits: [(&str, Edit); 8] = [
+        ("a slot past the pool", |s| s.slot = 9),
+        ("a slot of the pool nobody took", |s| s.slot = 3),
+        ("a negative slot other than UNBUFFERED", |s| s.slot = -5),
+        ("a capacity past the buffer", |s| s.cap = 1 << 20),
+        ("a capacity below the buffer's", |s| s.cap = 16),
+        ("more buffered than the buffer holds", |s| s.buf_len = s.cap + 1),
+        ("a count far past the buffer", |s| s.buf_len = u32::MAX),
+        ("an element size that is no power of two", |s| s.elem_size = 3),
+    ];
+    for (what, edit) in edits {
+        let mut bad = good;
+        edit(&mut bad);
+        let mut out = [0xAAu8; 4];
+        let mut seen = bad;
+        // The element read checks the length against the state's element
+        // size first; give it the one it claims when that is a size.
+        let es = (bad.elem_size as usize).clamp(1, 4);
+        assert_eq!(s.stream_read(&mut seen, &mut out[..es]), Err(Error::StreamCorrupted), "stream_read: {what}");
+        assert_eq!(seen, bad, "stream_read moved the state: {what}");
+        let mut many = [0xAAu8; 64];
+        let want = if bad.elem_size == 3 { Error::ElementTypeMismatch } else { Error::StreamCorrupted };
+        assert_eq!(s.stream_read_into(&mut seen, &mut many), Err(want), "stream_read_into: {what}");
+        assert_eq!(seen, bad, "stream_read_into moved the state: {what}");
+        assert!(out.iter().chain(&many).all(|b| *b == 0xAA), "written to the caller's memory: {what}");
+    }
+    // Repaired, the same stream reads on from where it was.
+    st = good;
+    s.stream_read(&mut st, &mut one).unwrap();
+    assert_eq!(one, value(1).to_le_bytes());
+    // A close with a broken capacity still gives the slot back and
+    // deregisters (a write stream may open on the tensor afterwards).
+    st.cap = 1 << 20;
+    assert_eq!(s.stream_close(&mut st), Ok(()), "a read stream's close flushes nothing, so needs no buffer");
+    assert_eq!(st.open, 0);
+
+    // Write streams: a full buffer is flushed at once, so a pending count
+    // at the capacity is broken too; the flush at close refuses it and
+    // still releases.
+    let after = DATA + (N * 4) as u64;
+    let guard_before = {
+        let mut g = vec![0u8; 8192];
+        s.hal().soc().read(after, &mut g).unwrap();
+        g
+    };
+    let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
+    let slot = w.slot;
+    w.buf_len = w.cap;
+    assert_eq!(s.stream_write(&mut w, &1f32.to_le_bytes()), Err(Error::StreamCorrupted));
+    w.buf_len = 2 * w.cap;
+    assert_eq!(s.stream_close(&mut w), Err(Error::StreamCorrupted));
+    assert_eq!((w.open, w.slot), (0, -1));
+    let mut g = vec![0u8; 8192];
+    s.hal().soc().read(after, &mut g).unwrap();
+    assert_eq!(g, guard_before, "nothing was flushed past the tensor");
+    // The slot came back and the tensor is free of accessors: a new
+    // write stream takes the same buffer.
+    let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
+    assert_eq!(w.slot, slot);
+    s.stream_close(&mut w).unwrap();
+}
+
+/// Through the C export: a broken slot is error 95 with its message, and
+/// the output is left alone.
+#[test]
+fn the_c_export_refuses_a_corrupted_state() {
+    use neuroncustomop::ffi::error::neuron_last_error;
+    use neuroncustomop::ffi::stream::{neuron_stream_close, neuron_stream_open, neuron_stream_read};
+    let (mut core, view) = setup();
+    let mut st = neuroncustomop::ffi::stream::NeuronStream::default();
+    core.enter(|| {
+        // SAFETY: `st` and `view` are live locals.
+        assert_eq!(unsafe { neuron_stream_open(&mut st, &view, 0, Dtype::Fp32.code(), 4) }, 0);
+        let slot = st.slot;
+        st.slot = 12;
+        let mut v = -1f32;
+        // SAFETY: `st` is a live state (broken on purpose), `v` 4 bytes.
+        assert_eq!(unsafe { neuron_stream_read(&mut st, (&raw mut v).cast(), 4) }, -1);
+        assert_eq!(neuron_last_error(), Error::StreamCorrupted.code());
+        assert_eq!(Error::StreamCorrupted.code(), 95);
+        assert_eq!(v, -1f32);
+        st.slot = slot;
+        // SAFETY: as above, repaired.
+        assert_eq!(unsafe { neuron_stream_read(&mut st, (&raw mut v).cast(), 4) }, 0);
+        assert_eq!(v, value(0));
+        // SAFETY: as above.
+        assert_eq!(unsafe { neuron_stream_close(&mut st) }, 0);
+    });
+}

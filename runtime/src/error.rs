@@ -157,6 +157,9 @@ errors! {
     AccessorNotRegistered = 93, "accessor released that was not registered";
     /// The simulator found a guard region after a tensor overwritten.
     GuardOverwritten = 94, "a kernel wrote past the end of a tensor (guard region overwritten)";
+    /// A stream's state (the caller's C struct) whose buffer fields
+    /// disagree with the core's stream pool.
+    StreamCorrupted = 95, "stream state is corrupted: its buffer slot, capacity or count disagrees with the stream pool";
     // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
     /// A run names an op the kernel did not register (or an empty name).
     UnknownOp = 100, "no op of this name is registered";

@@ -157,6 +157,31 @@ impl<H: Hal> CoreState<H> {
         Ok(StreamGrant { slot: UNBUFFERED, cap: 0, buf: core::ptr::null_mut() })
     }
 
+    /// The pool buffer the caller's state `s` holds (`None`: unbuffered),
+    /// once the state agrees with the pool. The state is the caller's
+    /// memory (a C struct), and a slot, capacity or count broken there
+    /// would send a copy past the buffer: a slot that is not a taken
+    /// buffer, an element size that is not a power of two, a capacity
+    /// other than the buffer's, more buffered elements than it holds (for
+    /// a write stream, as many: a full buffer is flushed at once) are
+    /// [`Error::StreamCorrupted`], before any access.
+    #[inline]
+    fn held_buffer(&mut self, s: &StreamState) -> Result<Option<*mut u8>> {
+        if !s.is_buffered() {
+            return Ok(None);
+        }
+        let pool = &self.access.streams;
+        // A negative slot other than UNBUFFERED is past the pool as a u32.
+        let slot = s.slot as u32;
+        let full = if s.mode == StreamMode::Write as u8 { s.buf_len >= s.cap } else { s.buf_len > s.cap };
+        if !pool.is_taken(slot) || !s.elem_size.is_power_of_two() || s.cap != pool.buffer_bytes() >> s.elem_size.trailing_zeros() || full {
+            return Err(Error::StreamCorrupted);
+        }
+        // A taken slot's buffer exists (the attach gives a slot back when
+        // the pool cannot be carved).
+        self.stream_buffer(slot).map(Some).ok_or(Error::StreamCorrupted)
+    }
+
     fn stream_check(&self, s: &StreamState, mode: StreamMode, elem: usize) -> Result<()> {
         if s.open != 1 || s.mode != mode as u8 {
             return Err(Error::StreamClosed);
@@ -178,7 +203,7 @@ impl<H: Hal> CoreState<H> {
     pub fn stream_read(&mut self, s: &mut StreamState, out: &mut [u8]) -> Result<()> {
         self.stream_check(s, StreamMode::Read, out.len())?;
         let es = s.elem_size as u64;
-        let Some(buf) = (if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None }) else {
+        let Some(buf) = self.held_buffer(s)? else {
             // Per element, through a translate.
             let n = es as u32;
             // SAFETY: `out` is a Rust slice of `n` bytes, not a window view.
@@ -191,8 +216,8 @@ impl<H: Hal> CoreState<H> {
             None => {
                 let k = (s.numel - s.pos).min(s.cap as u64) as u32;
                 // SAFETY: `buf` is this stream's pool buffer of `cap · es`
-                // bytes in data RAM, held by no one else while the slot is
-                // taken.
+                // bytes in data RAM (`held_buffer` checked the state against
+                // the pool), held by no one else while the slot is taken.
                 unsafe { self.memcpy_from_soc(buf, Self::stream_elem_addr(s, s.pos), k * es as u32)? };
                 s.buf_start = s.pos;
                 s.buf_len = k;
@@ -200,9 +225,9 @@ impl<H: Hal> CoreState<H> {
             }
         };
         let at = (i * es) as usize;
-        // SAFETY: element `i` is below `buf_len`, so `at + es` is within
-        // the buffer's valid bytes; `out` is a distinct Rust slice of `es`
-        // bytes.
+        // SAFETY: element `i` is below `buf_len <= cap` (`held_buffer`), so
+        // `at + es` is within the buffer's valid bytes; `out` is a distinct
+        // Rust slice of `es` bytes.
         unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), es as usize) };
         s.pos += 1;
         Ok(())
@@ -239,13 +264,14 @@ impl<H: Hal> CoreState<H> {
         }
         let n = ((out.len() >> shift) as u64).min(s.numel - s.pos);
         let mut done = 0u64;
-        if let Some(buf) = if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None } {
+        if let Some(buf) = self.held_buffer(s)? {
             if let Some((i, left)) = s.buffered_run() {
                 let k = n.min(left);
                 let at = i as usize * es;
                 let bytes = k as usize * es;
                 // SAFETY: `at + bytes` is within the buffer's valid bytes
-                // (`i + k <= buf_len`); `out` is a distinct Rust slice of at
+                // (`i + k <= buf_len <= cap`, checked by `held_buffer`); `out`
+                // is a distinct Rust slice of at
                 // least `n · es >= bytes` bytes.
                 unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), bytes) };
                 s.pos += k;
@@ -268,13 +294,23 @@ impl<H: Hal> CoreState<H> {
         Ok(n as usize)
     }
 
+    /// The close's flush: a write stream's pending elements, if any.
     fn stream_flush(&mut self, s: &mut StreamState) -> Result<()> {
+        match self.held_buffer(s)? {
+            Some(buf) => self.flush_from(s, buf),
+            None => Ok(()),
+        }
+    }
+
+    /// Writes the `buf_len` pending elements of `buf`, the buffer
+    /// [`held_buffer`](Self::held_buffer) gave for `s` (so `buf_len <= cap`).
+    fn flush_from(&mut self, s: &mut StreamState, buf: *mut u8) -> Result<()> {
         if s.buf_len == 0 {
             return Ok(());
         }
-        let buf = self.stream_buffer(s.slot as u32).ok_or(Error::StreamClosed)?;
         let bytes = s.buf_len * s.elem_size as u32;
-        // SAFETY: the buffer's first `bytes` are the pending elements.
+        // SAFETY: the buffer's first `bytes` are the pending elements
+        // (`buf_len <= cap`, `cap · elem_size` the buffer's bytes).
         let r = unsafe { self.memcpy_to_soc(Self::stream_elem_addr(s, s.buf_start), buf, bytes) };
         s.buf_start += s.buf_len as u64;
         s.buf_len = 0;
@@ -285,7 +321,7 @@ impl<H: Hal> CoreState<H> {
     pub fn stream_write(&mut self, s: &mut StreamState, v: &[u8]) -> Result<()> {
         self.stream_check(s, StreamMode::Write, v.len())?;
         let es = s.elem_size as u64;
-        let Some(buf) = (if s.is_buffered() { self.stream_buffer(s.slot as u32) } else { None }) else {
+        let Some(buf) = self.held_buffer(s)? else {
             // SAFETY: `v` is a Rust slice of `es` bytes, not a window view.
             unsafe { self.memcpy_to_soc_with(MemcpyMethod::CMemcpy, Self::stream_elem_addr(s, s.pos), v.as_ptr(), es as u32)? };
             s.pos += 1;
@@ -295,12 +331,13 @@ impl<H: Hal> CoreState<H> {
             s.buf_start = s.pos;
         }
         let at = (s.buf_len as u64 * es) as usize;
-        // SAFETY: buf_len < cap here, so `at + es` is inside the buffer.
+        // SAFETY: `held_buffer` checked buf_len < cap (a write stream's)
+        // and cap · es = the buffer's bytes, so `at + es` is inside it.
         unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), buf.add(at), es as usize) };
         s.buf_len += 1;
         s.pos += 1;
         if s.buf_len == s.cap || s.pos == s.numel {
-            self.stream_flush(s)?;
+            self.flush_from(s, buf)?;
         }
         Ok(())
     }
@@ -312,7 +349,7 @@ impl<H: Hal> CoreState<H> {
         if s.open != 1 {
             return Ok(());
         }
-        let flushed = if s.mode == StreamMode::Write as u8 && s.is_buffered() { self.stream_flush(s) } else { Ok(()) };
+        let flushed = if s.mode == StreamMode::Write as u8 { self.stream_flush(s) } else { Ok(()) };
         let released = if s.is_buffered() { self.access.streams.release(s.slot as u32) } else { Ok(()) };
         let deregistered = self.accessor_release(s.addr, s.kind());
         s.open = 0;

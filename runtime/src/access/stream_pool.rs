@@ -89,6 +89,12 @@ impl StreamPool {
         Some(slot)
     }
 
+    /// Whether `slot` is a buffer of the pool that is taken.
+    #[inline]
+    pub fn is_taken(&self, slot: u32) -> bool {
+        1u16.checked_shl(slot).is_some_and(|bit| self.in_use & bit != 0)
+    }
+
     /// Gives a buffer back.
     #[inline]
     pub fn release(&mut self, slot: u32) -> Result<()> {
@@ -119,7 +125,9 @@ mod tests {
         assert_eq!(s, [0, 1, 2, 3]);
         assert_eq!(p.acquire(), None, "a 5th stream falls back");
         assert_eq!(p.configure(8192, 4096), Err(Error::BadPoolConfig), "in use");
+        assert!(p.is_taken(2) && !p.is_taken(4) && !p.is_taken(16) && !p.is_taken(u32::MAX));
         p.release(2).unwrap();
+        assert!(!p.is_taken(2));
         assert_eq!(p.release(2), Err(Error::AccessorNotRegistered));
         assert_eq!(p.acquire(), Some(2));
         assert_eq!(p.offset(3), 12288);
