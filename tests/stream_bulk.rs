@@ -388,3 +388,72 @@ fn the_c_export_refuses_a_corrupted_state() {
         assert_eq!(unsafe { neuron_stream_close(&mut st) }, 0);
     });
 }
+
+/// Whatever a caller's state holds, a stream call returns (no panic, no
+/// overflow in a debug build) and writes nothing past the tensor: the
+/// 8 KiB after it keep their bytes. Each case opens a stream on a fresh
+/// core, moves it a little, breaks any of its fields (the tensor's own
+/// address and size aside: those a C caller may point anywhere, as it may
+/// any pointer), then reads, bulk-reads or writes, and closes it.
+#[test]
+fn any_caller_state_is_an_error_or_a_call_within_the_tensor() {
+    use neuroncustomop::runtime::access::StreamState;
+    use proptest::prelude::*;
+    use proptest::test_runner::{Config, TestRunner};
+    // Each field broken in a third of the cases, to values at and around
+    // its limits (the buffer's 1024 f32, the tensor's N), so that states
+    // broken in one field only are common.
+    let n = N as u64;
+    let index = || prop_oneof![Just(0u64), Just(u64::MAX), n - 1100..n + 3000, any::<u64>()];
+    fn broken<T: std::fmt::Debug>(p: BoxedStrategy<T>) -> impl Strategy<Value = Option<T>> {
+        proptest::option::weighted(1.0 / 3.0, p)
+    }
+    let edits = (
+        broken(prop_oneof![Just(-1i32), Just(-5), 0..20i32, any::<i32>()].boxed()),
+        broken(prop_oneof![Just(0u32), Just(1023), Just(1025), any::<u32>()].boxed()),
+        broken(prop_oneof![Just(0u32), 1..1024u32, Just(1024), Just(1025), any::<u32>()].boxed()),
+        broken(index().boxed()),
+        broken(index().boxed()),
+        broken(prop_oneof![Just(0u64), 0..n].boxed()),
+        broken(any::<u8>().boxed()),
+    );
+    let mut runner = TestRunner::new(Config { cases: 1024, failure_persistence: None, ..Config::default() });
+    let r = runner.run(&(any::<bool>(), 0..3usize, edits), |(write, moves, (slot, cap, buf_len, buf_start, pos, numel, elem_size))| {
+        let (mut core, view) = setup();
+        let s = core.state();
+        let after = DATA + (N * 4) as u64;
+        let mut guard = vec![0u8; 8192];
+        s.hal().soc().read(after, &mut guard).unwrap();
+        let mode = if write { StreamMode::Write } else { StreamMode::Read };
+        let mut st: StreamState = s.stream_open(&view, Dtype::Fp32.code(), 4, mode).unwrap();
+        for _ in 0..moves {
+            if write {
+                s.stream_write(&mut st, &1f32.to_le_bytes()).unwrap();
+            } else {
+                s.stream_read(&mut st, &mut [0u8; 4]).unwrap();
+            }
+        }
+        slot.map(|v| st.slot = v);
+        cap.map(|v| st.cap = v);
+        buf_len.map(|v| st.buf_len = v);
+        buf_start.map(|v| st.buf_start = v);
+        pos.map(|v| st.pos = v);
+        numel.map(|v| st.numel = v);
+        elem_size.map(|v| st.elem_size = v);
+        let es = (st.elem_size as usize).clamp(1, 8);
+        let mut one = [0u8; 8];
+        if write {
+            let _ = s.stream_write(&mut st, &one[..es]);
+        } else {
+            let _ = s.stream_read(&mut st, &mut one[..es]);
+            let _ = s.stream_read_into(&mut st, &mut [0u8; 256]);
+        }
+        let _ = s.stream_close(&mut st);
+        prop_assert_eq!(st.open, 0);
+        let mut now = vec![0u8; 8192];
+        s.hal().soc().read(after, &mut now).unwrap();
+        prop_assert!(now == guard, "written past the tensor");
+        Ok(())
+    });
+    r.unwrap();
+}

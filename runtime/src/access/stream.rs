@@ -164,7 +164,8 @@ impl<H: Hal> CoreState<H> {
     /// buffer, an element size that is not a power of two, a capacity
     /// other than the buffer's, more buffered elements than it holds (for
     /// a write stream, as many: a full buffer is flushed at once) are
-    /// [`Error::StreamCorrupted`], before any access.
+    /// [`Error::StreamCorrupted`], before any access. (Where the pending
+    /// elements go is checked by the flush, the one place it matters.)
     #[inline]
     fn held_buffer(&mut self, s: &StreamState) -> Result<Option<*mut u8>> {
         if !s.is_buffered() {
@@ -308,11 +309,14 @@ impl<H: Hal> CoreState<H> {
         if s.buf_len == 0 {
             return Ok(());
         }
+        // The pending elements go back where they were written: inside the
+        // tensor (a caller's `buf_start` past it is refused, not wrapped).
+        let end = s.buf_start.checked_add(s.buf_len as u64).filter(|e| *e <= s.numel).ok_or(Error::StreamCorrupted)?;
         let bytes = s.buf_len * s.elem_size as u32;
         // SAFETY: the buffer's first `bytes` are the pending elements
         // (`buf_len <= cap`, `cap · elem_size` the buffer's bytes).
         let r = unsafe { self.memcpy_to_soc(Self::stream_elem_addr(s, s.buf_start), buf, bytes) };
-        s.buf_start += s.buf_len as u64;
+        s.buf_start = end;
         s.buf_len = 0;
         r
     }
