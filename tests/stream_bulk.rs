@@ -433,13 +433,13 @@ fn any_caller_state_is_an_error_or_a_call_within_the_tensor() {
                 s.stream_read(&mut st, &mut [0u8; 4]).unwrap();
             }
         }
-        slot.map(|v| st.slot = v);
-        cap.map(|v| st.cap = v);
-        buf_len.map(|v| st.buf_len = v);
-        buf_start.map(|v| st.buf_start = v);
-        pos.map(|v| st.pos = v);
-        numel.map(|v| st.numel = v);
-        elem_size.map(|v| st.elem_size = v);
+        st.slot = slot.unwrap_or(st.slot);
+        st.cap = cap.unwrap_or(st.cap);
+        st.buf_len = buf_len.unwrap_or(st.buf_len);
+        st.buf_start = buf_start.unwrap_or(st.buf_start);
+        st.pos = pos.unwrap_or(st.pos);
+        st.numel = numel.unwrap_or(st.numel);
+        st.elem_size = elem_size.unwrap_or(st.elem_size);
         let es = (st.elem_size as usize).clamp(1, 8);
         let mut one = [0u8; 8];
         if write {
