@@ -166,6 +166,14 @@ fn coherence_and_dtype_kernels_agree() {
             let (out, _) = both(&dt, "flip_any", &[&f], cores, &format!("{d:?}"));
             assert_eq!(out.dtype, d);
         }
+        // The 16-bit float classes through the 2-D per-element accessor.
+        let x: Vec<f32> = (0..35).map(|k| (k as f32 - 17.0) * 0.25).collect();
+        let want: Vec<f32> = x.iter().map(|v| v + 2.0).collect();
+        for d in [Dtype::F16, Dtype::Bf16] {
+            let f = npy_file(&format!("q_acc16_{d:?}.npy"), &floats16(d, &[5, 7], &x)).display().to_string();
+            let (out, _) = both(&dt, "plus_two_16bit", &[&f], cores, &format!("acc16 {d:?}"));
+            assert_eq!(out, floats16(d, &[5, 7], &want), "{d:?}");
+        }
     }
 }
 

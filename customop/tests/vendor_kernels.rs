@@ -227,6 +227,22 @@ fn every_marshallable_dtype_goes_through_npy_the_shape_function_and_the_kernel()
     }
 }
 
+/// `accessor<c10::Half, 2>` and `accessor<at::BFloat16, 2>`: read as
+/// float, written from a c10 value, updated with `*=` (the element is a
+/// class, so its volatile access goes through its bits).
+#[test]
+fn half_and_bfloat16_elements_through_the_2d_accessor() {
+    use customop::npy::Dtype;
+    let dir = built("dtypes", &[]);
+    let x: Vec<f32> = (0..35).map(|k| (k as f32 - 17.0) * 0.25).collect();
+    for dt in [Dtype::F16, Dtype::Bf16] {
+        let f = npy_file(&format!("acc16_{dt:?}.npy"), &floats16(dt, &[5, 7], &x));
+        let (out, _) = run_op(&dir, "plus_two_16bit", &[&f.display().to_string()], 1, &format!("acc16 {dt:?}"));
+        let want: Vec<f32> = x.iter().map(|v| v + 2.0).collect();
+        assert_eq!(out, floats16(dt, &[5, 7], &want), "{dt:?}");
+    }
+}
+
 #[test]
 fn every_accepted_argument_spelling_links_and_marshals() {
     let dir = built("spellings", &[]);

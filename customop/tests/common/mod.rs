@@ -145,3 +145,24 @@ pub fn assert_close(got: &[f32], want: &[f32], tol: f32, what: &str) {
         assert!((g - w).abs() <= tol * w.abs().max(1.0), "{what}: element {i}: got {g}, want {w}");
     }
 }
+
+/// `v` as a 16-bit float array of `dt` (F16 or Bf16); every value must be
+/// 0 or a normal number the type holds exactly (test data, not rounding).
+pub fn floats16(dt: customop::npy::Dtype, shape: &[u64], v: &[f32]) -> Array {
+    let bits = |x: f32| -> u16 {
+        let b = x.to_bits();
+        match dt {
+            customop::npy::Dtype::Bf16 => {
+                assert_eq!(b & 0xffff, 0, "{x} is not exact in bfloat16");
+                (b >> 16) as u16
+            }
+            _ if x == 0.0 => 0,
+            _ => {
+                let exp = ((b >> 23) & 0xff) as i32 - 127 + 15;
+                assert!((1..31).contains(&exp) && b & 0x1fff == 0, "{x} is not exact in float16");
+                ((b >> 16) & 0x8000) as u16 | (exp as u16) << 10 | ((b >> 13) & 0x3ff) as u16
+            }
+        }
+    };
+    Array { dtype: dt, shape: shape.to_vec(), data: v.iter().flat_map(|x| bits(*x).to_le_bytes()).collect() }
+}

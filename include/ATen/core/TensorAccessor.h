@@ -137,6 +137,35 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     return p;
 }
 
+// The unsigned integer of an element's width.
+template <size_t S> struct element_bits;
+template <> struct element_bits<1> { using type = uint8_t; };
+template <> struct element_bits<2> { using type = uint16_t; };
+template <> struct element_bits<4> { using type = uint32_t; };
+template <> struct element_bits<8> { using type = uint64_t; };
+
+// One volatile access of an element at `p`: an arithmetic type directly;
+// c10::Half and c10::BFloat16 (classes, which have no volatile copy or
+// assignment) through their bits, as one access of the same width.
+template <class T>
+inline T load_element(const void* p) {
+    if constexpr (is_arithmetic<T>()) {
+        return *static_cast<const volatile T*>(p);
+    } else {
+        using B = typename element_bits<sizeof(T)>::type;
+        return __builtin_bit_cast(T, *static_cast<const volatile B*>(p));
+    }
+}
+template <class T>
+inline void store_element(void* p, T v) {
+    if constexpr (is_arithmetic<T>()) {
+        *static_cast<volatile T*>(p) = v;
+    } else {
+        using B = typename element_bits<sizeof(T)>::type;
+        *static_cast<volatile B*>(p) = __builtin_bit_cast(B, v);
+    }
+}
+
 }  // namespace detail
 
 // One element: reading or writing it is one volatile access at the
@@ -148,9 +177,9 @@ public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     operator T() const {
-        if (path_.kind == detail::kPathPinned) return *ptr();
+        if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr(addr_, path_);
-        return p ? *static_cast<volatile T*>(p) : T{};
+        return p ? detail::load_element<T>(p) : T{};
     }
     // Half/BFloat16 elements read straight as float too (one conversion,
     // as from libtorch's Half&).
@@ -161,11 +190,11 @@ public:
     const ElementRef& operator=(T v) const {
         static_assert(Writable, "a const tensor's accessor is read-only");
         if (path_.kind == detail::kPathPinned) {
-            *ptr() = v;
+            detail::store_element<T>(ptr(), v);
             return *this;
         }
         void* p = detail::element_ptr(addr_, path_);
-        if (p) *static_cast<volatile T*>(p) = v;
+        if (p) detail::store_element<T>(p, v);
         return *this;
     }
     const ElementRef& operator=(const ElementRef& o) const { return *this = static_cast<T>(o); }
@@ -180,7 +209,7 @@ public:
 
 private:
     // Pinned: the address is the NX pointer itself.
-    volatile T* ptr() const { return reinterpret_cast<volatile T*>(static_cast<uintptr_t>(addr_)); }
+    void* ptr() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(addr_)); }
     uint64_t addr_;
     detail::ElementPath path_;
 };

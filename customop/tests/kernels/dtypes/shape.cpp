@@ -7,4 +7,5 @@ torch::Tensor same_as_input(torch::Tensor t) {
 
 NEURON_LIBRARY(dtype_ops, m) {
     m.def("flip_any", &same_as_input, "flip_any");
+    m.def("plus_two_16bit", &same_as_input, "plus_two_16bit");
 }
