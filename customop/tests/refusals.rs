@@ -208,3 +208,30 @@ fn a_shape_function_parameter_of_another_kind_fails_the_run() {
     assert_eq!(r.status.code(), Some(8), "{}", text(&r));
     assert!(text(&r).contains("op `two`: the shape function's parameter does not take argument 2"), "{}", text(&r));
 }
+
+/// A kernel that crashes the simulator (here the vendor docs' classic: a
+/// `tcm_malloc` larger than the pool returns null, used unchecked) still
+/// kills the process, as any native code would, but first says so: which
+/// core, which op, which signal and the faulting address, as the
+/// device's exception report does under QEMU.
+#[test]
+fn a_kernel_that_crashes_the_simulator_is_named_before_the_process_dies() {
+    use std::os::unix::process::ExitStatusExt;
+    let compute = "torch::Tensor unchecked(const torch::Tensor& t) {\n    \
+                   float* volatile buf = static_cast<float*>(torch::neuron::tcm_malloc(1 << 20));  // past the pool: null\n    \
+                   buf[4] = static_cast<float>(t.numel());\n    \
+                   return t;\n}\n";
+    let shape = format!("{SHAPE_FN}NEURON_LIBRARY(crash_ops, m) {{ m.def(\"unchecked\", &sh, \"unchecked\"); }}\n");
+    let (rc, msg) = build_case("crash", compute, &shape, &[]);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join("crash").join("build").display().to_string();
+    let x = npy_file("crash_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
+    let out = scratch("out").join("crash.npy").display().to_string();
+    let o = customop(&["run", &dir, "unchecked", &x, "-o", &out]);
+    assert_eq!(o.status.signal(), Some(11), "the process dies of the SIGSEGV: {}", text(&o));
+    let t = text(&o);
+    assert!(
+        t.contains("neuroncustomop: abort on core 0: the kernel crashed in op unchecked: SIGSEGV (a load or store at an address nothing is mapped at: a null or wild pointer, or a stack overflow) at address 0x10"),
+        "{t}"
+    );
+}

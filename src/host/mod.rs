@@ -3,6 +3,7 @@
 //! result back.
 
 pub mod coverage;
+mod crash;
 pub mod diagnostics;
 pub mod fault;
 mod report_text;

@@ -206,6 +206,8 @@ pub struct Simulator {
     allow_unwritten: bool,
     /// Whether the last run passed (the output may be read).
     last_ok: bool,
+    /// The op being run (named in the report of a kernel that crashes).
+    running: String,
 }
 
 impl Simulator {
@@ -226,6 +228,7 @@ impl Simulator {
             sentinel: coverage::DEFAULT_SENTINEL,
             allow_unwritten: false,
             last_ok: false,
+            running: String::new(),
         })
     }
 
@@ -496,6 +499,8 @@ impl Simulator {
     pub fn run_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
         self.last_ok = false;
         let f = self.check_launch(name, cores)?;
+        self.running.clear();
+        self.running.push_str(name);
         let cores = cores as usize;
         let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
@@ -545,11 +550,13 @@ impl Simulator {
         let first = cores.start;
         let mut reports = std::vec![None::<CoreReport>; cores.len()];
         let mut failed_threads = Vec::new();
+        let op = self.running.as_str();
         std::thread::scope(|s| {
             let mut handles = Vec::new();
             for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
                 let i = first + i;
                 let run = move || {
+                    let _crash = super::crash::running(i as u32, op);
                     core.begin_run(fill);
                     let before = Counters::of(core.hal());
                     core.hal().set_invocation_block(at);
