@@ -235,3 +235,15 @@ fn a_kernel_that_crashes_the_simulator_is_named_before_the_process_dies() {
         "{t}"
     );
 }
+
+/// Output into a pipe nobody reads any more (`customop ... | head -1`)
+/// ends the process by SIGPIPE, quietly, as it does `cat`; it used to
+/// panic on the failed write and abort.
+#[test]
+fn a_closed_output_pipe_ends_the_process_quietly() {
+    use std::os::unix::process::ExitStatusExt;
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    let status = std::process::Command::new(env!("CARGO_BIN_EXE_customop")).arg("help").stdout(writer.try_clone().unwrap()).stderr(writer).status().unwrap();
+    assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status}");
+}
