@@ -6,7 +6,8 @@
 use customop::Error as ToolError;
 use customop::ErrorKind;
 use pyo3::prelude::*;
-use pyo3::types::PyString;
+use pyo3::sync::PyOnceLock;
+use pyo3::types::{PyDict, PyString, PyTuple, PyType};
 
 pyo3::create_exception!(
     neuroncustomop,
@@ -15,11 +16,48 @@ pyo3::create_exception!(
     "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`."
 );
 
+/// `neuroncustomop.UnknownOpError`: a library has no op of that name. A
+/// `neuroncustomop.Error` (code 6, the message lists the ops) that is
+/// also an `AttributeError`, so `hasattr`, `getattr(lib, name, default)`
+/// and a notebook's attribute probes (`_repr_html_`) see a missing
+/// attribute, as on any Python object.
+static UNKNOWN_OP: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `UnknownOpError` class (made once: `type(name, (Error,
+/// AttributeError), {})`, as Python cannot derive one class from two
+/// exception bases declared in Rust).
+pub fn unknown_op_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    UNKNOWN_OP
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [py.get_type::<Error>().into_any(), py.get_type::<pyo3::exceptions::PyAttributeError>().into_any()])?;
+            let ns = PyDict::new(py);
+            ns.set_item("__module__", "neuroncustomop")?;
+            ns.set_item("__doc__", "A library has no op of that name: a neuroncustomop.Error that is also an AttributeError.")?;
+            let t = py.get_type::<PyType>().call1(("UnknownOpError", bases, ns))?;
+            Ok::<_, PyErr>(t.cast_into::<PyType>()?.unbind())
+        })
+        .map(|t| t.bind(py))
+}
+
+/// The `UnknownOpError` for `e` (an unknown op's error).
+pub fn unknown_op(py: Python<'_>, e: &ToolError) -> PyErr {
+    match unknown_op_type(py) {
+        Ok(t) => exception(py, t, e, &[]),
+        Err(err) => err,
+    }
+}
+
 /// The exception for `e`, with `extra` attributes set on it (a failed
 /// run carries its `.report`).
 pub fn to_py_with(py: Python<'_>, e: &ToolError, extra: &[(&str, Py<PyAny>)]) -> PyErr {
+    exception(py, &py.get_type::<Error>(), e, extra)
+}
+
+/// An instance of `ty` (`Error` or a subclass) for `e`, with `.code`,
+/// `.kind`, `.message` and `extra`.
+fn exception(py: Python<'_>, ty: &Bound<'_, PyType>, e: &ToolError, extra: &[(&str, Py<PyAny>)]) -> PyErr {
     let build = || -> PyResult<PyErr> {
-        let exc = py.get_type::<Error>().call1((PyString::new(py, &e.message),))?;
+        let exc = ty.call1((PyString::new(py, &e.message),))?;
         exc.setattr("code", e.kind.exit_code())?;
         exc.setattr("kind", e.kind.name())?;
         exc.setattr("message", &e.message)?;

@@ -46,10 +46,11 @@ impl Library {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Op> {
         match self.schema.op(name) {
             Ok(op) => Ok(Op { op: op.clone(), api: self.api, multicore: self.schema.multicore }),
-            // Dunder probes (copy, pickle, IPython) get the AttributeError
-            // they expect; a misspelt op gets the error listing the ops.
+            // Dunder probes (copy, pickle) get a plain AttributeError; any
+            // other name the error listing the ops, which is an
+            // AttributeError too (`hasattr`, notebooks' `_repr_html_`).
             Err(e) if name.starts_with("__") => Err(pyo3::exceptions::PyAttributeError::new_err(e.message)),
-            Err(e) => Err(errors::to_py(py, &e)),
+            Err(e) => Err(errors::unknown_op(py, &e)),
         }
     }
 

@@ -93,6 +93,11 @@ def test_cores_and_unknown_ops(built):
     e = raises(6, "bad_input", getattr, ops, "relu_fwd")
     assert "its ops: relu_forward, relu_backward" in e.message
     assert not hasattr(ops, "__wrapped__")
+    # An unknown op is also an AttributeError: hasattr, getattr with a
+    # default and a notebook's probes see a missing attribute.
+    assert isinstance(e, neuroncustomop.UnknownOpError) and isinstance(e, AttributeError)
+    assert not hasattr(ops, "relu_fwd") and not hasattr(ops, "_repr_html_")
+    assert getattr(ops, "relu_fwd", None) is None
 
 
 def test_a_failed_run_and_a_failed_shape_function(built):
