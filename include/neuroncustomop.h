@@ -471,6 +471,12 @@ int32_t neuron_last_error(void);
 // unknown code gets a generic message. Never null.
 const char *neuron_error_message(int32_t code);
 
+// Records `DimOutOfRange` (96) as the calling core's error and returns
+// 0: what the C++ `size(d)` and `stride(d)` give for a dimension past
+// the tensor's rank, where libtorch throws, so the run fails naming it
+// (not with a later error from the 0).
+int64_t neuron_dim_out_of_range(void);
+
 // Clears the calling core's last error, and marks every error recorded
 // so far as handled: a kernel that probes an error on purpose says so
 // with this call, and the simulator's verdict then does not fail the run

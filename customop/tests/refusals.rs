@@ -247,3 +247,27 @@ fn a_closed_output_pipe_ends_the_process_quietly() {
     let status = std::process::Command::new(env!("CARGO_BIN_EXE_customop")).arg("help").stdout(writer.try_clone().unwrap()).stderr(writer).status().unwrap();
     assert_eq!(status.signal(), Some(libc::SIGPIPE), "{status}");
 }
+
+/// `x.size(1)` of a 1-D tensor, where libtorch throws "dimension out of
+/// range": the run fails with error 96 first, not with the error the 0
+/// it gets leads to later (here `empty({n, 0})`'s 45).
+#[test]
+fn a_dimension_past_the_tensors_rank_fails_the_run_naming_it() {
+    let compute = "torch::Tensor rows(const torch::Tensor& t) {\n    \
+                   torch::Tensor out = torch::empty({t.size(0), t.size(1)}, torch::kFloat);\n    \
+                   auto a = t.accessor<float, 2>();\n    \
+                   auto o = out.accessor<float, 2>();\n    \
+                   for (int64_t i = 0; i < t.size(0); i++)\n        \
+                   for (int64_t j = 0; j < a.size(1); j++) o[i][j] = a[i][j];\n    \
+                   return out;\n}\n";
+    let shape = format!("{SHAPE_FN}NEURON_LIBRARY(dim_ops, m) {{ m.def(\"rows\", &sh, \"rows\"); }}\n");
+    let (rc, msg) = build_case("dim_range", compute, &shape, &[]);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join("dim_range").join("build").display().to_string();
+    let x = npy_file("dim_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
+    let out = scratch("out").join("dim.npy").display().to_string();
+    let o = customop(&["run", &dir, "rows", &x, "-o", &out]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("failed on 1 core(s): error 96: dimension out of range"), "{t}");
+}

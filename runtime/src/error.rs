@@ -160,6 +160,9 @@ errors! {
     /// A stream's state (the caller's C struct) whose buffer fields
     /// disagree with the core's stream pool.
     StreamCorrupted = 95, "stream state is corrupted: its buffer slot, capacity or count disagrees with the stream pool";
+    /// A tensor's `size(d)` or `stride(d)` asked for a dimension its rank
+    /// does not have (libtorch throws there).
+    DimOutOfRange = 96, "dimension out of range: size(d) or stride(d) past the tensor's number of dimensions";
     // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
     /// A run names an op the kernel did not register (or an empty name).
     UnknownOp = 100, "no op of this name is registered";

@@ -20,6 +20,17 @@ pub extern "C" fn neuron_error_message(code: i32) -> *const c_char {
     }
 }
 
+/// Records `DimOutOfRange` (96) as the calling core's error and returns
+/// 0: what the C++ `size(d)` and `stride(d)` give for a dimension past
+/// the tensor's rank, where libtorch throws, so the run fails naming it
+/// (not with a later error from the 0).
+#[unsafe(no_mangle)]
+#[cold]
+pub extern "C" fn neuron_dim_out_of_range() -> i64 {
+    let _ = crate::current::with_core(|_| Err::<(), _>(neuron_runtime::Error::DimOutOfRange));
+    0
+}
+
 /// Clears the calling core's last error, and marks every error recorded
 /// so far as handled: a kernel that probes an error on purpose says so
 /// with this call, and the simulator's verdict then does not fail the run

@@ -75,14 +75,15 @@ public:
     int64_t numel() const { return t_.numel; }
     int64_t dim() const { return t_.num_dim; }
     int64_t ndimension() const { return t_.num_dim; }
-    // Dimension d; negative d counts from the end. 0 out of range.
+    // Dimension d; negative d counts from the end. Out of range (where
+    // libtorch throws): error 96 recorded, 0.
     int64_t size(int64_t d) const {
         const int64_t k = d < 0 ? d + t_.num_dim : d;
-        return k >= 0 && k < t_.num_dim ? t_.sizes[k] : 0;
+        return k >= 0 && k < t_.num_dim ? t_.sizes[k] : neuron_dim_out_of_range();
     }
     int64_t stride(int64_t d) const {
         const int64_t k = d < 0 ? d + t_.num_dim : d;
-        return k >= 0 && k < t_.num_dim ? t_.strides[k] : 0;
+        return k >= 0 && k < t_.num_dim ? t_.strides[k] : neuron_dim_out_of_range();
     }
     c10::IntArrayRef sizes() const { return c10::IntArrayRef(t_.sizes, t_.num_dim); }
     c10::IntArrayRef strides() const { return c10::IntArrayRef(t_.strides, t_.num_dim); }

@@ -239,8 +239,9 @@ public:
         }
         return next(neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T)), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
     }
-    int64_t size(size_t d) const { return d < N ? sizes_[d] : 0; }
-    int64_t stride(size_t d) const { return d < N ? strides_[d] : 0; }
+    // Past the accessor's N dimensions: error 96 recorded, 0.
+    int64_t size(size_t d) const { return d < N ? sizes_[d] : neuron_dim_out_of_range(); }
+    int64_t stride(size_t d) const { return d < N ? strides_[d] : neuron_dim_out_of_range(); }
     c10::IntArrayRef sizes() const { return c10::IntArrayRef(sizes_, N); }
     c10::IntArrayRef strides() const { return c10::IntArrayRef(strides_, N); }
 
