@@ -271,3 +271,33 @@ fn a_dimension_past_the_tensors_rank_fails_the_run_naming_it() {
     assert_eq!(o.status.code(), Some(7), "{t}");
     assert!(t.contains("failed on 1 core(s): error 96: dimension out of range"), "{t}");
 }
+
+/// A multicore op whose cores each return a tensor of their own (instead
+/// of writing their slices of `get_dst_tensor()`): each return copies the
+/// whole tensor over the output, racing the others. The verdict (output
+/// not covered) says so.
+#[test]
+fn cores_returning_tensors_of_their_own_are_named_in_the_verdict() {
+    let compute = "#include <neuron/neuron-utils.hpp>\n\
+                   torch::Tensor own(const torch::Tensor& x) {\n    \
+                   torch::Tensor out = torch::empty(x.sizes(), torch::kFloat);\n    \
+                   const int64_t per = x.numel() / get_cpu_count(), b = per * get_cpu_id();\n    \
+                   auto a = x.accessor<float, 1>();\n    \
+                   auto o = out.accessor<float, 1>();\n    \
+                   for (int64_t i = b; i < b + per; i++) o[i] = a[i];\n    \
+                   return out;\n}\n";
+    let shape = format!("{SHAPE_FN}NEURON_LIBRARY(own_ops, m) {{ m.def(\"own\", &sh, \"own\"); }}\n");
+    let (rc, msg) = build_case("own_output", compute, &shape, &["--multicore"]);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join("own_output").join("build").display().to_string();
+    let x = npy_file("own_x.npy", &f32s(&[64], &[1.5; 64])).display().to_string();
+    let out = scratch("out").join("own.npy").display().to_string();
+    let o = customop(&["run", &dir, "own", &x, "-o", &out, "--cores", "8"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("error 107"), "{t}");
+    assert!(
+        t.contains("8 of the 8 cores returned a tensor of their own, each copied whole over the output: on several cores each writes its slice of get_dst_tensor() and returns that"),
+        "{t}"
+    );
+}

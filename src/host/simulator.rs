@@ -535,6 +535,15 @@ impl Simulator {
                 if cores == 1 && rep.cores.iter().any(|c| c.cpu_queried) {
                     m.push_str(" (the kernel asked get_cpu_id()/get_cpu_count() but ran on 1 core: run it on 8)");
                 }
+                // Cores that returned a tensor of their own each had it
+                // copied whole over the output, racing the others.
+                let copied = self.cores[..cores].iter_mut().map(|c| c.state().args().returned()).filter(|r| *r).count();
+                if cores > 1 && copied > 0 {
+                    m.push_str(&std::format!(
+                        " ({copied} of the {cores} cores returned a tensor of their own, each copied whole over the output: \
+                         on several cores each writes its slice of get_dst_tensor() and returns that)"
+                    ));
+                }
                 rep.unwritten = Some(m);
             }
         }
