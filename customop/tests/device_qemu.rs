@@ -177,6 +177,19 @@ fn coherence_and_dtype_kernels_agree() {
     }
 }
 
+/// The accessor forms that pointed into a dead temporary (a sliced
+/// TensorAccessor, a sub-accessor of a temporary accessor) on the device:
+/// right and bit-identical to the simulator.
+#[test]
+fn accessors_sliced_or_taken_from_a_temporary_agree() {
+    let dir = built("accessor_forms", QEMU);
+    for (op, shape, x, want) in accessor_forms_cases() {
+        let f = npy_file(&format!("q_forms_{op}.npy"), &f32s(&shape, &x)).display().to_string();
+        let (out, _) = both(&dir, op, &[&f], 1, "forms");
+        assert_eq!(out.to_f32(), want, "{op}");
+    }
+}
+
 #[test]
 fn a_device_kernel_prints_the_same_text_as_the_simulator() {
     let dir = built("printing", QEMU);

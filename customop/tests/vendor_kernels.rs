@@ -243,6 +243,19 @@ fn half_and_bfloat16_elements_through_the_2d_accessor() {
     }
 }
 
+/// A TensorAccessor sliced from `accessor()`, a sub-accessor of a
+/// temporary accessor, planes and rows kept in variables: valid while the
+/// tensor lives, as in libtorch (they pointed into the dead temporary).
+#[test]
+fn accessors_sliced_or_taken_from_a_temporary_stay_valid() {
+    let dir = built("accessor_forms", &[]);
+    for (op, shape, x, want) in accessor_forms_cases() {
+        let f = npy_file(&format!("forms_{op}.npy"), &f32s(&shape, &x));
+        let (out, t) = run_op(&dir, op, &[&f.display().to_string()], 1, "forms");
+        assert_eq!(out.to_f32(), want, "{op}:\n{t}");
+    }
+}
+
 #[test]
 fn every_accepted_argument_spelling_links_and_marshals() {
     let dir = built("spellings", &[]);

@@ -268,16 +268,23 @@ protected:
 // for its lifetime. If the tensor is refused (wrong rank/type, or a
 // coherency conflict under COHERENT), ok() is false and every access is
 // refused (reads give 0, writes are dropped, the error is recorded).
+//
+// Its sizes and strides are the tensor's own (`t`, the Tensor's
+// descriptor), not this object's copy: as in libtorch, a TensorAccessor
+// sliced from it (`TensorAccessor<float, 2> a = x.accessor<float, 2>();`)
+// or a sub-accessor of a temporary one (`x.accessor<float, 2>()[i]`)
+// stays valid while the tensor lives (its coherency registration ends
+// with this object).
 template <class T, size_t N, bool Writable>
 class Accessor : public TensorAccessor<T, N, Writable> {
 public:
-    explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, Writable>(t_.sizes, t_.strides, 0, t.storage.ctx), t_(t) {
+    explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, Writable>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
         ok_ = neuron_accessor_check(&t_, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 &&
               neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
         if (ok_) {
             this->addr_ = t_.storage.addr;
             this->path_ = detail::element_path(t_, N, sizeof(T), &this->addr_);
-            if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t_.sizes;
+            if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t.sizes;
         }
     }
     Accessor(const Accessor&) = delete;
