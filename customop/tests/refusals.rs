@@ -301,3 +301,52 @@ fn cores_returning_tensors_of_their_own_are_named_in_the_verdict() {
         "{t}"
     );
 }
+
+/// Tensors larger than a core's 5 MiB HBM heap: the shape function runs
+/// on the host as the vendor's does, with no device heap bounding the
+/// inputs it is given or the output it makes (it failed with "returned
+/// an undefined tensor" from 5 MiB on). The kernel writes through
+/// `get_dst_tensor()`, as a kernel with outputs this large must.
+#[test]
+fn shape_functions_take_tensors_larger_than_the_device_heap() {
+    let compute = "torch::Tensor twice(const torch::Tensor& x) {\n    \
+                   torch::Tensor out = get_dst_tensor();\n    \
+                   float* buf = static_cast<float*>(torch::neuron::tcm_malloc(4096 * sizeof(float)));\n    \
+                   for (int64_t at = 0; at < x.numel(); at += 4096) {\n        \
+                   x.tcm_accessor().tensor_to_tcm<float>(buf, at, 4096);\n        \
+                   for (int k = 0; k < 4096; k++) buf[k] *= 2.0f;\n        \
+                   out.tcm_accessor().tcm_to_tensor<float>(buf, at, 4096);\n    \
+                   }\n    \
+                   torch::neuron::tcm_free(buf);\n    \
+                   return out;\n}\n";
+    let shape = format!("{SHAPE_FN}NEURON_LIBRARY(big_ops, m) {{ m.def(\"twice\", &sh, \"twice\"); }}\n");
+    let (rc, msg) = build_case("big_shape", compute, &shape, &[]);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join("big_shape").join("build").display().to_string();
+    // 12 MiB in, 12 MiB out.
+    let n = 3 << 20;
+    let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
+    let f = npy_file("big_x.npy", &f32s(&[1024, (n / 1024) as u64], &x)).display().to_string();
+    let out = scratch("out").join("big.npy");
+    let o = customop(&["run", &dir, "twice", &f, "-o", &out.display().to_string()]);
+    assert!(o.status.success(), "{}", text(&o));
+    let y = customop::npy::read(&out).unwrap().to_f32();
+    assert!(y.iter().zip(&x).all(|(a, b)| *a == 2.0 * b), "every element doubled");
+}
+
+/// A shape function whose factory fails (here a zero dimension) gives an
+/// undefined tensor; the message says which error the factory hit.
+#[test]
+fn a_shape_function_whose_factory_fails_says_why() {
+    let shape = "torch::Tensor zero_dim(torch::Tensor t) { return torch::zeros({t.size(0), 0}, torch::kFloat); }\n\
+                 NEURON_LIBRARY(zd_ops, m) { m.def(\"relu\", &zero_dim, \"relu\"); }\n";
+    let (rc, msg) = build_case("zero_dim_shape", RELU, shape, &[]);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join("zero_dim_shape").join("build").display().to_string();
+    let x = npy_file("zd_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
+    let out = scratch("out").join("zd.npy").display().to_string();
+    let o = customop(&["run", &dir, "relu", &x, "-o", &out]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(8), "{t}");
+    assert!(t.contains("returned an undefined tensor (a factory failed: a shape entry is zero or the element count overflows)"), "{t}");
+}

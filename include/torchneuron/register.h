@@ -162,7 +162,14 @@ template <size_t... I> struct MakeSeq<0, I...> { using type = Seq<I...>; };
 
 inline int32_t answer(ShapeQuery* q, const torch::Tensor& r) {
     if (!r.defined()) {
+        // A factory that failed gives an undefined tensor: name why.
+        const int32_t e = neuron_last_error();
         say(q->message, "shape function of op `", q->op, "` returned an undefined tensor");
+        if (e != 0) {
+            char why[256];
+            say(why, q->message, " (a factory failed: ", neuron_error_message(e), ")");
+            say(q->message, why);
+        }
         return kShapeUndefined;
     }
     const uint8_t code = isa_code(r.scalar_type());
