@@ -167,11 +167,15 @@ pub fn floats16(dt: customop::npy::Dtype, shape: &[u64], v: &[f32]) -> Array {
     Array { dtype: dt, shape: shape.to_vec(), data: v.iter().flat_map(|x| bits(*x).to_le_bytes()).collect() }
 }
 
+/// One case of a kernel: its op, the input's shape and values, the
+/// expected output values.
+pub type Case = (&'static str, Vec<u64>, Vec<f32>, Vec<f32>);
+
 /// The `accessor_forms` kernel's inputs and expected outputs: `pair_sum`
 /// ([5, 8] -> [5, 4]) and `plane_scale` ([3, 4, 5]).
-pub fn accessor_forms_cases() -> [(&'static str, Vec<u64>, Vec<f32>, Vec<f32>); 2] {
+pub fn accessor_forms_cases() -> [Case; 2] {
     let x2 = values(40, -4.0, 4.0, 31);
-    let pairs = x2.chunks_exact(2).map(|p| p[0] + p[1]).collect();
+    let pairs = x2.as_chunks::<2>().0.iter().map(|p| p[0] + p[1]).collect();
     let x3 = values(60, -4.0, 4.0, 32);
     let scaled = x3.iter().enumerate().map(|(k, v)| v * (k / 20 + 1) as f32).collect();
     [("pair_sum", vec![5, 8], x2, pairs), ("plane_scale", vec![3, 4, 5], x3, scaled)]
