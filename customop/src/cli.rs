@@ -147,14 +147,20 @@ fn dispatch(args: &[String]) -> Result<()> {
             if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
             }
+            let agreement = match r.nans_differing {
+                0 => String::from(": outputs bit-identical"),
+                n => format!(
+                    ": outputs bit-identical but for {n} NaN(s) whose sign or payload differs (the host's default NaN is negative, the device's positive)"
+                ),
+            };
             println!(
                 "ran {} on {} core(s){}: output {:?} {:?} written to {}",
                 o.op,
                 r.cores,
                 match o.on {
-                    crate::run::On::Sim => "",
-                    crate::run::On::Qemu => " of the emulated cluster",
-                    crate::run::On::Both => " of the simulator and of the emulated cluster: outputs bit-identical",
+                    crate::run::On::Sim => String::new(),
+                    crate::run::On::Qemu => String::from(" of the emulated cluster"),
+                    crate::run::On::Both => format!(" of the simulator and of the emulated cluster{agreement}"),
                 },
                 r.output.dtype,
                 r.output.shape,

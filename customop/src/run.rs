@@ -61,6 +61,9 @@ pub struct RunOutcome {
     pub report: String,
     /// The cores it ran on.
     pub cores: u32,
+    /// `--on both`: elements that are NaN on both sides with other bits
+    /// (sign or payload), which agree (0 otherwise).
+    pub nans_differing: usize,
 }
 
 /// One argument, ready to place.
@@ -166,6 +169,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     }
     let OutputSpec { dtype, ref shape } = spec;
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
+    let mut nans_differing = 0;
     let (data, report) = match o.on {
         On::Sim => {
             let (rc, report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
@@ -206,9 +210,8 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             if rc != 0 {
                 return Err(failed("on both the simulator and the emulated cluster", rc, &api.error_message(rc), &report));
             }
-            if let Some(diff) = crate::differential::compare(dtype, shape, &data, &q.output) {
-                return Err(Error::new(ErrorKind::Mismatch, format!("op `{}` on {cores} core(s): {diff}", op.name)));
-            }
+            nans_differing = crate::differential::compare(dtype, shape, &data, &q.output)
+                .map_err(|diff| Error::new(ErrorKind::Mismatch, format!("op `{}` on {cores} core(s): {diff}", op.name)))?;
             (data, report)
         }
     };
@@ -217,7 +220,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     if let Some(out) = &o.out {
         npy::write(out, &output)?;
     }
-    Ok(RunOutcome { output, report, cores })
+    Ok(RunOutcome { output, report, cores, nans_differing })
 }
 
 /// The cores an op built with (or without) `multicore` runs on when

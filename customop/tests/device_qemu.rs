@@ -190,6 +190,21 @@ fn accessors_sliced_or_taken_from_a_temporary_agree() {
     }
 }
 
+/// A kernel that makes NaNs (inf - inf): the host's NaN has its sign bit
+/// set, the device's soft float's not; `--on both` takes NaN for NaN and
+/// says how many differ in their bits. A number against a NaN would
+/// still be a mismatch (the unit tests of `differential`).
+#[test]
+fn nans_agree_across_the_simulator_and_the_device() {
+    let dir = built("nan", QEMU);
+    let x = [1.0f32, f32::INFINITY, -2.5, f32::NEG_INFINITY];
+    let f = npy_file("q_nan_x.npy", &f32s(&[4], &x)).display().to_string();
+    let (out, t) = both(&dir, "self_sub", &[&f], 1, "nan");
+    let y = out.to_f32();
+    assert!(y[0] == 0.0 && y[2] == 0.0 && y[1].is_nan() && y[3].is_nan(), "{y:?}");
+    assert!(t.contains("outputs bit-identical but for 2 NaN(s) whose sign or payload differs"), "{t}");
+}
+
 #[test]
 fn a_device_kernel_prints_the_same_text_as_the_simulator() {
     let dir = built("printing", QEMU);
