@@ -47,6 +47,7 @@ fn binary_op(a: Tensor, b: Tensor, code: i32) -> Result<Tensor> {
         3 => ops::div_out(&a, &b, &out)?,
         4 => ops::bitwise_and_out(&a, &b, &out)?,
         5 => ops::bitwise_or_out(&a, &b, &out)?,
+        6 => ops::add_out(&a, &b, 2.5f64, &out)?,
         _ => return Err(Error::BadArgKind),
     }
     Ok(out)
@@ -280,6 +281,17 @@ fn binary_ops_over_every_dtype() {
                 })
                 .collect();
             check(d, name, &got, &want);
+        }
+        // A floating-point alpha: scales floats; integers refuse it (97),
+        // as libtorch does, rather than truncate it to 2.
+        let (ok, got, printf) = run("binary_op", &[&ea, &eb], d, &[25, 100], 6);
+        if d.is_float() {
+            assert!(ok, "add alpha 2.5 {d:?}: {printf}");
+            let want: Vec<f64> = a.iter().zip(&b).map(|(&x, &y)| decode(d, &encode(d, &[x + 2.5 * y]))[0]).collect();
+            check(d, "add alpha 2.5", &got, &want);
+        } else {
+            assert!(printf.contains("custom op failed: error 97"), "add alpha 2.5 must refuse {d:?}: {printf}");
+            assert!(!ok, "{d:?}: the refusal must fail the run");
         }
     }
 }

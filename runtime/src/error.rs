@@ -163,6 +163,9 @@ errors! {
     /// A tensor's `size(d)` or `stride(d)` asked for a dimension its rank
     /// does not have (libtorch throws there).
     DimOutOfRange = 96, "dimension out of range: size(d) or stride(d) past the tensor's number of dimensions";
+    /// `add`/`sub` of integer tensors with a floating-point `alpha`
+    /// (libtorch refuses it rather than truncate).
+    AlphaNotIntegral = 97, "add/sub of integer tensors takes an integer alpha, not a floating-point one";
     // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
     /// A run names an op the kernel did not register (or an empty name).
     UnknownOp = 100, "no op of this name is registered";

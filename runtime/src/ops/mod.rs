@@ -209,6 +209,11 @@ impl<H: Hal> CoreState<H> {
         if !op.accepts(d.is_float()) {
             return Err(Error::DtypeNotSupported);
         }
+        // Integers scale by an integer: libtorch refuses a floating-point
+        // alpha here rather than truncate it.
+        if !d.is_float() && matches!(op, BinaryOp::Add | BinaryOp::Sub) && matches!(alpha, ScalarValue::Float(_)) {
+            return Err(Error::AlphaNotIntegral);
+        }
         dispatch_dtype!(d, T => self.elementwise::<T>(dst, Some(a), Some(b), |_, x, y| op.apply(x, y, alpha)), _ => Err(Error::DtypeNotSupported))
     }
 
