@@ -5,9 +5,8 @@
 //! (`DtypeNotSupported`, 88).
 
 use neuroncustomop::custom_ops;
-use neuroncustomop::host::Simulator;
+use neuroncustomop::host::{ArgKind, OpTable, Simulator};
 use neuroncustomop::kernel::*;
-use neuroncustomop::runtime::marshal::invocation::ArgKind;
 
 const ALL: [Dtype; 8] = [Dtype::Uint8, Dtype::Int8, Dtype::Int16, Dtype::Int32, Dtype::Int64, Dtype::Fp16, Dtype::Bfloat16, Dtype::Fp32];
 /// Elements per test tensor: more than one 2 KiB staging chunk for every dtype.
@@ -152,7 +151,7 @@ fn check(d: Dtype, what: &str, got: &[f64], want: &[f64]) {
 
 fn run(op: &str, tensors: &[&[u8]], d: Dtype, shape: &[u64], code: i32) -> (bool, Vec<f64>, String) {
     let mut s = Simulator::new().unwrap();
-    s.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap();
+    s.register(OpTable::linked()).unwrap();
     for t in tensors {
         s.arg_tensor(d, shape, t).unwrap();
     }

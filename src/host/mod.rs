@@ -15,3 +15,8 @@ mod writes;
 
 pub use sim_core::{with_bound_hal, SimCore};
 pub use simulator::{Arg, CoreReport, RunFailure, RunReport, Simulator};
+// What a driver of `Simulator` names: the op table and the kinds and
+// dtypes of its arguments.
+pub use crate::ffi::launch::OpTable;
+pub use neuron_runtime::marshal::dtype::Dtype;
+pub use neuron_runtime::marshal::invocation::ArgKind;
