@@ -100,6 +100,15 @@ fn bad(msg: String) -> Error {
     Error::new(ErrorKind::BadInput, msg)
 }
 
+/// Why `text` is not an integer argument of range `[lo, hi]`: an integer
+/// outside it, or not an integer at all.
+fn not_in(what: &str, kind: &str, text: &str, lo: i128, hi: i128) -> String {
+    match text.parse::<i128>() {
+        Ok(_) => format!("{what} is {kind}: `{text}` is outside its range [{lo}, {hi}]"),
+        Err(_) => format!("{what} is {kind}: `{text}` is not an integer"),
+    }
+}
+
 /// Parses argument `i` (1-based in messages) of `op` for its declared kind.
 fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
     let p = &op.params[i];
@@ -119,11 +128,11 @@ fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
             _ => return Err(bad(format!("{what} is a scalar: give a number, not `{text}`"))),
         },
         ArgKind::Int => {
-            let v = int().and_then(|v| i32::try_from(v).ok()).ok_or_else(|| bad(format!("{what} is an int: `{text}` is not a 32-bit integer")))?;
+            let v = int().and_then(|v| i32::try_from(v).ok()).ok_or_else(|| bad(not_in(&what, "an int", text, i32::MIN.into(), i32::MAX.into())))?;
             Placed::Value { kind: p.kind, dtype: Dtype::I32, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v.into()) }
         }
         ArgKind::LongLong => {
-            let v = int().ok_or_else(|| bad(format!("{what} is a 64-bit integer: `{text}` is not an integer")))?;
+            let v = int().ok_or_else(|| bad(not_in(&what, "a 64-bit integer", text, i64::MIN.into(), i64::MAX.into())))?;
             Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) }
         }
         // No dtype wider than f32 marshals: a double travels as f32.

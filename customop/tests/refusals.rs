@@ -125,8 +125,13 @@ fn run_refuses_arguments_that_do_not_fit_the_op() {
     let d = dir.display().to_string();
     let x = npy_file("refuse_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
     let out = scratch("out").join("refused.npy").display().to_string();
-    let cases: [(&[&str], i32, &str); 6] = [
+    let cases: [(&[&str], i32, &str); 7] = [
         (&["affine", &x, "1.5"], 6, "op `affine` takes 3 argument(s) (const torch::Tensor&, const torch::Scalar&, int64_t), 2 given"),
+        (
+            &["affine", &x, "1.5", "9223372036854775808"],
+            6,
+            "argument 3 of op `affine` (int64_t) is a 64-bit integer: `9223372036854775808` is outside its range [-9223372036854775808, 9223372036854775807]",
+        ),
         (&["affine", "2.0", "1.5", "3"], 6, "argument 1 of op `affine` (const torch::Tensor&) is a tensor: give a .npy file, not the number 2.0"),
         (&["affine", &x, "1.5", "3.5"], 6, "argument 3 of op `affine` (int64_t) is a 64-bit integer: `3.5` is not an integer"),
         (&["affine", &x, "abc", "3"], 6, "argument 2 of op `affine` (const torch::Scalar&) is a scalar: give a number, not `abc`"),
