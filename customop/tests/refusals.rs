@@ -4,6 +4,7 @@
 
 mod common;
 use common::*;
+use customop::npy::Array;
 use std::path::PathBuf;
 
 const HEADERS: &str = "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n";
@@ -27,6 +28,21 @@ fn build_case(case: &str, compute: &str, shape: &str, extra: &[&str]) -> (i32, S
     args.extend_from_slice(extra);
     let r = customop(&args);
     (r.status.code().unwrap_or(-1), text(&r))
+}
+
+/// Builds case `case` (its build must succeed, with `build_extra`), then
+/// runs `op` on one tensor `x` with `run_extra`; returns the run and the
+/// output's path.
+fn build_and_run(case: &str, compute: &str, shape: &str, build_extra: &[&str], op: &str, x: &Array, run_extra: &[&str]) -> (std::process::Output, PathBuf) {
+    let (rc, msg) = build_case(case, compute, shape, build_extra);
+    assert_eq!(rc, 0, "{msg}");
+    let dir = scratch("refusals").join(case).join("build").display().to_string();
+    let f = npy_file(&format!("{case}_x.npy"), x).display().to_string();
+    let out = scratch("out").join(format!("{case}.npy"));
+    let o = out.display().to_string();
+    let mut args = vec!["run", dir.as_str(), op, f.as_str(), "-o", o.as_str()];
+    args.extend_from_slice(run_extra);
+    (customop(&args), out)
 }
 
 const RELU: &str = "torch::Tensor relu(const torch::Tensor& t) { return t; }\n";
@@ -227,12 +243,7 @@ fn a_kernel_that_crashes_the_simulator_is_named_before_the_process_dies() {
                    buf[4] = static_cast<float>(t.numel());\n    \
                    return t;\n}\n";
     let shape = format!("{SHAPE_FN}NEURON_LIBRARY(crash_ops, m) {{ m.def(\"unchecked\", &sh, \"unchecked\"); }}\n");
-    let (rc, msg) = build_case("crash", compute, &shape, &[]);
-    assert_eq!(rc, 0, "{msg}");
-    let dir = scratch("refusals").join("crash").join("build").display().to_string();
-    let x = npy_file("crash_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
-    let out = scratch("out").join("crash.npy").display().to_string();
-    let o = customop(&["run", &dir, "unchecked", &x, "-o", &out]);
+    let (o, _) = build_and_run("crash", compute, &shape, &[], "unchecked", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0]), &[]);
     assert_eq!(o.status.signal(), Some(11), "the process dies of the SIGSEGV: {}", text(&o));
     let t = text(&o);
     assert!(
@@ -266,12 +277,7 @@ fn a_dimension_past_the_tensors_rank_fails_the_run_naming_it() {
                    for (int64_t j = 0; j < a.size(1); j++) o[i][j] = a[i][j];\n    \
                    return out;\n}\n";
     let shape = format!("{SHAPE_FN}NEURON_LIBRARY(dim_ops, m) {{ m.def(\"rows\", &sh, \"rows\"); }}\n");
-    let (rc, msg) = build_case("dim_range", compute, &shape, &[]);
-    assert_eq!(rc, 0, "{msg}");
-    let dir = scratch("refusals").join("dim_range").join("build").display().to_string();
-    let x = npy_file("dim_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
-    let out = scratch("out").join("dim.npy").display().to_string();
-    let o = customop(&["run", &dir, "rows", &x, "-o", &out]);
+    let (o, _) = build_and_run("dim_range", compute, &shape, &[], "rows", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0]), &[]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(7), "{t}");
     assert!(t.contains("failed on 1 core(s): error 96: dimension out of range"), "{t}");
@@ -292,12 +298,7 @@ fn cores_returning_tensors_of_their_own_are_named_in_the_verdict() {
                    for (int64_t i = b; i < b + per; i++) o[i] = a[i];\n    \
                    return out;\n}\n";
     let shape = format!("{SHAPE_FN}NEURON_LIBRARY(own_ops, m) {{ m.def(\"own\", &sh, \"own\"); }}\n");
-    let (rc, msg) = build_case("own_output", compute, &shape, &["--multicore"]);
-    assert_eq!(rc, 0, "{msg}");
-    let dir = scratch("refusals").join("own_output").join("build").display().to_string();
-    let x = npy_file("own_x.npy", &f32s(&[64], &[1.5; 64])).display().to_string();
-    let out = scratch("out").join("own.npy").display().to_string();
-    let o = customop(&["run", &dir, "own", &x, "-o", &out, "--cores", "8"]);
+    let (o, _) = build_and_run("own_output", compute, &shape, &["--multicore"], "own", &f32s(&[64], &[1.5; 64]), &["--cores", "8"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(7), "{t}");
     assert!(t.contains("error 107"), "{t}");
@@ -325,15 +326,10 @@ fn shape_functions_take_tensors_larger_than_the_device_heap() {
                    torch::neuron::tcm_free(buf);\n    \
                    return out;\n}\n";
     let shape = format!("{SHAPE_FN}NEURON_LIBRARY(big_ops, m) {{ m.def(\"twice\", &sh, \"twice\"); }}\n");
-    let (rc, msg) = build_case("big_shape", compute, &shape, &[]);
-    assert_eq!(rc, 0, "{msg}");
-    let dir = scratch("refusals").join("big_shape").join("build").display().to_string();
     // 12 MiB in, 12 MiB out.
     let n = 3 << 20;
     let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32).collect();
-    let f = npy_file("big_x.npy", &f32s(&[1024, (n / 1024) as u64], &x)).display().to_string();
-    let out = scratch("out").join("big.npy");
-    let o = customop(&["run", &dir, "twice", &f, "-o", &out.display().to_string()]);
+    let (o, out) = build_and_run("big_shape", compute, &shape, &[], "twice", &f32s(&[1024, (n / 1024) as u64], &x), &[]);
     assert!(o.status.success(), "{}", text(&o));
     let y = customop::npy::read(&out).unwrap().to_f32();
     assert!(y.iter().zip(&x).all(|(a, b)| *a == 2.0 * b), "every element doubled");
@@ -345,12 +341,7 @@ fn shape_functions_take_tensors_larger_than_the_device_heap() {
 fn a_shape_function_whose_factory_fails_says_why() {
     let shape = "torch::Tensor zero_dim(torch::Tensor t) { return torch::zeros({t.size(0), 0}, torch::kFloat); }\n\
                  NEURON_LIBRARY(zd_ops, m) { m.def(\"relu\", &zero_dim, \"relu\"); }\n";
-    let (rc, msg) = build_case("zero_dim_shape", RELU, shape, &[]);
-    assert_eq!(rc, 0, "{msg}");
-    let dir = scratch("refusals").join("zero_dim_shape").join("build").display().to_string();
-    let x = npy_file("zd_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
-    let out = scratch("out").join("zd.npy").display().to_string();
-    let o = customop(&["run", &dir, "relu", &x, "-o", &out]);
+    let (o, _) = build_and_run("zero_dim_shape", RELU, shape, &[], "relu", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0]), &[]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(8), "{t}");
     assert!(t.contains("returned an undefined tensor (a factory failed: a shape entry is zero or the element count overflows)"), "{t}");
