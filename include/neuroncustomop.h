@@ -477,6 +477,14 @@ const char *neuron_error_message(int32_t code);
 // (not with a later error from the 0).
 int64_t neuron_dim_out_of_range(void);
 
+// The device `<assert.h>`'s failure path: stops the core with the abort
+// report (`AssertFailed`, 98), naming the expression `expr` at `file`:
+// `line` (either string null: `?`). Never returns.
+//
+// # Safety
+// `expr` and `file` are null or NUL-terminated strings.
+void neuron_assert_fail(const char *expr, const char *file, uint32_t line);
+
 // Clears the calling core's last error, and marks every error recorded
 // so far as handled: a kernel that probes an error on purpose says so
 // with this call, and the simulator's verdict then does not fail the run

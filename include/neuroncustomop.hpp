@@ -71,14 +71,15 @@ inline int print_formatted(const char* buf, int n) {
 
 // printf into the device ring (one entry per call, up to 255 bytes),
 // formatted by the header's own formatter. Returns the formatted length.
-inline int neuron_printf(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
-inline int neuron_printf(const char* fmt, ...) {
+// A variadic template, as the kernel's printf, not a C `...` function: C
+// variadic arguments do not survive the device toolchain (zig's clang
+// front end and the nightly's llc disagree on the Xtensa va_list, and
+// an int argument came out as garbage).
+template <class... A>
+inline int neuron_printf(const char* fmt, A... args) {
+    const neuron::fmt::Arg values[] = {neuron::fmt::make_arg(args)..., neuron::fmt::arg_int(0)};
     char buf[neuron::detail::kPrintfEntry];
-    va_list ap;
-    va_start(ap, fmt);
-    const int n = neuron::fmt::vformat(buf, sizeof buf, fmt, ap);
-    va_end(ap);
-    return neuron::detail::print_formatted(buf, n);
+    return neuron::detail::print_formatted(buf, neuron::fmt::format_args(buf, sizeof buf, fmt, values, sizeof...(A)));
 }
 
 namespace neuron {

@@ -66,6 +66,26 @@ impl<H: neuron_hal::Hal> Bound<H> {
         self.last_error = e.code();
         self.errors.record(e);
     }
+
+    /// `tcm_malloc(n)` as the API gives it: the block, or `None` with
+    /// `OutOfMemory` recorded as handled. Null is the documented failure,
+    /// which the vendor's kernels test and fall back from: it stays in
+    /// the report, but does not fail the run by itself (a kernel that uses
+    /// the null pointer anyway fails on it). After an unhandled error it
+    /// is one more.
+    pub fn tcm_alloc(&mut self, n: usize) -> Option<core::ptr::NonNull<u8>> {
+        match self.state.tcm_malloc(n) {
+            Ok(p) => Some(p),
+            Err(e) => {
+                let clean = !self.errors.has_unacknowledged();
+                self.record(e);
+                if clean {
+                    self.errors.acknowledge();
+                }
+                None
+            }
+        }
+    }
 }
 
 /// Where a core's [`Bound`] lives, with the re-entry guard *beside* it:

@@ -106,6 +106,7 @@ fn heaps_through_the_c_surface_report_misuse() {
         tcm_free(t);
         assert_eq!(neuron_last_error(), Error::DoubleFree.code());
         assert!(tcm_malloc(1 << 20).is_null());
+        assert_eq!(neuron_last_error(), Error::OutOfMemory.code(), "recorded, as handled");
         let mut p = std::ptr::null_mut();
         // SAFETY: `p` is a valid out pointer.
         assert_eq!(unsafe { neuron_dataram_allocate(64, &mut p, 128) }, 0);

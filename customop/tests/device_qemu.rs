@@ -206,6 +206,29 @@ fn nans_agree_across_the_simulator_and_the_device() {
     assert!(t.contains("outputs bit-identical but for 2 NaN(s) whose sign or payload differs"), "{t}");
 }
 
+/// A kernel that starts as the vendor's samples do, with the C library
+/// headers: they exist on the device (include/device-libc) and do what
+/// they do on the simulator — malloc/calloc/free, memcpy/memset/memcmp,
+/// the math library, snprintf, printf — bit for bit; a failed `assert`
+/// checks on the device too (zig's -O2 defined NDEBUG) and stops the core
+/// with the abort report naming the expression.
+#[test]
+fn the_c_library_headers_work_on_the_device_as_on_the_simulator() {
+    let dir = built("libc", QEMU);
+    let x: Vec<f32> = (0..16).map(|i| (i as f32 - 7.5) * 0.75).collect();
+    let f = npy_file("q_libc_x.npy", &f32s(&[16], &x)).display().to_string();
+    let (out, t) = both(&dir, "libc_mix", &[&f], 1, "libc");
+    // The kernel's sum, in its order, in f32.
+    let want: Vec<f32> = x.iter().map(|&v| v.abs().sqrt() + v.floor() + v.max(0.0) + v * 4.0 + v % 1.5 + v.trunc() + 3.0 + 8.0 + 1.0 + 2.0).collect();
+    assert_eq!(out.to_f32(), want);
+    assert!(t.contains("    n=16 len=4 cmp=0") && t.contains("printf: n=16 len=4 cmp=0"), "{t}");
+    let o =
+        customop(&["run", &dir.display().to_string(), "failing_assert", &f, "-o", &scratch("out").join("assert.npy").display().to_string(), "--on", "qemu"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("error 98 (assertion failed in the kernel): x.numel() < 0 at ") && t.contains("libc_mix.cpp:45"), "{t}");
+}
+
 #[test]
 fn a_device_kernel_prints_the_same_text_as_the_simulator() {
     let dir = built("printing", QEMU);

@@ -260,6 +260,20 @@ fn accessors_sliced_or_taken_from_a_temporary_stay_valid() {
     }
 }
 
+/// A null from `tcm_malloc`, tested and handled as the vendor documents:
+/// the run passes with the fallback's output, and the report lists the
+/// out-of-memory error as handled.
+#[test]
+fn a_handled_null_from_tcm_malloc_does_not_fail_the_run() {
+    let dir = built("tcm_fallback", &[]);
+    let x = values(100, -3.0, 3.0, 41);
+    let f = npy_file("fallback_x.npy", &f32s(&[100], &x));
+    let (out, t) = run_op(&dir, "negate_or_fall_back", &[&f.display().to_string()], 1, "fallback");
+    assert_eq!(out.to_f32(), x.iter().map(|v| -v).collect::<Vec<_>>());
+    assert!(t.contains("tcm_malloc: null, falling back"), "{t}");
+    assert!(t.contains("10 (out of memory) (handled"), "the report lists it as handled:\n{t}");
+}
+
 #[test]
 fn every_accepted_argument_spelling_links_and_marshals() {
     let dir = built("spellings", &[]);

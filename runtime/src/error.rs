@@ -166,6 +166,9 @@ errors! {
     /// `add`/`sub` of integer tensors with a floating-point `alpha`
     /// (libtorch refuses it rather than truncate).
     AlphaNotIntegral = 97, "add/sub of integer tensors takes an integer alpha, not a floating-point one";
+    /// A kernel's `assert` failed (the device's `<assert.h>`): the abort
+    /// report names the expression, file and line.
+    AssertFailed = 98, "assertion failed in the kernel";
     // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
     /// A run names an op the kernel did not register (or an empty name).
     UnknownOp = 100, "no op of this name is registered";

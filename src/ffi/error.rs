@@ -31,6 +31,20 @@ pub extern "C" fn neuron_dim_out_of_range() -> i64 {
     0
 }
 
+/// The device `<assert.h>`'s failure path: stops the core with the abort
+/// report (`AssertFailed`, 98), naming the expression `expr` at `file`:
+/// `line` (either string null: `?`). Never returns.
+///
+/// # Safety
+/// `expr` and `file` are null or NUL-terminated strings.
+#[unsafe(no_mangle)]
+#[cold]
+pub unsafe extern "C" fn neuron_assert_fail(expr: *const core::ffi::c_char, file: *const core::ffi::c_char, line: u32) -> ! {
+    // SAFETY: the caller's contract: null or a NUL-terminated string.
+    let text = |p: *const core::ffi::c_char| if p.is_null() { "?" } else { unsafe { core::ffi::CStr::from_ptr(p) }.to_str().unwrap_or("?") };
+    crate::abort::abort_at(neuron_runtime::Error::AssertFailed, text(expr), text(file), line)
+}
+
 /// Clears the calling core's last error, and marks every error recorded
 /// so far as handled: a kernel that probes an error on purpose says so
 /// with this call, and the simulator's verdict then does not fail the run

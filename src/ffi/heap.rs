@@ -56,10 +56,10 @@ pub extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
 
 /// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
 /// pool (16 KiB unless `neuron_set_tcm_pool_size` says otherwise); null on
-/// failure.
+/// failure, recorded as a handled error (see `Bound::tcm_alloc`).
 #[unsafe(no_mangle)]
 pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
-    with_core(|b| b.state.tcm_malloc(n)).map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
+    with_core(|b| Ok(b.tcm_alloc(n))).ok().flatten().map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
 }
 
 /// `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign

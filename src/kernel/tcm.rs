@@ -21,7 +21,7 @@ impl<T: Element> TcmBuf<T> {
     /// `tcm_malloc(len · sizeof(T))`; `None` when the pool is exhausted.
     pub fn new(len: usize) -> Option<Self> {
         let bytes = len.checked_mul(size_of::<T>())?;
-        let ptr = with_core(|b| b.state.tcm_malloc(bytes)).ok()?.cast::<T>();
+        let ptr = with_core(|b| Ok(b.tcm_alloc(bytes))).ok().flatten()?.cast::<T>();
         // SAFETY: a fresh block of `bytes` bytes, 64-byte aligned.
         unsafe { ptr.as_ptr().cast::<u8>().write_bytes(0, bytes) };
         Some(Self { ptr, len })

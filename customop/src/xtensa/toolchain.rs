@@ -42,7 +42,11 @@ const TARGET_JSON: &str = include_str!("../../../xtensa-target.json");
 /// - `-fno-threadsafe-statics`: no `__cxa_guard_*` on the device;
 /// - `-g0`: llc warns on (and drops) clang 22's debug metadata;
 /// - `-ffunction-sections -fdata-sections`: `--gc-sections` keeps only
-///   what the op table reaches.
+///   what the op table reaches;
+/// - `-UNDEBUG`: zig's driver defines `NDEBUG` at `-O2`, which g++ (the
+///   simulator's compiler) does not: a kernel's `assert` would check on
+///   the simulator and vanish on the device. A user's `-DNDEBUG` comes
+///   later and still wins.
 pub const FRONT_END_FLAGS: &[&str] = &[
     "-target",
     "xtensa-freestanding-none",
@@ -56,6 +60,7 @@ pub const FRONT_END_FLAGS: &[&str] = &[
     "-fno-asynchronous-unwind-tables",
     "-ffunction-sections",
     "-fdata-sections",
+    "-UNDEBUG",
 ];
 
 /// The `llc` flags (the IR carries the target features).
@@ -134,6 +139,12 @@ impl Toolchain {
         f.insert(2, mcpu_flag());
         f.push("-I".into());
         f.push(include.display().to_string());
+        // The C library headers the device library backs (<stdlib.h>,
+        // <stdio.h>, <math.h>, ...): freestanding clang has none of them.
+        // `-I`, not `-isystem`: the header scan (`-MM`) then lists them,
+        // so the build cache sees them change.
+        f.push("-I".into());
+        f.push(include.join("device-libc").display().to_string());
         f.extend(user.iter().cloned());
         f
     }

@@ -1,0 +1,105 @@
+// What the device library defines of <math.h>: Rust's compiler_builtins
+// math (the `libm` port), in double and float (`sinf`, ...), with the
+// classification macros as compiler builtins. Floats are soft-float on
+// the Q7's configuration: a float call is cheaper than a double one.
+#pragma once
+
+#define INFINITY (__builtin_inff())
+#define NAN (__builtin_nanf(""))
+#define HUGE_VAL (__builtin_huge_val())
+#define HUGE_VALF (__builtin_huge_valf())
+#define M_E 2.71828182845904523536
+#define M_LN2 0.69314718055994530942
+#define M_LN10 2.30258509299404568402
+#define M_PI 3.14159265358979323846
+#define M_PI_2 1.57079632679489661923
+#define M_SQRT2 1.41421356237309504880
+#define isnan(x) __builtin_isnan(x)
+#define isinf(x) __builtin_isinf(x)
+#define isfinite(x) __builtin_isfinite(x)
+#define signbit(x) __builtin_signbit(x)
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+double acos(double x);
+float acosf(float x);
+double acosh(double x);
+float acoshf(float x);
+double asin(double x);
+float asinf(float x);
+double asinh(double x);
+float asinhf(float x);
+double atan(double x);
+float atanf(float x);
+double cbrt(double x);
+float cbrtf(float x);
+double ceil(double x);
+float ceilf(float x);
+double cos(double x);
+float cosf(float x);
+double cosh(double x);
+float coshf(float x);
+double erf(double x);
+float erff(float x);
+double erfc(double x);
+float erfcf(float x);
+double exp(double x);
+float expf(float x);
+double exp2(double x);
+float exp2f(float x);
+double expm1(double x);
+float expm1f(float x);
+double fabs(double x);
+float fabsf(float x);
+double floor(double x);
+float floorf(float x);
+double log(double x);
+float logf(float x);
+double log10(double x);
+float log10f(float x);
+double log1p(double x);
+float log1pf(float x);
+double log2(double x);
+float log2f(float x);
+double rint(double x);
+float rintf(float x);
+double round(double x);
+float roundf(float x);
+double sin(double x);
+float sinf(float x);
+double sinh(double x);
+float sinhf(float x);
+double sqrt(double x);
+float sqrtf(float x);
+double tan(double x);
+float tanf(float x);
+double tanh(double x);
+float tanhf(float x);
+double tgamma(double x);
+float tgammaf(float x);
+double trunc(double x);
+float truncf(float x);
+double atan2(double x, double y);
+float atan2f(float x, float y);
+double copysign(double x, double y);
+float copysignf(float x, float y);
+double fdim(double x, double y);
+float fdimf(float x, float y);
+double fmax(double x, double y);
+float fmaxf(float x, float y);
+double fmin(double x, double y);
+float fminf(float x, float y);
+double fmod(double x, double y);
+float fmodf(float x, float y);
+double hypot(double x, double y);
+float hypotf(float x, float y);
+double pow(double x, double y);
+float powf(float x, float y);
+double fma(double x, double y, double z);
+float fmaf(float x, float y, float z);
+double ldexp(double x, int e);
+float ldexpf(float x, int e);
+#ifdef __cplusplus
+}
+#endif

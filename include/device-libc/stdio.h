@@ -1,0 +1,21 @@
+// <stdio.h> on the device: printf into the core's printf ring (the same
+// formatter as on the simulator, one entry per call, up to 255 bytes),
+// snprintf into a buffer, puts and putchar. There is no file. Variadic
+// templates, not C `...` functions: C variadic arguments do not survive
+// the device toolchain, so vprintf/vsnprintf (va_list) are not offered.
+#pragma once
+
+#include <stddef.h>
+
+#include "neuron/printf.hpp"
+
+// As C's: the length the whole text needs; at most cap - 1 bytes and the
+// NUL are written.
+template <class... A>
+inline int snprintf(char* buf, size_t cap, const char* fmt, A... args) {
+    const neuron::fmt::Arg values[] = {neuron::fmt::make_arg(args)..., neuron::fmt::arg_int(0)};
+    return neuron::fmt::format_args(buf, cap, fmt, values, sizeof...(A));
+}
+// A line, as C's puts (the newline added).
+inline int puts(const char* s) { return printf("%s\n", s); }
+inline int putchar(int c) { return printf("%c", c) < 0 ? -1 : c; }
