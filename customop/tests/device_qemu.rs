@@ -140,7 +140,6 @@ fn tensor_operations_agree_bit_for_bit() {
         let want: Vec<i32> = ia.iter().zip(&ib).map(|(&x, &y)| (x & y) | !x).collect();
         assert_eq!(to_i32(&both(&dir, "bitwise_ops", &[&iaf, &ibf], cores, "ops").0), want);
         both(&dir, "factory_ops", &[&like], cores, "ops");
-        both(&dir, "default_dtype_factories", &[&like], cores, "ops");
     }
 }
 

@@ -164,10 +164,6 @@ fn documented_tensor_operations_called_the_vendor_way() {
     let (out, _) = run_op(&dir, "factory_ops", &[&lf], 1, "ops");
     let want: Vec<f32> = like.iter().enumerate().map(|(i, &l)| if i as u64 / k == i as u64 % k { 1.0 } else { 0.0 } + 2.5 + 1.0 + 0.25 + l).collect();
     assert_close(&out.to_f32(), &want, 1e-6, "factory_ops");
-    // Without a dtype: float, and long for `full` of an integer (+100).
-    let (out, _) = run_op(&dir, "default_dtype_factories", &[&lf], 1, "ops");
-    let want: Vec<f32> = want.iter().map(|w| w + 100.0).collect();
-    assert_close(&out.to_f32(), &want, 1e-6, "default_dtype_factories");
 }
 
 #[test]

@@ -49,14 +49,6 @@ inline Tensor eye(int64_t n, int64_t m, TensorOptions options) {
     return detail::checked(neuron::eye(n, m, c10::isa_dtype(options.dtype().toScalarType())));
 }
 inline Tensor eye(int64_t n, TensorOptions options) { return eye(n, n, options); }
-// Without options, as in libtorch: the default dtype (float); `full`
-// takes its dtype from the value (an integer: long).
-inline Tensor empty(IntArrayRef size) { return empty(size, TensorOptions()); }
-inline Tensor zeros(IntArrayRef size) { return zeros(size, TensorOptions()); }
-inline Tensor ones(IntArrayRef size) { return ones(size, TensorOptions()); }
-inline Tensor full(IntArrayRef size, const Scalar& fill_value) { return full(size, fill_value, TensorOptions(fill_value.type())); }
-inline Tensor eye(int64_t n, int64_t m) { return eye(n, m, TensorOptions()); }
-inline Tensor eye(int64_t n) { return eye(n, n, TensorOptions()); }
 
 // ---- unary operations -------------------------------------------------------------
 

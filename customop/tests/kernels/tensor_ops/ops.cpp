@@ -62,20 +62,3 @@ torch::Tensor factory_ops(const torch::Tensor& like) {
     acc = torch::add(acc, torch::zeros(like.sizes(), torch::kFloat));
     return torch::add(acc, like);
 }
-
-// The factories without a dtype, as libtorch takes them: float, except
-// `full` of an integer value, which is long.
-torch::Tensor default_dtype_factories(const torch::Tensor& like) {
-    const int64_t n = like.size(0);
-    torch::Tensor acc = torch::eye(n);
-    acc = torch::add(acc, torch::full({n, n}, 2.5));
-    acc = torch::add(acc, torch::ones({n, n}));
-    torch::Tensor quarter = torch::empty({n, n});
-    quarter.fill_(0.25);
-    acc = torch::add(acc, quarter);
-    acc = torch::add(acc, torch::zeros({n, n}));
-    const bool long_full = torch::full({n}, 3).scalar_type() == torch::kLong && torch::eye(n, n).scalar_type() == torch::kFloat;
-    acc = torch::add(acc, torch::full({n, n}, long_full ? 100.0 : 0.0));
-    return torch::add(acc, like);
-}
-

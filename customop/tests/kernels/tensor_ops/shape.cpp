@@ -11,5 +11,4 @@ NEURON_LIBRARY(tensor_ops, m) {
     m.def("out_ops", &like_first2, "out_ops");
     m.def("bitwise_ops", &like_first_int, "bitwise_ops");
     m.def("factory_ops", &like_first, "factory_ops");
-    m.def("default_dtype_factories", &like_first, "default_dtype_factories");
 }
