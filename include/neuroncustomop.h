@@ -520,7 +520,7 @@ int32_t neuron_dataram_deallocate(void *p);
 
 // `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
 // pool (16 KiB unless `neuron_set_tcm_pool_size` says otherwise); null on
-// failure.
+// failure, recorded as a handled error (see `Bound::tcm_alloc`).
 void *tcm_malloc(size_t n);
 
 // `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign

@@ -91,8 +91,8 @@ using BFloat16 = c10::BFloat16;
 using Tensor = at::Tensor;
 using Scalar = c10::Scalar;
 using IntArrayRef = c10::IntArrayRef;
-template <class T, size_t N, bool Writable>
-using Accessor = at::Accessor<T, N, Writable>;
+template <class T, size_t N, bool ReadOnly>
+using Accessor = at::Accessor<T, N, ReadOnly>;
 template <class T>
 using ReadStreamAccessor = at::TensorReadStreamAccessor<T>;
 template <class T>

@@ -128,6 +128,13 @@ torch::Tensor k(const torch::Tensor& t, const torch::Scalar& s, int64_t n, doubl
     for (int64_t i = 0; i < t.size(0); i++)
         for (int64_t j = 0; j < t.size(-1); j++) o[i][j] = a[i][j] > 0.0 ? a[i][j] * s.toFloat() : static_cast<float>(n * d);
     printf("k %d %f %s\n", get_cpu_id(), d, "x");
+    // The vendor's spellings: TensorAccessor's third parameter is
+    // read_only; fill_ gives a Tensor& from a const tensor.
+    torch::TensorAccessor<float, 2, true> ra = t.accessor<float, 2>();
+    torch::TensorAccessor<float, 2, false> wa = out.accessor<float, 2>();
+    wa[0][0] = ra[0][0];
+    torch::Tensor& filled = t.fill_(1);
+    (void)filled;
     return torch::clamp(torch::add(out, torch::pow(out, 2), 0.5), -1, 1);
 }
 NEURON_CUSTOM_OPS(k)
@@ -264,6 +271,8 @@ fn what_the_vendor_library_lacks_does_not_compile() {
         ("printf_tensor", "printf(\"%d\", t);", "make_arg"),
         ("temporary_accessor", "auto a = torch::zeros({3}, torch::kFloat).accessor<float, 1>(); (void)a;", "deleted"),
         ("temporary_tcm", "auto a = torch::ones({3}, torch::kFloat).tcm_accessor(); (void)a;", "deleted"),
+        ("const_write_stream", "auto w = c.write_stream_accessor<float>(); (void)w;", "deleted"),
+        ("read_only_accessor_as_writable", "torch::TensorAccessor<float, 1, false> w = c.accessor<float, 1>(); (void)w;", "conversion"),
     ];
     for (name, stmt, message) in cases {
         let (ok, diag) = syntax_check(&format!("lacks_{name}"), &kernel(stmt), &["-Wall"]);

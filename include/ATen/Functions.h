@@ -149,6 +149,6 @@ NEURON_AT_SCALAR_FIRST_(bitwise_or, BINARY_OP_BITWISE_OR)
 
 // ---- fill_ ------------------------------------------------------------------------------
 
-inline const Tensor& fill_(const Tensor& self, const Scalar& value) { return self.fill_(value); }
+inline Tensor& fill_(const Tensor& self, const Scalar& value) { return self.fill_(value); }
 
 }  // namespace at

@@ -30,7 +30,10 @@ Tensor coherency(const Tensor& t, int policy) {
     Tensor out = neuron::get_dst_tensor();
     t.set_accessor_coherence_policy(policy);
     {
-        auto w = t.write_stream_accessor<int32_t>();
+        // A write stream needs a non-const tensor (the vendor's has only
+        // that overload): a copy of the handle, the same storage.
+        Tensor tw = t;
+        auto w = tw.write_stream_accessor<int32_t>();
         auto a = t.accessor<int32_t, 1>();
         neuron_printf("policy %d accessor %s", t.get_accessor_coherence_policy(), a.ok() ? "admitted" : "refused");
         // Refused under COHERENT, as expected: handled, so it does not

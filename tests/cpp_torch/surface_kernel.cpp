@@ -258,7 +258,10 @@ torch::Tensor coherence(const torch::Tensor& t, int64_t which) {
     t.set_accessor_coherence_policy(p);
     int64_t admitted;
     {
-        auto w = t.write_stream_accessor<int32_t>();
+        // A write stream needs a non-const tensor (the vendor's has only
+        // that overload): a copy of the handle, the same storage.
+        torch::Tensor tw = t;
+        auto w = tw.write_stream_accessor<int32_t>();
         auto a = t.accessor<int32_t, 1>();
         admitted = a.ok();
     }

@@ -108,19 +108,25 @@ public:
     uint64_t data_addr() const { return t_.storage.addr; }
 
     // Accessors of a temporary are refused (= delete), as in libtorch: the
-    // temporary's storage may be freed before the accessor is used.
+    // temporary's storage may be freed before the accessor is used. The
+    // accessor's third parameter is the vendor's `read_only`: a const
+    // tensor's is `TensorAccessor<T, N, true>`.
     template <class T, size_t N>
-    Accessor<T, N, true> accessor() & { return Accessor<T, N, true>(t_); }
+    Accessor<T, N, false> accessor() & { return Accessor<T, N, false>(t_); }
     template <class T, size_t N>
-    Accessor<T, N, false> accessor() const& { return Accessor<T, N, false>(t_); }
+    Accessor<T, N, true> accessor() const& { return Accessor<T, N, true>(t_); }
     template <class T, size_t N>
-    Accessor<T, N, true> accessor() && = delete;
+    Accessor<T, N, false> accessor() && = delete;
     template <class T>
     TensorReadStreamAccessor<T> read_stream_accessor() const& { return TensorReadStreamAccessor<T>(t_); }
     template <class T>
     TensorReadStreamAccessor<T> read_stream_accessor() && = delete;
     template <class T>
-    TensorWriteStreamAccessor<T> write_stream_accessor() const& { return TensorWriteStreamAccessor<T>(t_); }
+    TensorWriteStreamAccessor<T> write_stream_accessor() & { return TensorWriteStreamAccessor<T>(t_); }
+    // A const tensor is read-only, as in the vendor's library (which has
+    // only the `&` overload).
+    template <class T>
+    TensorWriteStreamAccessor<T> write_stream_accessor() const& = delete;
     template <class T>
     TensorWriteStreamAccessor<T> write_stream_accessor() && = delete;
     TensorTcmAccessor<false> tcm_accessor() & { return TensorTcmAccessor<false>(t_); }
@@ -138,9 +144,11 @@ public:
 
     // Every element = value (converted to the dtype). A failure fails
     // the op (see ATen/Functions.h).
-    const Tensor& fill_(const c10::Scalar& value) const {
+    // `Tensor& fill_(...) const`, as in the vendor's library and libtorch:
+    // the handle is const, the data it names is written.
+    Tensor& fill_(const c10::Scalar& value) const {
         if (neuron_op_fill(&t_, value.raw()) != 0) neuron_fail_invocation();
-        return *this;
+        return const_cast<Tensor&>(*this);
     }
 
     // ---- what libtorch has and this library does not: compile errors ----

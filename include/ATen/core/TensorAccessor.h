@@ -171,7 +171,7 @@ inline void store_element(void* p, T v) {
 // One element: reading or writing it is one volatile access at the
 // pointer its accessor's path gives; no pointer is kept (a later
 // translate may move a dynamic window).
-template <class T, bool Writable>
+template <class T, bool ReadOnly>
 class ElementRef {
 public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
@@ -188,7 +188,7 @@ public:
         return static_cast<float>(static_cast<T>(*this));
     }
     const ElementRef& operator=(T v) const {
-        static_assert(Writable, "a const tensor's accessor is read-only");
+        static_assert(!ReadOnly, "a const tensor's accessor is read-only");
         if (path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
             return *this;
@@ -218,7 +218,7 @@ private:
 // path that is a compare and a multiply-add on the low word; otherwise
 // (and for every out-of-range index) it is the library's peel, which
 // records the error and yields address 0, which the leaf refuses.
-template <class T, size_t N, bool Writable = true>
+template <class T, size_t N, bool ReadOnly = false>
 class TensorAccessor {
 public:
     TensorAccessor(const int64_t* sizes, const int64_t* strides, uint64_t addr, neuron_translation_ctx* ctx)
@@ -251,9 +251,9 @@ protected:
     auto next(uint64_t a, const int64_t* bounds, const detail::ElementPath& p) const {
         if constexpr (N == 1) {
             (void)bounds;
-            return ElementRef<T, Writable>(a, p);
+            return ElementRef<T, ReadOnly>(a, p);
         } else {
-            return TensorAccessor<T, N - 1, Writable>(sizes_ + 1, strides_ + 1, bounds, a, p);
+            return TensorAccessor<T, N - 1, ReadOnly>(sizes_ + 1, strides_ + 1, bounds, a, p);
         }
     }
     const int64_t* sizes_;
@@ -275,10 +275,10 @@ protected:
 // or a sub-accessor of a temporary one (`x.accessor<float, 2>()[i]`)
 // stays valid while the tensor lives (its coherency registration ends
 // with this object).
-template <class T, size_t N, bool Writable>
-class Accessor : public TensorAccessor<T, N, Writable> {
+template <class T, size_t N, bool ReadOnly>
+class Accessor : public TensorAccessor<T, N, ReadOnly> {
 public:
-    explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, Writable>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
+    explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, ReadOnly>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
         ok_ = neuron_accessor_check(&t_, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 &&
               neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
         if (ok_) {
