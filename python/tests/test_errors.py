@@ -59,13 +59,15 @@ def test_shapes_that_are_not_tensors_are_refused(built):
 
 
 def test_a_tensor_of_the_wrong_rank_fails_the_run_with_its_report(built):
-    # The accessor<float, 2> of a 1-D tensor: the runtime refuses it.
+    # A 2-D kernel given a 1-D tensor: its t_in.size(1) is the first error
+    # (96, where libtorch throws), then the zero-size factory (45, the
+    # invocation's status) and the accessor of the wrong rank (84).
     e = raises(7, "run_failed", built("relu2d").relu_forward, np.ones(5, np.float32))
-    assert "error 45" in e.message and not e.report.ok and e.report.cores[0].status == 45
+    assert "error 96" in e.message and not e.report.ok and e.report.cores[0].status == 45
     # The verdict, the core's errors in order and the unwritten output, as fields.
-    assert e.report.verdict[0] == 45 and "core 0: first error 45" in e.report.verdict[1]
+    assert e.report.verdict[0] == 96 and "core 0: first error 96" in e.report.verdict[1]
     codes = [code for code, _, _ in e.report.cores[0].errors]
-    assert codes[0] == 45 and 84 in codes and not any(handled for _, _, handled in e.report.cores[0].errors)
+    assert codes[0] == 96 and 45 in codes and 84 in codes and not any(handled for _, _, handled in e.report.cores[0].errors)
     assert e.report.unwritten.startswith("5 of 5 output elements were never written")
 
 
