@@ -20,7 +20,8 @@ pub struct CoreReport {
     /// The last error the runtime recorded (0: none).
     pub last_error: i64,
     /// Every error the runtime recorded on this core, in order:
-    /// `(code, message, handled)`; handled means the kernel cleared it.
+    /// `(code, message, handled)`; handled: the kernel cleared it
+    /// (`neuron_clear_error`), or a `tcm_malloc` null, which kernels test.
     pub errors: Vec<(i64, String, bool)>,
     /// Errors past the log's capacity, counted but not kept.
     pub errors_dropped: u64,
@@ -152,7 +153,7 @@ enum Section {
     Printf,
 }
 
-const HANDLED: &str = " (handled: the kernel cleared it)";
+const HANDLED: &str = " (handled)";
 
 fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
     if let Some(item) = l.strip_prefix("    ") {

@@ -10,7 +10,7 @@ impl fmt::Display for CoreReport {
         if !self.errors.is_empty() {
             writeln!(f, "  errors, in order:")?;
             for (i, &e) in self.errors.iter().enumerate() {
-                let handled = if i < self.errors_handled { " (handled: the kernel cleared it)" } else { "" };
+                let handled = if i < self.errors_handled { " (handled)" } else { "" };
                 writeln!(f, "    {}{handled}", super::simulator::describe(e))?;
             }
             if self.errors_dropped != 0 {
