@@ -56,6 +56,11 @@ pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Place
     }
     let type_name = obj.get_type().name().map(|n| n.to_string()).unwrap_or_default();
     let Some(n) = number(obj) else {
+        // An integer past 64 bits (2**63): an int, but not one that fits.
+        if obj.hasattr("__index__").unwrap_or(false) && !obj.is_instance_of::<PyBool>() {
+            let text = obj.str().map(|s| s.to_string()).unwrap_or_default();
+            return Ok(Err(bad_input(format!("{what}: {text} is outside the 64-bit integer range [{}, {}]", i64::MIN, i64::MAX))));
+        }
         return Ok(Err(bad_input(format!("{what} is a value argument: give a Python int or float, not {type_name}"))));
     };
     Ok(Ok(match (p.kind, n) {

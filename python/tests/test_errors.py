@@ -77,6 +77,9 @@ def test_arguments_that_do_not_fit_the_op(built):
     e = raises(6, "bad_input", ops.affine, x, 1.0)
     assert "takes 3 argument(s) (const torch::Tensor&, const torch::Scalar&, int64_t), 2 given" in e.message
     raises(6, "bad_input", ops.affine, 1.0, 1.0, 1)
+    # An int, but past 64 bits: said so, not "give an int".
+    e = raises(6, "bad_input", ops.affine, x, 1.0, 2**63)
+    assert "9223372036854775808 is outside the 64-bit integer range [-9223372036854775808, 9223372036854775807]" in e.message
     raises(6, "bad_input", ops.affine, x, x, 1)
     raises(6, "bad_input", ops.affine, x, "2", 1)
     raises(6, "bad_input", ops.affine, x, True, 1)
