@@ -28,11 +28,10 @@
 // Tensor) and record a code: neuron_last_error().
 //
 // Freestanding: this header and those it includes use only stddef.h,
-// stdint.h, stdarg.h and the project's headers (the device has no hosted
+// stdint.h and the project's headers (the device has no hosted
 // libc or C++ library).
 #pragma once
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -77,9 +76,8 @@ inline int print_formatted(const char* buf, int n) {
 // an int argument came out as garbage).
 template <class... A>
 inline int neuron_printf(const char* fmt, A... args) {
-    const neuron::fmt::Arg values[] = {neuron::fmt::make_arg(args)..., neuron::fmt::arg_int(0)};
     char buf[neuron::detail::kPrintfEntry];
-    return neuron::detail::print_formatted(buf, neuron::fmt::format_args(buf, sizeof buf, fmt, values, sizeof...(A)));
+    return neuron::detail::print_formatted(buf, neuron::fmt::format_to(buf, sizeof buf, fmt, args...));
 }
 
 namespace neuron {

@@ -2,8 +2,8 @@
 // same names; torch::Tensor is at::Tensor) and c10, plus torch::neuron's
 // TCM allocator and a kernel's printf. <torch/torch.h> is this header.
 //
-// Kernel-side and freestanding: it includes only stddef.h, stdint.h,
-// stdarg.h and the project's headers.
+// Kernel-side and freestanding: it includes only stddef.h, stdint.h and
+// the project's headers.
 #pragma once
 
 #include "ATen/Functions.h"

@@ -13,8 +13,7 @@
 // NUL are written.
 template <class... A>
 inline int snprintf(char* buf, size_t cap, const char* fmt, A... args) {
-    const neuron::fmt::Arg values[] = {neuron::fmt::make_arg(args)..., neuron::fmt::arg_int(0)};
-    return neuron::fmt::format_args(buf, cap, fmt, values, sizeof...(A));
+    return neuron::fmt::format_to(buf, cap, fmt, args...);
 }
 // A line, as C's puts (the newline added).
 inline int puts(const char* s) { return printf("%s\n", s); }

@@ -19,8 +19,5 @@
 
 template <class... A>
 inline int printf(const char* format, A... args) {
-    const neuron::fmt::Arg values[] = {neuron::fmt::make_arg(args)..., neuron::fmt::arg_int(0)};
-    char buf[neuron::detail::kPrintfEntry];
-    const int n = neuron::fmt::format_args(buf, sizeof buf, format, values, sizeof...(A));
-    return neuron::detail::print_formatted(buf, n);
+    return neuron_printf(format, args...);
 }

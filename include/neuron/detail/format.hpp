@@ -8,13 +8,13 @@
 // expansion is finite) and rounded half-to-even, as glibc does.
 // Unknown conversions are copied through; %n writes nothing.
 //
-// Arguments come either from a va_list (neuron_printf) or from an array of
-// typed Arg values (the kernel's printf template, which knows the real
-// types: each value is read as what it is, never reinterpreted, then
-// converted as its conversion says; a size_t given to %d prints as int).
+// Arguments come from an array of typed Arg values (`format_to`, under the
+// kernel's printf, neuron_printf and the device's snprintf, which know
+// the real types: each value is read as what it is, never reinterpreted,
+// then converted as its conversion says; a size_t given to %d prints as
+// int).
 #pragma once
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -362,24 +362,22 @@ inline void format(Sink& out, const char* f, Src& src) {
     }
 }
 
-// vsnprintf's contract: at most cap - 1 bytes and a NUL; returns the full
+// snprintf's contract: at most cap - 1 bytes and a NUL; returns the full
 // length.
-inline int vformat(char* buf, size_t cap, const char* f, va_list ap) {
-    Sink out{buf, cap};
-    VaArgs src;
-    va_copy(src.ap, ap);
-    format(out, f, src);
-    va_end(src.ap);
-    out.finish();
-    return static_cast<int>(out.len);
-}
-
 inline int format_args(char* buf, size_t cap, const char* f, const Arg* args, size_t n) {
     Sink out{buf, cap};
     ArgArray src{args, n};
     format(out, f, src);
     out.finish();
     return static_cast<int>(out.len);
+}
+
+// format_args over C++ arguments: a variadic template, not a C `...`
+// function, whose arguments the device toolchain cannot pass.
+template <class... A>
+inline int format_to(char* buf, size_t cap, const char* f, A... args) {
+    const Arg values[] = {make_arg(args)..., arg_int(0)};
+    return format_args(buf, cap, f, values, sizeof...(A));
 }
 
 }  // namespace fmt

@@ -1,10 +1,9 @@
-// The printf formatter's arguments: the typed Arg values the kernel's
-// printf template builds (it knows each argument's real type), and the
-// two sources the formatter reads conversions from, an Arg array and a
-// va_list (neuron_printf). Freestanding.
+// The printf formatter's arguments: the typed Arg values the printf
+// templates build (they know each argument's real type), and the Arg
+// array the formatter reads conversions from. No va_list source: C
+// variadic arguments do not survive the device toolchain. Freestanding.
 #pragma once
 
-#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -92,34 +91,6 @@ struct ArgArray {
         if (x->kind == Arg::Int || x->kind == Arg::Uint) return reinterpret_cast<const void*>(static_cast<uintptr_t>(x->u));
         return x->kind == Arg::Double ? nullptr : x->p;
     }
-};
-
-// Arguments from a va_list, read with the types C's printf reads.
-struct VaArgs {
-    va_list ap;
-    int64_t sint(Len l) {
-        switch (l) {
-            case Len::l: return va_arg(ap, long);
-            case Len::ll: return va_arg(ap, long long);
-            case Len::j: return va_arg(ap, intmax_t);
-            case Len::z: return static_cast<int64_t>(va_arg(ap, size_t));
-            case Len::t: return va_arg(ap, ptrdiff_t);
-            default: return va_arg(ap, int);
-        }
-    }
-    uint64_t uint(Len l) {
-        switch (l) {
-            case Len::l: return va_arg(ap, unsigned long);
-            case Len::ll: return va_arg(ap, unsigned long long);
-            case Len::j: return va_arg(ap, uintmax_t);
-            case Len::z: return va_arg(ap, size_t);
-            case Len::t: return static_cast<uint64_t>(va_arg(ap, ptrdiff_t));
-            default: return va_arg(ap, unsigned int);
-        }
-    }
-    double dbl(Len l) { return l == Len::L ? static_cast<double>(va_arg(ap, long double)) : va_arg(ap, double); }
-    const char* str() { return va_arg(ap, const char*); }
-    const void* ptr() { return va_arg(ap, const void*); }
 };
 
 }  // namespace fmt
