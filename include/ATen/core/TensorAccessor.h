@@ -137,23 +137,16 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     return p;
 }
 
-// The unsigned integer of an element's width.
-template <size_t S> struct element_bits;
-template <> struct element_bits<1> { using type = uint8_t; };
-template <> struct element_bits<2> { using type = uint16_t; };
-template <> struct element_bits<4> { using type = uint32_t; };
-template <> struct element_bits<8> { using type = uint64_t; };
-
 // One volatile access of an element at `p`: an arithmetic type directly;
-// c10::Half and c10::BFloat16 (classes, which have no volatile copy or
-// assignment) through their bits, as one access of the same width.
+// c10::Half and c10::BFloat16 (the only class elements: 16-bit classes,
+// which have no volatile copy or assignment) through their bits.
 template <class T>
 inline T load_element(const void* p) {
     if constexpr (is_arithmetic<T>()) {
         return *static_cast<const volatile T*>(p);
     } else {
-        using B = typename element_bits<sizeof(T)>::type;
-        return __builtin_bit_cast(T, *static_cast<const volatile B*>(p));
+        static_assert(sizeof(T) == 2, "the class elements are the 16-bit floats");
+        return __builtin_bit_cast(T, *static_cast<const volatile uint16_t*>(p));
     }
 }
 template <class T>
@@ -161,8 +154,8 @@ inline void store_element(void* p, T v) {
     if constexpr (is_arithmetic<T>()) {
         *static_cast<volatile T*>(p) = v;
     } else {
-        using B = typename element_bits<sizeof(T)>::type;
-        *static_cast<volatile B*>(p) = __builtin_bit_cast(B, v);
+        static_assert(sizeof(T) == 2, "the class elements are the 16-bit floats");
+        *static_cast<volatile uint16_t*>(p) = __builtin_bit_cast(uint16_t, v);
     }
 }
 
