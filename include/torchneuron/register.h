@@ -77,9 +77,9 @@ namespace detail {
 
 // Appends NUL-terminated pieces to a fixed message buffer (no printf:
 // freestanding).
-inline void say(char (&buf)[256], const char* a, const char* b = "", const char* c = "", const char* d = "") {
+inline void say(char (&buf)[256], const char* a, const char* b = "", const char* c = "", const char* d = "", const char* e = "", const char* f = "") {
     size_t n = 0;
-    const char* const parts[] = {a, b, c, d};
+    const char* const parts[] = {a, b, c, d, e, f};
     for (const char* p : parts) {
         for (; p && *p && n + 1 < sizeof buf; ++p) buf[n++] = *p;
     }
@@ -164,12 +164,8 @@ inline int32_t answer(ShapeQuery* q, const torch::Tensor& r) {
     if (!r.defined()) {
         // A factory that failed gives an undefined tensor: name why.
         const int32_t e = neuron_last_error();
-        say(q->message, "shape function of op `", q->op, "` returned an undefined tensor");
-        if (e != 0) {
-            char why[256];
-            say(why, q->message, " (a factory failed: ", neuron_error_message(e), ")");
-            say(q->message, why);
-        }
+        say(q->message, "shape function of op `", q->op, "` returned an undefined tensor", e ? " (a factory failed: " : "",
+            e ? neuron_error_message(e) : "", e ? ")" : "");
         return kShapeUndefined;
     }
     const uint8_t code = isa_code(r.scalar_type());

@@ -11,10 +11,6 @@ use super::simulator::Simulator;
 use core::ffi::c_void;
 use neuron_runtime::Error;
 
-/// Where the shape call's HBM heap starts in HBM (past every core's
-/// scratch area, as the simulator's tensor area does).
-const SHAPE_HEAP_OFFSET: u64 = 1 << 30;
-
 /// The function `neuron_sim_call` runs: returns 0 or its own code (> 0).
 pub type SimCallFn = unsafe extern "C" fn(ctx: *mut c_void) -> i32;
 
@@ -35,11 +31,13 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     // A shape function runs where the vendor's runs it, on the host, where
     // no device heap bounds the tensors it makes: its inputs are rebuilt
     // at their full size and its output is one. The core's HBM heap is
-    // placed over the SoC's HBM past the scratch areas (sparse: only what
+    // placed over the SoC's HBM past the scratch areas, where the
+    // simulator places tensors (sparse: only what
     // the factories fill is backed) before the prologue, whose own
     // placement then leaves it as it is; a kernel's heap stays the device's.
     let p = *neuron_hal::Hal::platform(core.state().hal());
-    core.state().hbm().init(p.hbm_soc_base + SHAPE_HEAP_OFFSET, p.hbm_size - SHAPE_HEAP_OFFSET);
+    let at = super::simulator::TENSOR_AREA_OFFSET;
+    core.state().hbm().init(p.hbm_soc_base + at, p.hbm_size - at);
     core.state().init_prologue();
     // Armed as `customop_setup` arms it: the factories fill through DMA.
     if let Err(e) = core.state().init_dma_queue() {

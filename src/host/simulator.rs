@@ -23,7 +23,7 @@ use std::vec::Vec;
 
 /// Where the simulator starts placing tensors: past hbm_scratch, in a
 /// region of its own (defined here).
-const TENSOR_AREA_OFFSET: u64 = 1 << 30;
+pub(crate) const TENSOR_AREA_OFFSET: u64 = 1 << 30;
 /// Placement granule; each tensor is followed by one unused granule, so
 /// neighbouring tensors never share a page.
 const PLACEMENT_ALIGN: u64 = 4096;
