@@ -42,9 +42,10 @@ pub(crate) fn running(cpu: u32, op: &str) -> impl Drop + '_ {
 }
 
 /// Installs `on_fatal` for every signal of `SIGNALS` (on the thread's
-/// alternate stack, which Rust gives every thread it starts, so a kernel
-/// that overflowed its stack is reported too); returns the handlers it
-/// replaced.
+/// alternate stack where it has one: a Rust program gives one to every
+/// thread it starts, so there a kernel that overflowed its stack is
+/// reported too; a Python process's threads have none); returns the
+/// handlers it replaced.
 fn install() -> [libc::sigaction; SIGNALS.len()] {
     SIGNALS.map(|sig| {
         // SAFETY: zeroed `sigaction` is a valid value (no handler, empty

@@ -271,9 +271,9 @@ impl<H: Hal> CoreState<H> {
                 let at = i as usize * es;
                 let bytes = k as usize * es;
                 // SAFETY: `at + bytes` is within the buffer's valid bytes
-                // (`i + k <= buf_len <= cap`, checked by `held_buffer`); `out`
-                // is a distinct Rust slice of at
-                // least `n · es >= bytes` bytes.
+                // (`i + k <= buf_len <= cap`, checked by `held_buffer`);
+                // `out` is a distinct Rust slice of at least `n · es >=
+                // bytes` bytes.
                 unsafe { core::ptr::copy_nonoverlapping(buf.add(at), out.as_mut_ptr(), bytes) };
                 s.pos += k;
                 done = k;
