@@ -293,9 +293,10 @@ fn cores_returning_tensors_of_their_own_are_named_in_the_verdict() {
                    torch::Tensor own(const torch::Tensor& x) {\n    \
                    torch::Tensor out = torch::empty(x.sizes(), torch::kFloat);\n    \
                    const int64_t per = x.numel() / get_cpu_count(), b = per * get_cpu_id();\n    \
-                   auto a = x.accessor<float, 1>();\n    \
-                   auto o = out.accessor<float, 1>();\n    \
-                   for (int64_t i = b; i < b + per; i++) o[i] = a[i];\n    \
+                   float* buf = (float*)torch::neuron::tcm_malloc(sizeof(float) * per);\n    \
+                   x.tcm_accessor().tensor_to_tcm<float>(buf, b, per);\n    \
+                   out.tcm_accessor().tcm_to_tensor<float>(buf, b, per);\n    \
+                   torch::neuron::tcm_free(buf);\n    \
                    return out;\n}\n";
     let shape = format!("{SHAPE_FN}NEURON_LIBRARY(own_ops, m) {{ m.def(\"own\", &sh, \"own\"); }}\n");
     let (o, _) = build_and_run("own_output", compute, &shape, &["--multicore"], "own", &f32s(&[64], &[1.5; 64]), &["--cores", "8"]);
