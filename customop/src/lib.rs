@@ -22,6 +22,7 @@ pub mod compiler;
 pub mod differential;
 pub mod dylib;
 pub mod error;
+pub mod kernel_heap;
 pub mod link;
 pub mod loaded;
 pub mod npy;
