@@ -4,9 +4,13 @@
 
 pub mod coverage;
 mod crash;
+pub mod device_limits;
 pub mod diagnostics;
+pub mod element_hooks;
 pub mod fault;
+pub mod kernel_heap;
 mod report_text;
+pub mod sanitizer_report;
 pub mod sim_call;
 mod sim_core;
 pub mod sim_ffi;
