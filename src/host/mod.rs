@@ -2,11 +2,13 @@
 //! places tensors in mock HBM, launches ops on 1 or 8 cores and reads the
 //! result back.
 
+mod alt_stack;
 pub mod coverage;
 mod crash;
 pub mod diagnostics;
 pub mod fault;
 mod report_text;
+pub mod reserve;
 pub mod sim_call;
 mod sim_core;
 pub mod sim_ffi;

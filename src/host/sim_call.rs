@@ -45,6 +45,7 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     }
     // SAFETY: the caller vouches for f and ctx; the core stays bound (and
     // alive, owned by `sim`) for the whole call.
+    let _crash = super::crash::running_shape();
     let returned = core.enter(|| unsafe { f(ctx) });
     if returned != 0 {
         returned
