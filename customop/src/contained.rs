@@ -68,6 +68,8 @@ pub fn shape_and_run(api: SimApi, op: &Op, labels: &[String], placed: &[Placed],
             }
             decode(&bytes).unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
         }
+        // Ctrl-C at a terminal reaches the whole process group.
+        Ended::Killed { signal: libc::SIGINT } => Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted (SIGINT) during {}; the run was stopped", op.name, stage(o.phase)))),
         Ended::Killed { signal } => Err(Error::new(
             ErrorKind::Crashed,
             format!("op `{}`: {} crashed ({}):\n{report}", op.name, stage(o.phase), isolate::signal_name(signal)),

@@ -87,6 +87,12 @@ impl Drop for Guard<'_> {
     }
 }
 
+/// The process's fatal report is written (the library's own abort
+/// report): the handler adds none.
+pub(crate) fn reported() {
+    REPORTED.store(true, Ordering::SeqCst);
+}
+
 /// The lowest address of the calling thread's stack, or 0.
 fn stack_low() -> usize {
     // SAFETY: `attr` is initialised by pthread_getattr_np before it is

@@ -4,7 +4,7 @@
 
 mod alt_stack;
 pub mod coverage;
-mod crash;
+pub(crate) mod crash;
 pub mod diagnostics;
 pub mod fault;
 mod report_text;
