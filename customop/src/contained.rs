@@ -35,7 +35,14 @@ pub struct Bounds<'a> {
 /// kernel on a fresh simulator, in a child process within `bounds`: the
 /// output's spec and the kernel run's status, report and output.
 /// `labels` name the arguments in messages.
-pub fn shape_and_run(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], cores: Option<u32>, bounds: Bounds<'_>) -> Result<(OutputSpec, Option<SimRun>)> {
+pub fn shape_and_run(
+    api: SimApi,
+    op: &Op,
+    labels: &[String],
+    placed: &[Placed],
+    cores: Option<u32>,
+    bounds: Bounds<'_>,
+) -> Result<(OutputSpec, Option<SimRun>)> {
     let job = |ch: &mut Channel| {
         ch.phase(SHAPE);
         let r = shape::evaluate(&api, op, &shape_values(placed)).and_then(|spec| {
@@ -56,25 +63,25 @@ pub fn shape_and_run(api: SimApi, op: &Op, labels: &[String], placed: &[Placed],
         (KERNEL, Some(c)) => format!("the kernel on {c} core(s)"),
         _ => format!("the shape function `{}`", op.shape_fn),
     };
-    let report = if o.stderr.trim().is_empty() {
-        String::from("(the run's process wrote no crash report)")
-    } else {
-        o.stderr.trim_end().to_owned()
-    };
+    let report = if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { o.stderr.trim_end().to_owned() };
     match o.ended {
         Ended::Finished(bytes) => {
             if !o.stderr.is_empty() {
                 eprint!("{}", o.stderr);
             }
-            decode(&bytes).unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
+            decode(&bytes)
+                .unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
         }
         // Ctrl-C at a terminal reaches the whole process group.
-        Ended::Killed { signal: libc::SIGINT } => Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted (SIGINT) during {}; the run was stopped", op.name, stage(o.phase)))),
-        Ended::Killed { signal } => Err(Error::new(
-            ErrorKind::Crashed,
-            format!("op `{}`: {} crashed ({}):\n{report}", op.name, stage(o.phase), isolate::signal_name(signal)),
-        )),
-        Ended::Exited { code } => Err(Error::new(ErrorKind::Crashed, format!("op `{}`: {} ended the run's process (exit status {code}):\n{report}", op.name, stage(o.phase)))),
+        Ended::Killed { signal: libc::SIGINT } => {
+            Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted (SIGINT) during {}; the run was stopped", op.name, stage(o.phase))))
+        }
+        Ended::Killed { signal } => {
+            Err(Error::new(ErrorKind::Crashed, format!("op `{}`: {} crashed ({}):\n{report}", op.name, stage(o.phase), isolate::signal_name(signal))))
+        }
+        Ended::Exited { code } => {
+            Err(Error::new(ErrorKind::Crashed, format!("op `{}`: {} ended the run's process (exit status {code}):\n{report}", op.name, stage(o.phase))))
+        }
         Ended::TimedOut => Err(Error::new(
             ErrorKind::TimedOut,
             format!(
@@ -147,7 +154,7 @@ fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
     match take(&mut b, 1)?[0] {
         0 => {
             let dtype = Dtype::from_code(take(&mut b, 1)?[0])?;
-            let shape = bytes(&mut b)?.chunks_exact(8).map(|c| u64::from_le_bytes(c.try_into().expect("8 bytes"))).collect();
+            let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
             let run = match take(&mut b, 1)?[0] {
                 0 => None,
                 _ => {
@@ -171,7 +178,8 @@ mod tests {
 
     #[test]
     fn results_and_errors_cross_the_pipe_whole() {
-        let ok: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some((85, "core 0: ...\n".into(), vec![1, 2, 3]))));
+        let ok: Result<(OutputSpec, Option<SimRun>)> =
+            Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some((85, "core 0: ...\n".into(), vec![1, 2, 3]))));
         let back = decode(&encode(&ok)).unwrap().unwrap();
         assert_eq!(back.0, OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] });
         assert_eq!(back.1, Some((85, "core 0: ...\n".to_owned(), vec![1, 2, 3])));

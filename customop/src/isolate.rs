@@ -368,14 +368,10 @@ mod tests {
         assert!(matches!(o.ended, Ended::TimedOut), "{o:?}");
         assert!(t.elapsed() < Duration::from_secs(5));
         let mut asked = 0;
-        let o = run(
-            never,
-            None,
-            &mut || {
-                asked += 1;
-                asked > 3
-            },
-        )
+        let o = run(never, None, &mut || {
+            asked += 1;
+            asked > 3
+        })
         .unwrap();
         assert!(matches!(o.ended, Ended::Interrupted), "{o:?}");
     }

@@ -50,7 +50,7 @@ fn a_crash_on_any_of_eight_cores_names_that_core() {
     for (op, says) in [("store_through_null", "a null or wild pointer"), ("recurse_forever", "stack overflow")] {
         let (rc, t) = run(op, &["--multicore"], &[]);
         assert_eq!(rc, 12, "{op}: {t}");
-        assert!(t.contains(&format!("the kernel on 8 core(s) crashed")), "{op}: {t}");
+        assert!(t.contains("the kernel on 8 core(s) crashed"), "{op}: {t}");
         let line = t.lines().find(|l| l.starts_with("neuroncustomop: abort on core ")).expect(&t);
         let core: u32 = line["neuroncustomop: abort on core ".len()..].split(':').next().unwrap().parse().unwrap();
         assert!(core < 8 && line.contains(&format!("in op {op}: ")) && line.contains(says), "{line}");

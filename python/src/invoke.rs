@@ -6,9 +6,9 @@
 
 use crate::arrays;
 use crate::errors::bad_input;
+use customop::contained::Bounds;
 use customop::npy::{Array, Dtype};
 pub use customop::run::Placed;
-use customop::contained::Bounds;
 use customop::shape::{OutputSpec, Value};
 use customop::sim::SimApi;
 use customop::{ArgKind, Error, Op, Result};
@@ -128,7 +128,14 @@ fn label(p: &Placed) -> String {
 /// crash raises instead of killing the interpreter, and `timeout` or
 /// `interrupted` (Ctrl-C) stops the run. Needs no Python: the caller
 /// releases the GIL around it.
-pub fn run(api: SimApi, op: &Op, placed: &[Placed], cores: u32, timeout: Option<Duration>, interrupted: &mut dyn FnMut() -> bool) -> std::result::Result<Ran, Failed> {
+pub fn run(
+    api: SimApi,
+    op: &Op,
+    placed: &[Placed],
+    cores: u32,
+    timeout: Option<Duration>,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
     let bounds = Bounds { timeout, option: "timeout=", interrupted };
     let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, Some(cores), bounds)?;

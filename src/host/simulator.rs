@@ -215,7 +215,8 @@ impl Simulator {
     /// [`reserve`](super::reserve)).
     pub fn new() -> std::io::Result<Self> {
         let soc = super::reserve::soc()?;
-        let cores = (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))).collect::<std::io::Result<Vec<_>>>()?;
+        let cores =
+            (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
         Ok(Self {
             soc,
