@@ -31,6 +31,7 @@ fn each_way_a_kernel_dies_is_reported_with_its_core_op_and_signal() {
         ("call_abort", "SIGABRT", "SIGABRT (abort() was called"),
         ("divide_by_zero", "SIGFPE", "SIGFPE (an integer division by zero or overflow) at address 0x"),
         ("store_through_null", "SIGSEGV", "SIGSEGV (a load or store at an address nothing is mapped at: a null or wild pointer) at address 0x0"),
+        ("illegal_instruction", "SIGILL", "SIGILL (an illegal instruction) at address 0x"),
     ];
     for (op, sig, says) in cases {
         let (rc, t) = run(op, &[], &[]);
@@ -65,6 +66,10 @@ fn a_shape_function_that_crashes_is_reported() {
     assert_eq!(rc, 12, "{t}");
     assert!(t.contains("customop: op `shape_null_store`: the shape function `null_store_shape` crashed (SIGSEGV):"), "{t}");
     assert!(t.contains("abort on core 0: the shape function crashed (neuron_sim_call): SIGSEGV (a load or store at an address nothing is mapped at: a null or wild pointer) at address 0x0"), "{t}");
+    let (rc, t) = run("shape_recurses", &[], &[]);
+    assert_eq!(rc, 12, "{t}");
+    assert!(t.contains("customop: op `shape_recurses`: the shape function `recurse_shape` crashed (SIG"), "{t}");
+    assert!(t.contains("abort on core 0: the shape function crashed (neuron_sim_call): stack overflow (SIGSEGV at address"), "{t}");
 }
 
 #[test]

@@ -45,6 +45,7 @@ def twin_works(lib):
         ("call_abort", "SIGABRT", "SIGABRT (abort() was called"),
         ("divide_by_zero", "SIGFPE", "SIGFPE (an integer division by zero or overflow)"),
         ("store_through_null", "SIGSEGV", "SIGSEGV (a load or store at an address nothing is mapped at: a null or wild pointer) at address 0x0"),
+        ("illegal_instruction", "SIGILL", "SIGILL (an illegal instruction) at address 0x"),
     ],
 )
 def test_a_crashing_kernel_raises_with_its_report_and_the_next_call_works(built, op, sig, says):
@@ -74,6 +75,11 @@ def test_a_crashing_shape_function_raises(built):
         lib.shape_null_store(ZEROS)
     m = info.value.message
     assert "the shape function `null_store_shape` crashed (SIGSEGV)" in m and "at address 0x0" in m, m
+    twin_works(lib)
+    with pytest.raises(neuroncustomop.KernelCrashed) as info:
+        lib.shape_recurses(ZEROS)
+    m = info.value.message
+    assert "the shape function `recurse_shape` crashed" in m and "the shape function crashed (neuron_sim_call): stack overflow" in m, m
     twin_works(lib)
 
 
