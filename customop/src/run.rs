@@ -181,13 +181,14 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     // The shape function and the simulator's run go in a child process
     // (`contained`): a crash, a timeout or Ctrl-C ends it, not this one.
     let bounds = crate::contained::Bounds { timeout: o.timeout, option: "--timeout", interrupted: &mut || false };
-    let (spec, sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, (o.on != On::Qemu).then_some(cores), bounds)?;
+    let (spec, mut sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, (o.on != On::Qemu).then_some(cores), bounds)?;
+    let mut sim_run = || sim.take().ok_or_else(|| Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent no kernel result", op.name)));
     let OutputSpec { dtype, ref shape } = spec;
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
     let mut nans_differing = 0;
     let (data, report) = match o.on {
         On::Sim => {
-            let (rc, report, data) = sim.expect("the simulator ran");
+            let (rc, report, data) = sim_run()?;
             if rc != 0 {
                 return Err(failed("on the simulator", rc, &api.error_message(rc), &report));
             }
@@ -201,7 +202,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             (q.output.clone(), q.report())
         }
         On::Both => {
-            let (rc, sim_report, data) = sim.expect("the simulator ran");
+            let (rc, sim_report, data) = sim_run()?;
             let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
             let report = format!("{sim_report}{}", q.report());
             // Checks only the simulator can make (which elements were
