@@ -247,10 +247,12 @@ pub struct Simulator {
 }
 
 impl Simulator {
-    /// A fresh SoC with eight reset cores.
+    /// A fresh SoC with eight reset cores (HBM: `NEURON_SIM_HBM_GIB`, see
+    /// [`reserve`](super::reserve)).
     pub fn new() -> std::io::Result<Self> {
-        let soc = MockSoc::new()?;
-        let cores = (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new)).collect::<std::io::Result<Vec<_>>>()?;
+        let soc = super::reserve::soc()?;
+        let cores =
+            (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
         Ok(Self {
             soc,
