@@ -800,12 +800,20 @@ int32_t neuron_kernel_posix_memalign(void **out, size_t align, size_t n);
 #if !defined(NEURON_DEVICE)
 // `realloc(p, n)`: a block of the core's heap moves within it; any other
 // block is the process's.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `realloc`).
 void *neuron_kernel_realloc(void *p, size_t n);
 #endif
 
 #if !defined(NEURON_DEVICE)
 // `free(p)`: the core's heap takes its own blocks back; any other block
 // goes to the process's allocator.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `free`).
 void neuron_kernel_free(void *p);
 #endif
 
