@@ -197,7 +197,7 @@ struct Device {
 /// cluster's image (qemu).
 fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
     let tc = Toolchain::find()?;
-    let flags = Toolchain::flags(include, cflags);
+    let flags = tc.flags(include, cflags);
     let xdir = objdir.join("xtensa");
     std::fs::create_dir_all(&xdir).map_err(|e| Error::io("create", &xdir, e))?;
     let mut sources: Vec<PathBuf> = Vec::new();
@@ -210,6 +210,16 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
     for s in &sources {
         let obj = xdir.join(object_name(s));
         outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
+        objects.push(obj);
+    }
+    // libc++'s few out-of-line sources, with the kernel's flags but the
+    // standard libc++ itself is written in (its sources use C++20 and
+    // later; the symbols they define do not depend on the level).
+    let mut lib_flags = flags.clone();
+    lib_flags.push("-std=c++23".into());
+    for s in tc.libcxx_sources() {
+        let obj = xdir.join(format!("libcxx-{}", object_name(&s)));
+        tc.compile(&lib_flags, &s, &obj)?;
         objects.push(obj);
     }
     let images = if o.target == Target::Q7 {

@@ -14,6 +14,13 @@
 #define M_PI 3.14159265358979323846
 #define M_PI_2 1.57079632679489661923
 #define M_SQRT2 1.41421356237309504880
+// fpclassify's results (libc++'s std::fpclassify passes them to the
+// compiler's builtin).
+#define FP_NAN 0
+#define FP_INFINITE 1
+#define FP_ZERO 2
+#define FP_SUBNORMAL 3
+#define FP_NORMAL 4
 #define isnan(x) __builtin_isnan(x)
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
