@@ -358,3 +358,146 @@ fn a_kernel_failing_the_same_way_on_both_is_a_failed_run_with_its_status() {
         assert!(t.contains("qemu core 0: returned 0, status 35"), "{t}");
     }
 }
+
+/// The C++ standard library inside a kernel (SPEC §11: libc++ on the
+/// device, the host's library on the simulator): one build of a kernel
+/// using <vector>, <algorithm>, <array>, <numeric>, <limits>, <cmath>,
+/// <utility> and <type_traits>; every op bit-identical across the two and
+/// equal to the same computation done here.
+#[test]
+fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
+    let dir = built("stdlib", QEMU);
+    let x: Vec<f32> = vec![3.5, -1.25, 0.0, 7.75, -2.5, 2.25, -0.5, 1.0, 5.5, -3.75, 0.25, 4.0, -6.5, 0.75, 2.0, -0.125];
+    let n = x.len();
+    let f = npy_file("q_std_x.npy", &f32s(&[n as u64], &x)).display().to_string();
+
+    // sort, then a stable partition (non-negatives first, order kept) with
+    // the first half reversed.
+    let mut sorted = x.clone();
+    sorted.sort_by(f32::total_cmp);
+    let mut w: Vec<f32> = sorted.iter().copied().filter(|v| *v >= 0.0).chain(sorted.iter().copied().filter(|v| *v < 0.0)).collect();
+    w[..n / 2].reverse();
+    let want: Vec<f32> = sorted.iter().zip(&w).map(|(s, w)| s * 2.0 + w).collect();
+    assert_eq!(both(&dir, "sort_vector", &[&f], 1, "std").0.to_f32(), want, "sort_vector");
+
+    // partial_sum - mean (accumulate, in order) + inner_product(iota(4)).
+    let mean = x.iter().fold(0.0f32, |a, v| a + v) / n as f32;
+    let mut acc = 0.0f32;
+    let want: Vec<f32> = x
+        .iter()
+        .map(|v| {
+            acc += v;
+            acc - mean + 14.0
+        })
+        .collect();
+    assert_eq!(both(&dir, "numeric_ops", &[&f], 1, "std").0.to_f32(), want, "numeric_ops");
+
+    // max and argmax, min, the ends swapped, two limits in front.
+    let (best, at) = x.iter().enumerate().fold((f32::MIN, -1i32), |b, (i, v)| if *v > b.0 { (*v, i as i32) } else { b });
+    let lo = x.iter().fold(f32::MAX, |a, v| a.min(*v));
+    let mut v = x.clone();
+    v.swap(0, n - 1);
+    let mut want: Vec<f32> = v.iter().map(|f| (f - best).max(-1.0) + at as f32 + lo).collect();
+    want[0] = f32::EPSILON;
+    want[1] = i16::MAX as f32;
+    assert_eq!(both(&dir, "limits_utility", &[&f], 1, "std").0.to_f32(), want, "limits_utility");
+
+    // <cmath>'s float overloads (exactly rounded ones: the same bits on
+    // the host's libm and the device's).
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            v.abs().sqrt() + v.floor() + v.ceil() + v.trunc() + v.round() + v.max(0.0) + v % 1.5 + v * 8.0 + 1.0f32.copysign(v) + 0.0 + v.abs()
+        })
+        .collect();
+    assert_eq!(both(&dir, "cmath_ops", &[&f], 1, "std").0.to_f32(), want, "cmath_ops");
+
+    // A vector of 1000 floats on the heap, and a nothrow new that fits.
+    let want: Vec<f32> = x.iter().map(|v| v + 1000.0).collect();
+    assert_eq!(both(&dir, "vector_fill", &[&f, "1000"], 1, "std").0.to_f32(), want, "vector_fill");
+    let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
+    assert_eq!(both(&dir, "nothrow_probe", &[&f, "1000"], 1, "std").0.to_f32(), want, "nothrow_probe");
+    let want = vec![x[3]; n];
+    assert_eq!(both(&dir, "vector_at", &[&f, "3"], 1, "std").0.to_f32(), want, "vector_at");
+}
+
+/// `new` on the device takes the core's 1 MiB libc heap: a std::vector of
+/// a million floats (4 MB) does not fit, and without exceptions operator
+/// new stops the core with the abort report (error 10) naming the size,
+/// not a null pointer written through; `new (std::nothrow)` returns null.
+/// libc++'s other "throws" (`at()` past the end) are the abort report too
+/// (error 99, libc++'s message).
+#[test]
+fn allocation_failure_and_library_throws_end_in_the_abort_report_on_the_device() {
+    let dir = built("stdlib", QEMU);
+    let x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+    let f = npy_file("q_std_heap.npy", &f32s(&[8], &x)).display().to_string();
+    let on_qemu = |op: &str, arg: &str| {
+        let out = scratch("out").join(format!("std-{op}-{arg}.npy"));
+        let _ = std::fs::remove_file(&out);
+        let o = customop(&["run", &dir.display().to_string(), op, &f, arg, "-o", &out.display().to_string(), "--on", "qemu"]);
+        (o, out)
+    };
+    let (o, _) = on_qemu("vector_fill", "1000000");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("abort on core 0: error 10 (out of memory): operator new(4000000 bytes) found no room on the core's libc heap"), "{t}");
+    let (o, out) = on_qemu("nothrow_probe", "1000000");
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(npy::read(&out).unwrap().to_f32(), x.iter().map(|v| v - 1.0).collect::<Vec<_>>(), "null from new(std::nothrow)");
+    let (o, _) = on_qemu("vector_at", "8");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(
+        t.contains("error 99 (the C++ standard library stopped the kernel): out_of_range was thrown in -fno-exceptions mode with message \"vector\""),
+        "{t}"
+    );
+}
+
+/// A kernel that uses none of the C++ library links none of it (the
+/// device runtime's `new`/`delete`, libc++'s compiled `std::sort`, the
+/// abort paths): `--gc-sections` drops them, so its image is no larger
+/// than before the library existed.
+#[test]
+fn a_kernel_without_the_standard_library_links_none_of_it() {
+    let dir = built("relu2d", QEMU);
+    let bytes = std::fs::read(dir.join("relu2d_qemu.elf")).unwrap();
+    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    for sym in ["_Znwj", "_ZdlPv", "neuron_libcxx_abort", "__cxa_pure_virtual"] {
+        assert!(!elf.symbols.contains_key(sym), "{sym} linked into a kernel that does not use it");
+    }
+    assert!(!elf.symbols.keys().any(|s| s.contains("__sort")), "libc++'s sort linked into a kernel that does not sort");
+    // The check can fail: the stdlib kernel has them.
+    let dir = built("stdlib", QEMU);
+    let bytes = std::fs::read(dir.join("stdlib_qemu.elf")).unwrap();
+    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    assert!(elf.symbols.contains_key("_Znwj") && elf.symbols.keys().any(|s| s.contains("__sort")), "the stdlib kernel links new and sort");
+}
+
+/// A header the device cannot have (streams, threads, files) fails the
+/// device build with one message that says so, not libc++'s wall of
+/// errors; the simulator side (the host's library) compiles it.
+#[test]
+fn an_unavailable_standard_header_is_one_clear_error() {
+    let src = scratch("iostream");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <iostream>\n#include <vector>\n#include <torch/torch.h>\n\
+         torch::Tensor say(const torch::Tensor& t) { std::cout << t.numel() << std::endl; return t; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(io, m) { m.def(\"say\", &s, \"say\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    let r = customop(&["build", "--name", "io", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(4), "{t}");
+    assert!(t.contains("fatal error: \"<iostream> is not available on the device (SPEC §11): the device has no streams or files"), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "one message:\n{t}");
+    assert!(t.contains("1 error generated"), "{t}");
+}
