@@ -501,3 +501,35 @@ fn an_unavailable_standard_header_is_one_clear_error() {
     assert_eq!(t.matches("error:").count(), 1, "one message:\n{t}");
     assert!(t.contains("1 error generated"), "{t}");
 }
+
+/// The vendor's device library is C++14: the standard headers compile for
+/// the device at `-std=c++14` (the user's `--cflags` come after ours) as
+/// at the default C++17, and the flags reach clang (C++17's
+/// `std::clamp` is refused at C++14).
+#[test]
+fn the_standard_headers_compile_for_the_device_at_cxx14_and_cxx17() {
+    use customop::xtensa::toolchain::Toolchain;
+    let tc = Toolchain::find().expect("the Xtensa toolchain");
+    let dir = scratch("cxx14");
+    let src = dir.join("std14.cpp");
+    std::fs::write(
+        &src,
+        "#include <vector>\n#include <algorithm>\n#include <array>\n#include <numeric>\n#include <limits>\n#include <cmath>\n\
+         #include <utility>\n#include <type_traits>\n\
+         float f(int n) { std::vector<float> v(n, 1.5f); std::sort(v.begin(), v.end()); std::array<int, 2> a{{1, 2}};\n\
+           return std::accumulate(v.begin(), v.end(), 0.0f) + std::sqrt(2.0f) + a[1] + std::numeric_limits<float>::epsilon()\n\
+             + std::is_same<std::decay<const int&>::type, int>::value + std::max(1, 2) + std::make_pair(1, 2).first;\n\
+         #ifdef WANT_CLAMP\n  return std::clamp(1, 2, 3);\n#endif\n}\n",
+    )
+    .unwrap();
+    let include = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    for (std, clamp, ok) in [("-std=c++14", false, true), ("-std=c++17", true, true), ("-std=c++14", true, false)] {
+        let mut user = vec![std.to_owned()];
+        if clamp {
+            user.push("-DWANT_CLAMP".into());
+        }
+        let obj = dir.join(format!("std14-{std}-{clamp}.o"));
+        let r = tc.compile(&tc.flags(&include, &user), &src, &obj);
+        assert_eq!(r.is_ok(), ok, "{std} clamp {clamp}: {r:?}");
+    }
+}
