@@ -194,19 +194,24 @@ pub extern "C" fn delete_array_aligned_nothrow(p: *mut c_void, _: usize, _: *con
 #[unsafe(no_mangle)]
 #[cold]
 pub unsafe extern "C" fn neuron_libcxx_abort(format: *const c_char, arg: *const c_char) -> ! {
+    // Bytes, not `str` searching and slicing: their panic paths would pull
+    // core's Unicode tables into every image that can reach this.
     // SAFETY: the caller's contract: null or a NUL-terminated string.
-    let text = |p: *const c_char| if p.is_null() { None } else { unsafe { CStr::from_ptr(p) }.to_str().ok() };
-    let format = text(format).unwrap_or("?");
+    let bytes = |p: *const c_char| if p.is_null() { None } else { Some(unsafe { CStr::from_ptr(p) }.to_bytes()) };
+    let format = bytes(format).unwrap_or(b"?");
     let mut what = LineBuf::<200>::new();
-    match (text(arg), format.split_once("%s")) {
-        (Some(a), Some((head, tail))) => {
-            let _ = write!(what, "{head}{a}{tail}");
+    let mut put = |b: &[u8]| {
+        let _ = what.write_str(core::str::from_utf8(b).unwrap_or("?"));
+    };
+    match bytes(arg).zip(format.windows(2).position(|w| w == b"%s")) {
+        Some((a, at)) => {
+            put(format.get(..at).unwrap_or_default());
+            put(a);
+            put(format.get(at + 2..).unwrap_or_default());
         }
-        _ => {
-            let _ = what.write_str(format);
-        }
+        None => put(format),
     }
-    abort_at(Error::CxxLibraryAbort, core::str::from_utf8(what.as_bytes()).unwrap_or(format), WHERE, 0)
+    abort_at(Error::CxxLibraryAbort, core::str::from_utf8(what.as_bytes()).unwrap_or("?"), WHERE, 0)
 }
 
 /// A call through a pure virtual function (an object used during its
