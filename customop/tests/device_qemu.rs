@@ -411,6 +411,24 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
         })
         .collect();
     assert_eq!(both(&dir, "cmath_ops", &[&f], 1, "std").0.to_f32(), want, "cmath_ops");
+    // frexp, modf, nearbyint, lround, scalbn, ilogb, logb, remainder,
+    // nextafter from the float's bits (every input normal or zero).
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            if v == 0.0 {
+                return 0.0;
+            }
+            let b = v.to_bits();
+            let ilogb = ((b >> 23) & 0xff) as i32 - 127;
+            let m = f32::from_bits((b & 0x807f_ffff) | (126 << 23));
+            let next = f32::from_bits(if v > 0.0 { b + 1 } else { b - 1 });
+            m + (ilogb + 1) as f32 + (v - v.trunc()) + v.trunc() * 2.0 + v.round_ties_even() + v.round() + v * 0.25 + ilogb as f32 + ilogb as f32
+                + (v - 2.0 * (v / 2.0).round_ties_even())
+                + (next - v) * 1_048_576.0
+        })
+        .collect();
+    assert_eq!(both(&dir, "cmath_more", &[&f], 1, "std").0.to_f32(), want, "cmath_more");
 
     // A vector of 1000 floats on the heap, and a nothrow new that fits.
     let want: Vec<f32> = x.iter().map(|v| v + 1000.0).collect();
@@ -532,4 +550,43 @@ fn the_standard_headers_compile_for_the_device_at_cxx14_and_cxx17() {
         let r = tc.compile(&tc.flags(&include, &user), &src, &obj);
         assert_eq!(r.is_ok(), ok, "{std} clamp {clamp}: {r:?}");
     }
+}
+
+/// Every `std::` function of libc++'s `<cmath>`, in float and double,
+/// links against the device library: an object calling them all has no
+/// undefined symbol the device runtime does not define.
+#[test]
+fn every_cmath_function_links_on_the_device() {
+    use customop::xtensa::{devlib, toolchain::Toolchain};
+    let tc = Toolchain::find().expect("the Xtensa toolchain");
+    let dir = scratch("cmath");
+    let src = dir.join("all_cmath.cpp");
+    let one = ["abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "fabs", "floor", "log", "log10", "sin", "sinh", "sqrt", "tan", "tanh",
+        "acosh", "asinh", "atanh", "cbrt", "erf", "erfc", "exp2", "expm1", "ilogb", "lgamma", "llrint", "llround", "log1p", "log2", "logb", "lrint",
+        "lround", "nearbyint", "rint", "round", "tgamma", "trunc"];
+    let two = ["atan2", "fmod", "pow", "copysign", "fdim", "fmax", "fmin", "hypot", "nextafter", "remainder"];
+    let mut body = String::from("#include <cmath>\ndouble all(float xf, float yf, double xd, double yd, int n, long l) {\n  double s = 0; int e; float fi; double di;\n");
+    for f in one {
+        body += &format!("  s += std::{f}(xf) + std::{f}(xd);\n");
+    }
+    for f in two {
+        body += &format!("  s += std::{f}(xf, yf) + std::{f}(xd, yd);\n");
+    }
+    body += "  s += std::fma(xf, yf, xf) + std::fma(xd, yd, xd) + std::frexp(xf, &e) + std::frexp(xd, &e) + std::ldexp(xf, n) + std::ldexp(xd, n);\n\
+      s += std::modf(xf, &fi) + std::modf(xd, &di) + std::remquo(xf, yf, &e) + std::remquo(xd, yd, &e) + std::scalbn(xf, n) + std::scalbln(xd, l);\n\
+      s += std::hypot(xd, yd, xd) + std::nan(\"\") + std::nanf(\"\") + std::nexttoward(xf, (long double)yd) + std::fpclassify(xf);\n  return s;\n}\n";
+    std::fs::write(&src, body).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    let obj = dir.join("all_cmath.o");
+    tc.compile(&tc.flags(&include, &[]), &src, &obj).unwrap();
+    let nm = |args: &[&str], file: &Path| -> Vec<String> {
+        let o = std::process::Command::new("xtensa-lx106-elf-nm").args(args).arg(file).output().expect("xtensa-lx106-elf-nm");
+        String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split_whitespace().last().map(str::to_owned)).collect()
+    };
+    let undefined = nm(&["-u"], &obj);
+    assert!(undefined.iter().any(|s| s == "lgammaf") && undefined.iter().any(|s| s == "frexp"), "{undefined:?}");
+    let archive = devlib::archive(devlib::Runtime::Qemu).unwrap();
+    let defined: std::collections::HashSet<String> = nm(&["--defined-only"], &archive).into_iter().collect();
+    let missing: Vec<&String> = undefined.iter().filter(|s| !defined.contains(*s)).collect();
+    assert!(missing.is_empty(), "<cmath> functions the device library lacks: {missing:?}");
 }

@@ -1,5 +1,6 @@
 // What the device library defines of <math.h>: Rust's compiler_builtins
-// math (the `libm` port), in double and float (`sinf`, ...), with the
+// math (the `libm` port) and the rest of C99's from the same port
+// (src/device/math.rs), in double and float (`sinf`, ...), with the
 // classification macros as compiler builtins. Floats are soft-float on
 // the Q7's configuration: a float call is cheaper than a double one.
 #pragma once
@@ -21,6 +22,8 @@
 #define FP_ZERO 2
 #define FP_SUBNORMAL 3
 #define FP_NORMAL 4
+#define FP_ILOGB0 (-2147483647 - 1)
+#define FP_ILOGBNAN (-2147483647 - 1)
 #define isnan(x) __builtin_isnan(x)
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
@@ -107,6 +110,44 @@ double fma(double x, double y, double z);
 float fmaf(float x, float y, float z);
 double ldexp(double x, int e);
 float ldexpf(float x, int e);
+// From the device library's own math (src/device/math.rs), so that every
+// std:: function of libc++'s <cmath> links.
+double atanh(double x);
+float atanhf(float x);
+double lgamma(double x);
+float lgammaf(float x);
+double frexp(double x, int* e);
+float frexpf(float x, int* e);
+double modf(double x, double* i);
+float modff(float x, float* i);
+double remquo(double x, double y, int* q);
+float remquof(float x, float y, int* q);
+double remainder(double x, double y);
+float remainderf(float x, float y);
+double nearbyint(double x);
+float nearbyintf(float x);
+long lrint(double x);
+long lrintf(float x);
+long long llrint(double x);
+long long llrintf(float x);
+long lround(double x);
+long lroundf(float x);
+long long llround(double x);
+long long llroundf(float x);
+double scalbn(double x, int n);
+float scalbnf(float x, int n);
+double scalbln(double x, long n);
+float scalblnf(float x, long n);
+int ilogb(double x);
+int ilogbf(float x);
+double logb(double x);
+float logbf(float x);
+double nextafter(double x, double y);
+float nextafterf(float x, float y);
+double nexttoward(double x, long double y);
+float nexttowardf(float x, long double y);
+double nan(const char* tag);
+float nanf(const char* tag);
 #ifdef __cplusplus
 }
 #endif

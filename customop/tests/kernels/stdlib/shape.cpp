@@ -14,6 +14,7 @@ NEURON_LIBRARY(stdlib_ops, m) {
     m.def("numeric_ops", &same_shape, "numeric_ops");
     m.def("limits_utility", &same_shape, "limits_utility");
     m.def("cmath_ops", &same_shape, "cmath_ops");
+    m.def("cmath_more", &same_shape, "cmath_more");
     m.def("vector_fill", &same_shape_n, "vector_fill");
     m.def("nothrow_probe", &same_shape_n, "nothrow_probe");
     m.def("vector_at", &same_shape_n, "vector_at");

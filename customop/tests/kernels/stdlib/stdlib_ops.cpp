@@ -101,6 +101,29 @@ torch::Tensor cmath_ops(const torch::Tensor& x) {
     return out;
 }
 
+// More of <cmath>: the functions the device library adds to compiler
+// builtins' (frexp, modf, nearbyint, lround, scalbn, ilogb, logb,
+// remainder, nextafter), all exact, so the same bits on both sides.
+torch::Tensor cmath_more(const torch::Tensor& x) {
+    auto in = x.accessor<float, 1>();
+    torch::Tensor out = torch::empty(x.sizes(), torch::kFloat);
+    auto o = out.accessor<float, 1>();
+    for (int64_t i = 0; i < x.numel(); i++) {
+        const float v = in[i];
+        if (v == 0.0f) {  // ilogb(0) is FP_ILOGB0, logb(0) -inf: left out
+            o[i] = 0.0f;
+            continue;
+        }
+        int e = 0;
+        const float m = std::frexp(v, &e);
+        float ip = 0.0f;
+        const float fr = std::modf(v, &ip);
+        o[i] = m + e + fr + ip * 2.0f + std::nearbyint(v) + std::lround(v) + std::scalbn(v, -2) + std::ilogb(v) + std::logb(v) +
+               std::remainder(v, 2.0f) + (std::nextafter(v, 100.0f) - v) * 1048576.0f;
+    }
+    return out;
+}
+
 // A std::vector of `count` floats (operator new on the core's libc heap):
 // x + the sum of its `count` ones. Past the 1 MiB heap, operator new stops
 // the core with the abort report (no std::bad_alloc without exceptions).
