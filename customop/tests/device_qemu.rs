@@ -406,9 +406,7 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
     // the host's libm and the device's).
     let want: Vec<f32> = x
         .iter()
-        .map(|&v| {
-            v.abs().sqrt() + v.floor() + v.ceil() + v.trunc() + v.round() + v.max(0.0) + v % 1.5 + v * 8.0 + 1.0f32.copysign(v) + 0.0 + v.abs()
-        })
+        .map(|&v| v.abs().sqrt() + v.floor() + v.ceil() + v.trunc() + v.round() + v.max(0.0) + v % 1.5 + v * 8.0 + 1.0f32.copysign(v) + 0.0 + v.abs())
         .collect();
     assert_eq!(both(&dir, "cmath_ops", &[&f], 1, "std").0.to_f32(), want, "cmath_ops");
     // frexp, modf, nearbyint, lround, scalbn, ilogb, logb, remainder,
@@ -423,7 +421,14 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
             let ilogb = ((b >> 23) & 0xff) as i32 - 127;
             let m = f32::from_bits((b & 0x807f_ffff) | (126 << 23));
             let next = f32::from_bits(if v > 0.0 { b + 1 } else { b - 1 });
-            m + (ilogb + 1) as f32 + (v - v.trunc()) + v.trunc() * 2.0 + v.round_ties_even() + v.round() + v * 0.25 + ilogb as f32 + ilogb as f32
+            m + (ilogb + 1) as f32
+                + (v - v.trunc())
+                + v.trunc() * 2.0
+                + v.round_ties_even()
+                + v.round()
+                + v * 0.25
+                + ilogb as f32
+                + ilogb as f32
                 + (v - 2.0 * (v / 2.0).round_ties_even())
                 + (next - v) * 1_048_576.0
         })
@@ -561,11 +566,50 @@ fn every_cmath_function_links_on_the_device() {
     let tc = Toolchain::find().expect("the Xtensa toolchain");
     let dir = scratch("cmath");
     let src = dir.join("all_cmath.cpp");
-    let one = ["abs", "acos", "asin", "atan", "ceil", "cos", "cosh", "exp", "fabs", "floor", "log", "log10", "sin", "sinh", "sqrt", "tan", "tanh",
-        "acosh", "asinh", "atanh", "cbrt", "erf", "erfc", "exp2", "expm1", "ilogb", "lgamma", "llrint", "llround", "log1p", "log2", "logb", "lrint",
-        "lround", "nearbyint", "rint", "round", "tgamma", "trunc"];
+    let one = [
+        "abs",
+        "acos",
+        "asin",
+        "atan",
+        "ceil",
+        "cos",
+        "cosh",
+        "exp",
+        "fabs",
+        "floor",
+        "log",
+        "log10",
+        "sin",
+        "sinh",
+        "sqrt",
+        "tan",
+        "tanh",
+        "acosh",
+        "asinh",
+        "atanh",
+        "cbrt",
+        "erf",
+        "erfc",
+        "exp2",
+        "expm1",
+        "ilogb",
+        "lgamma",
+        "llrint",
+        "llround",
+        "log1p",
+        "log2",
+        "logb",
+        "lrint",
+        "lround",
+        "nearbyint",
+        "rint",
+        "round",
+        "tgamma",
+        "trunc",
+    ];
     let two = ["atan2", "fmod", "pow", "copysign", "fdim", "fmax", "fmin", "hypot", "nextafter", "remainder"];
-    let mut body = String::from("#include <cmath>\ndouble all(float xf, float yf, double xd, double yd, int n, long l) {\n  double s = 0; int e; float fi; double di;\n");
+    let mut body =
+        String::from("#include <cmath>\ndouble all(float xf, float yf, double xd, double yd, int n, long l) {\n  double s = 0; int e; float fi; double di;\n");
     for f in one {
         body += &format!("  s += std::{f}(xf) + std::{f}(xd);\n");
     }

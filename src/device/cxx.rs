@@ -15,7 +15,6 @@ use crate::abort::abort_at;
 use crate::current::with_core;
 use core::ffi::{c_char, c_void, CStr};
 use core::fmt::Write;
-use core::ptr::null_mut;
 use neuron_runtime::printf::LineBuf;
 use neuron_runtime::Error;
 
@@ -49,7 +48,7 @@ fn new_or_abort(n: usize, align: usize) -> *mut c_void {
 
 /// The `nothrow` forms: null when the heap has no room.
 fn new_or_null(n: usize, align: usize) -> *mut c_void {
-    allocate(n, align).unwrap_or(null_mut())
+    allocate(n, align).unwrap_or_default()
 }
 
 fn delete(p: *mut c_void) {

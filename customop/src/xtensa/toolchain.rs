@@ -139,10 +139,7 @@ impl Toolchain {
         }
         let libcxx = zon_field(&env, "lib_dir").map(|d| Path::new(&d).join("libcxx")).unwrap_or_default();
         if !libcxx.join("include/vector").is_file() || !libcxx.join(LIBCXX_SOURCES[0]).is_file() {
-            return Err(missing(format!(
-                "ziglang {ZIG_VERSION} has no libc++ headers and sources at {}: reinstall it (`{ZIG_INSTALL}`)",
-                libcxx.display()
-            )));
+            return Err(missing(format!("ziglang {ZIG_VERSION} has no libc++ headers and sources at {}: reinstall it (`{ZIG_INSTALL}`)", libcxx.display())));
         }
         let out = Command::new("rustup")
             .args(["run", NIGHTLY, "rustc", "--print", "sysroot"])
