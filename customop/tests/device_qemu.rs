@@ -634,3 +634,56 @@ fn every_cmath_function_links_on_the_device() {
     let missing: Vec<&String> = undefined.iter().filter(|s| !defined.contains(*s)).collect();
     assert!(missing.is_empty(), "<cmath> functions the device library lacks: {missing:?}");
 }
+
+/// Hardening is off by default (as the vendor's libc++ and the host's
+/// library); a kernel that turns libc++'s checks on for the device gets a
+/// failed check as the abort report with libc++'s message (the *enforce*
+/// semantic of our `__config_site`), not a bare trap. The in-range call
+/// runs as usual.
+#[test]
+fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
+    let src = scratch("hardening");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <vector>\n#include <torch/torch.h>\n\
+         torch::Tensor pick(const torch::Tensor& t, int64_t i) {\n\
+           std::vector<float> v(4, 2.5f);\n\
+           torch::Tensor o = torch::empty(t.sizes(), torch::kFloat);\n\
+           auto b = o.accessor<float, 1>();\n\
+           for (int64_t k = 0; k < t.size(0); k++) b[k] = v[static_cast<size_t>(i)];\n\
+           return o;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t, int64_t i) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(h, m) { m.def(\"pick\", &s, \"pick\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    customop_ok(&[
+        "build",
+        "--name",
+        "h",
+        "--compute",
+        &k,
+        "--shape",
+        &s,
+        "--out",
+        &o,
+        "--target",
+        "qemu",
+        "--cflags",
+        "-D_LIBCPP_HARDENING_MODE=_LIBCPP_HARDENING_MODE_FAST",
+    ]);
+    let x = npy_file("q_hard.npy", &f32s(&[3], &[0.0; 3])).display().to_string();
+    let y = scratch("out").join("hard.npy").display().to_string();
+    customop_ok(&["run", &o, "pick", &x, "1", "-o", &y, "--on", "qemu"]);
+    assert_eq!(npy::read(Path::new(&y)).unwrap().to_f32(), [2.5; 3]);
+    let r = customop(&["run", &o, "pick", &x, "4", "-o", &y, "--on", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{t}");
+    assert!(t.contains("error 99 (the C++ standard library stopped the kernel): ") && t.contains("vector[] index out of bounds"), "{t}");
+}
