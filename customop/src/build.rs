@@ -212,12 +212,12 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
         outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
         objects.push(obj);
     }
-    // libc++'s few out-of-line sources, with the kernel's flags but the
+    // libc++'s few out-of-line sources the kernel needs, with its flags but the
     // standard libc++ itself is written in (its sources use C++20 and
     // later; the symbols they define do not depend on the level).
     let mut lib_flags = flags.clone();
     lib_flags.push("-std=c++23".into());
-    for s in tc.libcxx_sources() {
+    for s in tc.libcxx_sources_for(&objects) {
         let obj = xdir.join(format!("libcxx-{}", object_name(&s)));
         tc.compile(&lib_flags, &s, &obj)?;
         objects.push(obj);

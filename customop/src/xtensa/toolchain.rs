@@ -63,14 +63,17 @@ pub const FRONT_END_FLAGS: &[&str] = &[
     "-UNDEBUG",
 ];
 
-/// libc++'s own sources a device kernel needs compiled (relative to the
-/// package's `libcxx/`): the headers declare `std::sort`'s instantiations
-/// for the arithmetic types `extern` (`__sort<__less<float>&, float*>`),
-/// defined in `algorithm.cpp`. Compiled with the kernel's flags into its
-/// build directory (cached); `--gc-sections` keeps only what is called.
-/// The rest of libc++'s out-of-line part (`new`/`delete`, the abort paths)
-/// is the device library's (`src/device/cxx.rs`).
-pub const LIBCXX_SOURCES: &[&str] = &["src/algorithm.cpp"];
+/// libc++'s own sources a device kernel may need compiled (relative to
+/// the package's `libcxx/`), each with the mangled-name prefix of what it
+/// defines: the headers declare `std::sort`'s instantiations for the
+/// arithmetic types `extern` (`__sort<__less<float>&, float*>`), defined in
+/// `algorithm.cpp`. A source is compiled (with the kernel's flags, into its
+/// build directory, cached) only when a kernel object's IR declares such a
+/// symbol, so a build that does not sort does not pay for it; and
+/// `--gc-sections` keeps only the instantiations called. The rest of
+/// libc++'s out-of-line part (`new`/`delete`, the abort paths) is the
+/// device library's (`src/device/cxx.rs`).
+pub const LIBCXX_SOURCES: &[(&str, &str)] = &[("src/algorithm.cpp", "@_ZNSt3__16__sortI")];
 
 /// The `llc` flags (the IR carries the target features).
 pub const LLC_FLAGS: &[&str] = &["-mtriple=xtensa-none-elf", "-O2", "-function-sections", "-data-sections", "-filetype=obj"];
@@ -138,7 +141,7 @@ impl Toolchain {
             return Err(missing(format!("ziglang {version} is installed, the Xtensa build is verified with {ZIG_VERSION}: `{ZIG_INSTALL}`")));
         }
         let libcxx = zon_field(&env, "lib_dir").map(|d| Path::new(&d).join("libcxx")).unwrap_or_default();
-        if !libcxx.join("include/vector").is_file() || !libcxx.join(LIBCXX_SOURCES[0]).is_file() {
+        if !libcxx.join("include/vector").is_file() || !libcxx.join(LIBCXX_SOURCES[0].0).is_file() {
             return Err(missing(format!("ziglang {ZIG_VERSION} has no libc++ headers and sources at {}: reinstall it (`{ZIG_INSTALL}`)", libcxx.display())));
         }
         let out = Command::new("rustup")
@@ -187,10 +190,16 @@ impl Toolchain {
         f
     }
 
-    /// libc++'s out-of-line sources the device build compiles with the
-    /// kernel's flags (see [`LIBCXX_SOURCES`]), as paths.
-    pub fn libcxx_sources(&self) -> Vec<PathBuf> {
-        LIBCXX_SOURCES.iter().map(|s| self.libcxx.join(s)).collect()
+    /// The libc++ sources (see [`LIBCXX_SOURCES`]) that the kernel objects
+    /// `objects` need: those whose symbols one of their IR files (the
+    /// `.ll` beside each object) declares.
+    pub fn libcxx_sources_for(&self, objects: &[PathBuf]) -> Vec<PathBuf> {
+        let irs: Vec<String> = objects.iter().filter_map(|o| std::fs::read_to_string(o.with_extension("ll")).ok()).collect();
+        LIBCXX_SOURCES
+            .iter()
+            .filter(|(_, prefix)| irs.iter().any(|ir| ir.lines().any(|l| l.starts_with("declare") && l.contains(prefix))))
+            .map(|(src, _)| self.libcxx.join(src))
+            .collect()
     }
 
     /// Compiles `src` to the Xtensa object `obj` (through `obj.ll`), unless
@@ -235,6 +244,21 @@ mod tests {
             assert!(target_features().iter().any(|t| t == f), "{f}");
         }
         assert!(!target_features().iter().any(|t| t == "fp"), "the recipe is soft-float");
+    }
+
+    #[test]
+    fn libcxx_sources_are_compiled_only_for_a_kernel_that_declares_their_symbols() {
+        let tc = Toolchain { python: "python3".into(), llc: "llc".into(), libcxx: "/zig/lib/libcxx".into() };
+        let dir = std::env::temp_dir().join(format!("customop-libcxx-sel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (sorts, plain) = (dir.join("sorts.o"), dir.join("plain.o"));
+        std::fs::write(sorts.with_extension("ll"), "define void @f() {\n}\ndeclare void @_ZNSt3__16__sortIRNS_6__lessIffEEPfEEvT0_S5_T_(ptr, ptr, ptr)\n")
+            .unwrap();
+        // Defining (not declaring) or merely naming the symbol does not count.
+        std::fs::write(plain.with_extension("ll"), "; _ZNSt3__16__sortI\ndefine void @_ZNSt3__16__sortIx() {\n}\n").unwrap();
+        assert_eq!(tc.libcxx_sources_for(&[plain.clone()]), Vec::<PathBuf>::new());
+        assert_eq!(tc.libcxx_sources_for(&[plain, sorts]), vec![PathBuf::from("/zig/lib/libcxx/src/algorithm.cpp")]);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
