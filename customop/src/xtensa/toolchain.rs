@@ -256,7 +256,7 @@ mod tests {
             .unwrap();
         // Defining (not declaring) or merely naming the symbol does not count.
         std::fs::write(plain.with_extension("ll"), "; _ZNSt3__16__sortI\ndefine void @_ZNSt3__16__sortIx() {\n}\n").unwrap();
-        assert_eq!(tc.libcxx_sources_for(&[plain.clone()]), Vec::<PathBuf>::new());
+        assert_eq!(tc.libcxx_sources_for(std::slice::from_ref(&plain)), Vec::<PathBuf>::new());
         assert_eq!(tc.libcxx_sources_for(&[plain, sorts]), vec![PathBuf::from("/zig/lib/libcxx/src/algorithm.cpp")]);
         let _ = std::fs::remove_dir_all(&dir);
     }
