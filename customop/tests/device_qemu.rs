@@ -377,8 +377,8 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
     sorted.sort_by(f32::total_cmp);
     let mut w: Vec<f32> = sorted.iter().copied().filter(|v| *v >= 0.0).chain(sorted.iter().copied().filter(|v| *v < 0.0)).collect();
     w[..n / 2].reverse();
-    let want: Vec<f32> = sorted.iter().zip(&w).map(|(s, w)| s * 2.0 + w).collect();
-    assert_eq!(both(&dir, "sort_vector", &[&f], 1, "std").0.to_f32(), want, "sort_vector");
+    let want_sort: Vec<f32> = sorted.iter().zip(&w).map(|(s, w)| s * 2.0 + w).collect();
+    assert_eq!(both(&dir, "sort_vector", &[&f], 1, "std").0.to_f32(), want_sort, "sort_vector");
 
     // partial_sum - mean (accumulate, in order) + inner_product(iota(4)).
     let mean = x.iter().fold(0.0f32, |a, v| a + v) / n as f32;
@@ -434,6 +434,11 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
         })
         .collect();
     assert_eq!(both(&dir, "cmath_more", &[&f], 1, "std").0.to_f32(), want, "cmath_more");
+    // The vendor's C++14 (`--cflags -std=c++14`, after the tool's
+    // -std=c++17 on both sides): the same kernel, the same bits.
+    let dir14 = built("stdlib", &["--target", "qemu", "--cflags", "-std=c++14"]);
+    assert_eq!(both(&dir14, "sort_vector", &[&f], 1, "std14").0.to_f32(), want_sort, "sort_vector, C++14");
+    assert_eq!(both(&dir14, "cmath_more", &[&f], 1, "std14").0.to_f32(), want, "cmath_more, C++14");
 
     // A vector of 1000 floats on the heap, and a nothrow new that fits.
     let want: Vec<f32> = x.iter().map(|v| v + 1000.0).collect();
