@@ -212,9 +212,9 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
         outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
         objects.push(obj);
     }
-    // libc++'s few out-of-line sources the kernel needs, with its flags but the
-    // standard libc++ itself is written in (its sources use C++20 and
-    // later; the symbols they define do not depend on the level).
+    // The few libc++ sources the kernel needs, with the kernel's flags but
+    // the language level libc++ is written in (its sources use C++20 and
+    // later; what they define does not depend on the level).
     let mut lib_flags = flags.clone();
     lib_flags.push("-std=c++23".into());
     for s in tc.libcxx_sources_for(&objects) {
