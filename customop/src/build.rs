@@ -210,6 +210,18 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
     for s in &sources {
         let obj = xdir.join(object_name(s));
         outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
+        if Toolchain::has_global_constructors(&obj) {
+            return Err(Error::new(
+                ErrorKind::Compile,
+                format!(
+                    "{}: a global object needs code run when the image loads (a namespace-scope object whose constructor is not \
+                     constexpr, e.g. a class with a constructor, or one with a destructor, e.g. a global std::vector): the device image \
+                     does not run global constructors (the simulator does), so on the device it would hold zeros. Make it a \
+                     function-local `static` (built on first use) or constexpr",
+                    s.display()
+                ),
+            ));
+        }
         objects.push(obj);
     }
     // The few libc++ sources the kernel needs, with the kernel's flags but

@@ -440,6 +440,9 @@ fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
     assert_eq!(both(&dir14, "sort_vector", &[&f], 1, "std14").0.to_f32(), want_sort, "sort_vector, C++14");
     assert_eq!(both(&dir14, "cmath_more", &[&f], 1, "std14").0.to_f32(), want, "cmath_more, C++14");
 
+    // A function-local static vector (__cxa_atexit on the device).
+    let want: Vec<f32> = x.iter().map(|v| v + 0.5).collect();
+    assert_eq!(both(&dir, "static_scratch", &[&f], 1, "std").0.to_f32(), want, "static_scratch");
     // A vector of 1000 floats on the heap, and a nothrow new that fits.
     let want: Vec<f32> = x.iter().map(|v| v + 1000.0).collect();
     assert_eq!(both(&dir, "vector_fill", &[&f, "1000"], 1, "std").0.to_f32(), want, "vector_fill");
@@ -691,4 +694,43 @@ fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
     let t = text(&r);
     assert_eq!(r.status.code(), Some(7), "{t}");
     assert!(t.contains("error 99 (the C++ standard library stopped the kernel): ") && t.contains("vector[] index out of bounds"), "{t}");
+}
+
+/// Global constructors: the device image does not run them (the loader
+/// calls `register_funcs` and the launchers only), the simulator's dlopen
+/// does, so a namespace-scope object with a constructor would be zeros on
+/// the device only. The device build refuses it, naming the source; the
+/// twin with a function-local static runs on both
+/// (`the_standard_library_works_in_a_device_kernel_as_on_the_simulator`,
+/// op `static_scratch`).
+#[test]
+fn a_global_object_with_a_constructor_is_refused_by_the_device_build() {
+    let src = scratch("global_ctor");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <torch/torch.h>\n\
+         struct Table { float v[4]; Table() { for (int i = 0; i < 4; i++) v[i] = i * 0.5f; } };\n\
+         static Table table;\n\
+         torch::Tensor k(const torch::Tensor& t) {\n\
+           torch::Tensor o = torch::empty(t.sizes(), torch::kFloat);\n\
+           auto a = t.accessor<float, 1>(); auto b = o.accessor<float, 1>();\n\
+           for (int64_t i = 0; i < t.size(0); i++) b[i] = a[i] + table.v[i % 4];\n\
+           return o;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(g, m) { m.def(\"k\", &s, \"k\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    let r = customop(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(4), "{t}");
+    assert!(t.contains("k.cpp: a global object needs code run when the image loads") && t.contains("function-local `static`"), "{t}");
+    // The simulator alone builds it (dlopen runs the constructor there).
+    customop_ok(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o]);
 }

@@ -2,7 +2,7 @@
 //! and `delete` in every form on the core's libc heap, `std::nothrow`, the
 //! abort paths of a `-fno-exceptions` build (`neuron_libcxx_abort`, which
 //! the device `__config_site` routes `_LIBCPP_VERBOSE_ABORT` to) and the
-//! pure-virtual-call traps.
+//! pure-virtual-call traps, and `__cxa_atexit` for function-local statics.
 //!
 //! The symbols are the Itanium C++ ABI's names for the Xtensa target
 //! (`size_t` is `unsigned int`, mangled `j`), so a kernel compiled by
@@ -13,7 +13,7 @@
 
 use crate::abort::abort_at;
 use crate::current::with_core;
-use core::ffi::{c_char, c_void, CStr};
+use core::ffi::{c_char, c_int, c_void, CStr};
 use core::fmt::Write;
 use neuron_runtime::printf::LineBuf;
 use neuron_runtime::Error;
@@ -227,3 +227,18 @@ pub extern "C" fn __cxa_pure_virtual() -> ! {
 pub extern "C" fn __cxa_deleted_virtual() -> ! {
     abort_at(Error::CxxLibraryAbort, "deleted virtual function called", WHERE, 0)
 }
+
+/// `__cxa_atexit`: a function-local static with a destructor (`static
+/// std::vector<float> scratch;`) registers it on first use. A kernel image
+/// never exits (the cores are stopped, not shut down), so nothing is
+/// recorded and the destructor never runs: 0, success.
+#[unsafe(no_mangle)]
+pub extern "C" fn __cxa_atexit(_destructor: Option<unsafe extern "C" fn(*mut c_void)>, _object: *mut c_void, _dso: *mut c_void) -> c_int {
+    0
+}
+
+/// `__dso_handle`: the image's identity for `__cxa_atexit` (one image, one
+/// handle; its value is never read).
+#[unsafe(no_mangle)]
+#[allow(non_upper_case_globals)]
+pub static __dso_handle: u8 = 0;

@@ -202,6 +202,15 @@ impl Toolchain {
             .collect()
     }
 
+    /// Whether the kernel object `obj` (its IR, the `.ll` beside it) has
+    /// global constructors: objects at namespace scope initialised, or
+    /// destructors registered, when the image loads. The device images do
+    /// not run them (no `.init_array`: the loader calls `register_funcs`
+    /// and the op launchers only), while the simulator's `dlopen` does.
+    pub fn has_global_constructors(obj: &Path) -> bool {
+        std::fs::read_to_string(obj.with_extension("ll")).is_ok_and(|ir| ir.lines().any(|l| l.starts_with("@llvm.global_ctors")))
+    }
+
     /// Compiles `src` to the Xtensa object `obj` (through `obj.ll`), unless
     /// the cache says it is current for these flags.
     pub fn compile(&self, flags: &[String], src: &Path, obj: &Path) -> Result<Outcome> {

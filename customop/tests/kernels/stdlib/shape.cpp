@@ -15,6 +15,7 @@ NEURON_LIBRARY(stdlib_ops, m) {
     m.def("limits_utility", &same_shape, "limits_utility");
     m.def("cmath_ops", &same_shape, "cmath_ops");
     m.def("cmath_more", &same_shape, "cmath_more");
+    m.def("static_scratch", &same_shape, "static_scratch");
     m.def("vector_fill", &same_shape_n, "vector_fill");
     m.def("nothrow_probe", &same_shape_n, "nothrow_probe");
     m.def("vector_at", &same_shape_n, "vector_at");

@@ -124,6 +124,18 @@ torch::Tensor cmath_more(const torch::Tensor& x) {
     return out;
 }
 
+// A function-local static scratch vector (built on first use, its
+// destructor registered with __cxa_atexit and never run): x + 0.5.
+torch::Tensor static_scratch(const torch::Tensor& x) {
+    static std::vector<float> scratch;
+    scratch.assign(static_cast<size_t>(x.numel()), 0.5f);
+    torch::Tensor out = torch::empty(x.sizes(), torch::kFloat);
+    auto in = x.accessor<float, 1>();
+    auto o = out.accessor<float, 1>();
+    for (int64_t i = 0; i < x.numel(); i++) o[i] = in[i] + scratch[static_cast<size_t>(i)];
+    return out;
+}
+
 // A std::vector of `count` floats (operator new on the core's libc heap):
 // x + the sum of its `count` ones. Past the 1 MiB heap, operator new stops
 // the core with the abort report (no std::bad_alloc without exceptions).
