@@ -8,7 +8,7 @@ use crate::staticlib_path;
 use customop::build::{build, BuildOptions};
 use customop::compiler::{split_flags, Outcome};
 use customop::sim::SimApi;
-use customop::{Error, ErrorKind, Op as OpSchema, Schema, Target};
+use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
@@ -74,6 +74,12 @@ impl Library {
         &self.schema.name
     }
 
+    /// The `NEURON_LIBRARY` names of the shape sources (`torch.ops.<name>`).
+    #[getter]
+    fn libraries(&self) -> Vec<String> {
+        self.schema.libraries.clone()
+    }
+
     /// Built with `multicore=True` (ops then default to 8 cores).
     #[getter]
     fn multicore(&self) -> bool {
@@ -102,12 +108,12 @@ impl Library {
 /// One op: call it with its arguments in the compute function's order.
 #[pyclass(module = "neuroncustomop", frozen)]
 pub struct Op {
-    op: OpSchema,
-    api: SimApi,
-    multicore: bool,
+    pub(crate) op: OpSchema,
+    pub(crate) api: SimApi,
+    pub(crate) multicore: bool,
 }
 
-fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
+pub(crate) fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
     let requested = match obj.filter(|o| !o.is_none()) {
         None => None,
         Some(o) => match o.extract::<u32>() {
@@ -182,6 +188,24 @@ impl Op {
     #[getter]
     fn name(&self) -> &str {
         &self.op.name
+    }
+
+    /// The compute function's parameter kinds, in order: `tensor`,
+    /// `scalar`, `int`, `long_long`, `float`, `double`.
+    #[getter]
+    fn kinds(&self) -> Vec<&'static str> {
+        self.op
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ArgKind::Tensor => "tensor",
+                ArgKind::Scalar => "scalar",
+                ArgKind::Int => "int",
+                ArgKind::LongLong => "long_long",
+                ArgKind::Float => "float",
+                ArgKind::Double => "double",
+            })
+            .collect()
     }
 
     /// The compute function's parameter types, in order.
@@ -280,4 +304,25 @@ pub fn load(
         }
     }
     Ok(Library { schema: b.schema, api, dir: out, log })
+}
+
+/// A library built before (by `load`, here or in another process, or by
+/// `customop build`): its build directory, or the shared object in it.
+#[pyfunction]
+pub fn load_built(py: Python<'_>, path: PathBuf) -> PyResult<Library> {
+    let fail = |e: Error| errors::to_py(py, &e);
+    let dir = if path.is_dir() { path.clone() } else { path.parent().map(PathBuf::from).unwrap_or_default() };
+    if !path.exists() {
+        return Err(fail(Error::new(ErrorKind::Io, format!("{}: no such file or directory (give a build directory or the lib*.so in it)", path.display()))));
+    }
+    let (schema, api) = py.detach(|| customop::run::load(&dir)).map_err(fail)?;
+    if !path.is_dir() && path.file_name() != std::path::Path::new(&schema.library_file).file_name() {
+        return Err(fail(bad_input(format!(
+            "{} is not the library of its build directory {} (that is {})",
+            path.display(),
+            dir.display(),
+            schema.library_file
+        ))));
+    }
+    Ok(Library { schema, api, dir, log: BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false } })
 }
