@@ -146,7 +146,12 @@ fn label(a: &Described<'_>) -> String {
 /// Runs the op: `(output bytes, dtype name, shape, report)`.
 #[pyfunction]
 #[pyo3(signature = (op, args, cores = None))]
-pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cores: Option<&Bound<'py, PyAny>>) -> PyResult<(Bound<'py, PyArray1<u8>>, &'static str, Vec<u64>, Report)> {
+pub fn _run_bytes<'py>(
+    py: Python<'py>,
+    op: &Op,
+    args: &Bound<'py, PyTuple>,
+    cores: Option<&Bound<'py, PyAny>>,
+) -> PyResult<(Bound<'py, PyArray1<u8>>, &'static str, Vec<u64>, Report)> {
     let fail = |e: Error| errors::to_py(py, &e);
     let o = &op.op;
     let cores = cores_of(cores, op.multicore, &o.name).map_err(fail)?;
@@ -158,9 +163,12 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
     for (i, a) in described.iter().enumerate() {
         let what = format!("argument {} of op `{}` ({})", i + 1, o.name, label(a));
         let placed = match a {
-            Described::Tensor { dtype, shape, data: Some(d) } => sim.arg_tensor(dtype.code(), shape, d.as_slice().map_err(|e| fail(bad_input(format!("{what}: {e}"))))?, &what),
+            Described::Tensor { dtype, shape, data: Some(d) } => {
+                sim.arg_tensor(dtype.code(), shape, d.as_slice().map_err(|e| fail(bad_input(format!("{what}: {e}"))))?, &what)
+            }
             Described::Value(Placed::Value { kind, dtype, bytes, .. }) => sim.arg_value(kind.code(), dtype.code(), bytes, &what),
-            _ => unreachable!("described with data"),
+            Described::Value(Placed::Tensor(t)) => sim.arg_tensor(t.dtype.code(), &t.shape, &t.data, &what),
+            Described::Tensor { data: None, .. } => Err(bad_input(format!("{what}: the tensor's bytes were not given"))),
         };
         placed.map_err(fail)?;
     }

@@ -325,3 +325,29 @@ def test_loading_again_replaces_the_ops(tmp_path):
     assert torch.equal(torch.ops.reload_ops.scale(x), x * 3)
     torch._dynamo.reset()
     assert torch.equal(compiled(x), x * 3 + 1)
+
+
+def test_torch_export_traces_through_the_op(libs):
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.ops.scalar_ops.affine(torch.ops.my_ops.relu_forward(x).reshape(-1), 2.0, 1) * 3
+
+    x = torch.randn(4, 6)
+    exported = torch.export.export(Model(), (x,))
+    targets = {str(n.target) for n in exported.graph.nodes if n.op == "call_function"}
+    assert {"my_ops.relu_forward.default", "scalar_ops.affine.default"} <= targets, targets
+    assert torch.equal(exported.module()(x), (torch.relu(x).reshape(-1) * 2 + 1) * 3)
+
+
+def test_a_contiguous_tensor_reaches_the_simulator_from_its_own_memory(libs):
+    op = libs["my_ops"].relu_forward
+    x = torch.randn(8, 5)
+    name, shape, data = custom_op._packed(op, 0, x)
+    assert (name, shape) == ("float32", (8, 5)) and data.__array_interface__["data"][0] == x.data_ptr()
+    # A view that is not contiguous is gathered first (into a new tensor).
+    name, shape, data = custom_op._packed(op, 0, x.T)
+    assert shape == (5, 8) and data.__array_interface__["data"][0] != x.data_ptr()
+    # bfloat16 travels as its bytes too.
+    b = torch.randn(3, 3).to(torch.bfloat16)
+    name, _, data = custom_op._packed(op, 0, b)
+    assert name == "bfloat16" and data.nbytes == 18 and data.__array_interface__["data"][0] == b.data_ptr()
