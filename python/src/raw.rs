@@ -143,15 +143,14 @@ fn label(a: &Described<'_>) -> String {
     }
 }
 
+/// What `_run_bytes` returns: the output's bytes, dtype name and shape,
+/// and the run's report.
+type Ran<'py> = (Bound<'py, PyArray1<u8>>, &'static str, Vec<u64>, Report);
+
 /// Runs the op: `(output bytes, dtype name, shape, report)`.
 #[pyfunction]
 #[pyo3(signature = (op, args, cores = None))]
-pub fn _run_bytes<'py>(
-    py: Python<'py>,
-    op: &Op,
-    args: &Bound<'py, PyTuple>,
-    cores: Option<&Bound<'py, PyAny>>,
-) -> PyResult<(Bound<'py, PyArray1<u8>>, &'static str, Vec<u64>, Report)> {
+pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cores: Option<&Bound<'py, PyAny>>) -> PyResult<Ran<'py>> {
     let fail = |e: Error| errors::to_py(py, &e);
     let o = &op.op;
     let cores = cores_of(cores, op.multicore, &o.name).map_err(fail)?;
