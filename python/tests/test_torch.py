@@ -218,6 +218,12 @@ def test_a_multicore_library_runs_on_eight_cores_and_on_one_when_asked(libs, bui
     with pytest.raises(custom_op.OpError) as e:
         load("mlp_relu", build_root, cores=8)
     assert e.value.code == 2 and "without multicore=True" in e.value.message
+    for bad in [2, 8.0, "8", True]:
+        with pytest.raises(custom_op.OpError) as e:
+            load("mlp_relu", build_root, cores=bad)
+        assert e.value.code == 2
+    with pytest.raises(custom_op.OpError, match="give a callable"):
+        load("mlp_relu", build_root, report=True)
     load("mlp_relu", build_root)  # registered again for the other tests
 
 

@@ -191,12 +191,12 @@ def _register(lib, cores, report):
     if len(names) != 1:
         raise _usage(f"library `{lib.name}`: its shape sources declare NEURON_LIBRARY {names}; torch.ops takes one library name per build")
     ns = names[0]
-    if cores is not None and (isinstance(cores, bool) or cores not in (1, 8)):
+    if cores is not None and (type(cores) is not int or cores not in (1, 8)):
         raise _usage(f"cores={cores!r}: an op runs on 1 core or on all 8 GPSIMD cores")
     if cores == 8 and not lib.multicore:
         raise _usage(f"cores=8: `{lib.name}` was built without multicore=True: a single-core op runs on 1 core")
     if report is not None and not callable(report):
-        raise _usage("report=: give a callable, called as report(op_name, neuroncustomop.Report) after each run")
+        raise _usage("report=: give a callable, called as report(op_name, neuroncustomop.Report) after each successful run")
     old = _REGISTERED.pop(ns, None)
     if old is not None:
         # Reloading replaces the ops: the old registrations go first.
@@ -246,7 +246,8 @@ def load(
     defaults; ``build_directory=None`` builds under
     ``~/.cache/neuroncustomop/NAME``. Extras: ``cores`` (1 or 8: every run's
     cores, by default 8 for a multicore build, else 1) and ``report`` (a
-    callable, given ``(op_name, neuroncustomop.Report)`` after each run).
+    callable, given ``(op_name, neuroncustomop.Report)`` after each
+    successful run; a failed run's error carries its report).
     Returns the ``neuroncustomop.Library`` (its NumPy ops work too)."""
     flags = extra_cflags if extra_cflags is not None else []
     includes = _include_flags(extra_include_paths if extra_include_paths is not None else [])
