@@ -23,9 +23,10 @@ python -m pip install --quiet maturin numpy pytest ml_dtypes
 # torch for neuroncustomop.custom_op's tests, from PyPI. Its Linux x86_64
 # wheel is the CUDA build: it depends on the nvidia-* / cuda-* wheels and
 # does not import without their libraries (libtorch links them), so they
-# come too (~5.4 GB installed, ~85 s cold, less from pip's cache, which
-# keeps the downloads between runs). A CPU-only wheel is on another
-# index, not on PyPI.
+# come too (torch 2.15: ~5.4 GB installed; measured 83 s with an empty
+# pip cache on an idle machine, 126 s from pip's cache, which keeps the
+# downloads between runs, on a loaded one: the time is mostly unpacking).
+# A CPU-only wheel is on another index, not on PyPI.
 start=$SECONDS
 python -m pip install --quiet torch
 echo "python/ci.sh: torch installed in $((SECONDS - start)) s"

@@ -32,12 +32,15 @@ def load(kernel, build_root, multicore=False, **kw):
 @pytest.fixture(scope="module")
 def libs(build_root):
     """Every test library registered once: my_ops (the MLP's ReLU),
-    relu2d_mc_ops (its 8-core form), dtype_ops, scalar_ops, failing_ops."""
+    relu2d_mc_ops (its 8-core form), dtype_ops and dtype_mc_ops (every
+    dtype), scalar_ops (value arguments), failing_ops (a failing kernel
+    and a failing shape function)."""
     return {
         "my_ops": load("mlp_relu", build_root),
         "relu2d_mc_ops": load("relu2d_mc", build_root, multicore=True),
         "dtype_ops": load("dtypes", build_root),
         "scalar_ops": load("scalar_args", build_root),
+        "dtype_mc_ops": load("dtypes_mc", build_root, multicore=True),
         "failing_ops": load("failing", build_root, multicore=True),
     }
 
@@ -152,6 +155,7 @@ def test_opcheck_passes_for_every_op(libs):
         (torch.ops.dtype_ops.flip_any, (torch.randint(-50, 50, (3, 7), dtype=torch.int16),)),
         (torch.ops.dtype_ops.flip_any, (torch.randn(3, 7).to(torch.bfloat16),)),
         (torch.ops.dtype_ops.plus_two_16bit, (torch.randn(4, 4).to(torch.float16),)),
+        (torch.ops.dtype_mc_ops.flip_any, (torch.randn(5, 9).to(torch.float16),)),
         (torch.ops.scalar_ops.affine, (torch.randn(9), 2.5, 3)),
         (torch.ops.scalar_ops.affine, (torch.randn(9), -2, 0)),
         (torch.ops.scalar_ops.offset_int, (torch.arange(-4, 4, dtype=torch.int32), 5, 0.5)),
@@ -329,6 +333,7 @@ def test_loading_again_replaces_the_ops(tmp_path):
     (src / "scale.cpp").write_text((src / "scale.cpp").read_text().replace("2.0f;  // FACTOR", "3.0f;  // FACTOR"))
     build()
     assert torch.equal(torch.ops.reload_ops.scale(x), x * 3)
+    opcheck(torch.ops.reload_ops.scale, (x,))
     torch._dynamo.reset()
     assert torch.equal(compiled(x), x * 3 + 1)
 
