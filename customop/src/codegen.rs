@@ -173,6 +173,8 @@ mod tests {
             ],
             library_file: "libdemo.so".into(),
             images: Vec::new(),
+            library_size: 0,
+            library_hash: String::new(),
         }
     }
 

@@ -14,6 +14,7 @@
 //! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`;
 //!   [`qemu_blob`], [`qemu_run`], [`differential`]: its `--on qemu|both`.
 
+pub mod atomic;
 pub mod build;
 pub mod cache;
 pub mod cli;
@@ -22,6 +23,7 @@ pub mod compiler;
 pub mod differential;
 pub mod dylib;
 pub mod error;
+pub mod integrity;
 pub mod link;
 pub mod loaded;
 pub mod npy;
@@ -33,6 +35,7 @@ pub mod schema;
 pub mod shape;
 pub mod sim;
 pub mod staticlib;
+pub mod workdir;
 pub mod xtensa;
 
 pub use error::{Error, ErrorKind, Result};

@@ -187,9 +187,10 @@ pub fn render(a: &Array) -> Vec<u8> {
     out
 }
 
-/// Writes `a` to `path`.
+/// Writes `a` to `path` atomically: a failed write (a full disk) leaves
+/// the previous file as it was.
 pub fn write(path: &Path, a: &Array) -> Result<()> {
-    std::fs::write(path, render(a)).map_err(|e| Error::io("write", path, e))
+    crate::atomic::write(path, &render(a))
 }
 
 /// The text after `'key':` in a header dict.

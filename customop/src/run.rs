@@ -143,8 +143,10 @@ fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
     })
 }
 
-/// Loads the build directory's library and its simulator API.
+/// Loads the build directory's library and its simulator API (under the
+/// directory's read lock: the schema and the library of one build).
 pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
+    let _hold = crate::workdir::read_lock(dir);
     let schema = Schema::load(dir)?;
     if schema.target == Target::Q7 {
         return Err(bad(format!(
@@ -153,7 +155,7 @@ pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
             dir.display()
         )));
     }
-    let api = crate::loaded::api(&dir.join(&schema.library_file))?;
+    let api = crate::loaded::api(&dir.join(&schema.library_file), schema.library_size, &schema.library_hash)?;
     Ok((schema, api))
 }
 

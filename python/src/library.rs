@@ -252,8 +252,8 @@ pub fn load(
     let staticlib = staticlib_path::find(py)?;
     let opts = BuildOptions { name, compute, shape, multicore, target: Target::Sim, out: out.clone(), cflags, staticlib: Some(staticlib), include: None };
     // The compiler runs for seconds: other Python threads go on meanwhile.
-    let built = py.detach(|| build(&opts).and_then(|b| customop::loaded::api(&b.library).map(|api| (b, api)))).map_err(fail)?;
-    let (b, api) = built;
+    let built = py.detach(|| build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))).map_err(fail)?;
+    let (b, schema, api) = built;
     let show = |p: &PathBuf| p.display().to_string();
     let log = BuildLog {
         compiled: b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).map(|(p, _)| show(p)).collect(),
@@ -279,5 +279,5 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library { schema: b.schema, api, dir: out, log })
+    Ok(Library { schema, api, dir: out, log })
 }
