@@ -13,6 +13,8 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::path::Path;
 
+mod header;
+
 /// The ISA dtype codes (SPEC §6) of the eight marshallable dtypes.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Dtype {
@@ -130,42 +132,57 @@ const MAGIC: &[u8] = b"\x93NUMPY";
 
 /// Parses `.npy` bytes (`path` names them in messages).
 pub fn parse(path: &Path, b: &[u8]) -> Result<Array> {
+    parse_bytes(b).map_err(|m| bad(path, m))
+}
+
+/// Parses `.npy` bytes; the error says what is wrong.
+pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
     if b.len() < 10 || &b[..6] != MAGIC {
-        return Err(bad(path, "no NumPy magic"));
+        return Err("no NumPy magic".into());
     }
-    let (len, start) = match b[6] {
-        1 => (u16::from_le_bytes([b[8], b[9]]) as usize, 10),
-        2 | 3 if b.len() >= 12 => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
-        v => return Err(bad(path, format!("format version {v} is not supported"))),
+    let (len, start): (usize, usize) = match (b[6], b[7]) {
+        (1, 0) => (u16::from_le_bytes([b[8], b[9]]).into(), 10),
+        (2 | 3, 0) if b.len() < 12 => return Err("header runs past the end".into()),
+        (2 | 3, 0) => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+        (major, minor) => return Err(format!("format version {major}.{minor} is not one of 1.0, 2.0, 3.0")),
     };
-    let header = b.get(start..start + len).ok_or_else(|| bad(path, "header runs past the end"))?;
-    let header = std::str::from_utf8(header).map_err(|_| bad(path, "header is not text"))?;
-    let descr = dict_str(header, "descr").ok_or_else(|| bad(path, "header has no 'descr'"))?;
+    let header = b.get(start..start.saturating_add(len)).ok_or("header runs past the end")?;
+    let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
+    let h = header::parse(header)?;
+    let descr = h.descr;
     let dtype = Dtype::from_descr(&descr)
-        .ok_or_else(|| bad(path, format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)")))?;
-    if dict_raw(header, "fortran_order").is_some_and(|v| v.starts_with("True")) {
-        return Err(bad(path, "Fortran order is not supported (save a C-contiguous array)"));
+        .ok_or_else(|| format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)"))?;
+    if h.fortran_order {
+        return Err("Fortran order is not supported (save a C-contiguous array)".into());
     }
-    let shape = dict_raw(header, "shape").ok_or_else(|| bad(path, "header has no 'shape'"))?;
-    let shape = parse_shape(shape).ok_or_else(|| bad(path, "malformed 'shape'"))?;
+    let shape = h.shape;
     if shape.is_empty() {
-        return Err(bad(path, "a 0-d array is not a tensor argument (pass a number for a scalar)"));
+        return Err("a 0-d array is not a tensor argument (pass a number for a scalar)".into());
     }
     if shape.len() > 8 || shape.contains(&0) {
-        return Err(bad(path, format!("shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0")));
+        return Err(format!("shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"));
     }
-    let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or_else(|| bad(path, "shape overflows"))?;
-    let bytes = numel.checked_mul(dtype.size() as u64).ok_or_else(|| bad(path, "shape overflows"))? as usize;
+    let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("shape overflows")?;
+    let bytes = numel.checked_mul(dtype.size() as u64).ok_or("shape overflows")?;
     let data = &b[start + len..];
-    if data.len() != bytes {
-        return Err(bad(path, format!("shape {shape:?} of {descr} needs {bytes} data bytes, the file has {}", data.len())));
+    if data.len() as u64 != bytes {
+        return Err(format!("shape {shape:?} of {descr} needs {bytes} data bytes, the file has {}", data.len()));
     }
     Ok(Array { dtype, shape, data: data.to_vec() })
 }
 
-/// Reads a `.npy` file.
+/// Reads a `.npy` file. Only a regular file: a FIFO or device is refused
+/// without blocking (opened non-blocking, checked before reading).
 pub fn read(path: &Path) -> Result<Array> {
-    let b = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| Error::io("read", path, e))?;
+    let meta = f.metadata().map_err(|e| Error::io("read", path, e))?;
+    if !meta.is_file() {
+        return Err(bad(path, "not a regular file (a FIFO, device or directory cannot be an input)"));
+    }
+    let mut b = Vec::with_capacity(meta.len() as usize);
+    f.read_to_end(&mut b).map_err(|e| Error::io("read", path, e))?;
     parse(path, &b)
 }
 
@@ -191,28 +208,6 @@ pub fn render(a: &Array) -> Vec<u8> {
 /// the previous file as it was.
 pub fn write(path: &Path, a: &Array) -> Result<()> {
     crate::atomic::write(path, &render(a))
-}
-
-/// The text after `'key':` in a header dict.
-fn dict_raw<'a>(h: &'a str, key: &str) -> Option<&'a str> {
-    let k = h.find(&format!("'{key}'")).or_else(|| h.find(&format!("\"{key}\"")))?;
-    let rest = &h[k + key.len() + 2..];
-    Some(rest.trim_start().strip_prefix(':')?.trim_start())
-}
-
-/// A quoted string value.
-fn dict_str(h: &str, key: &str) -> Option<String> {
-    let v = dict_raw(h, key)?;
-    let q = v.chars().next().filter(|c| *c == '\'' || *c == '"')?;
-    let end = v[1..].find(q)?;
-    Some(v[1..1 + end].to_owned())
-}
-
-/// `(2, 3)`, `(5,)`, `()`.
-fn parse_shape(v: &str) -> Option<Vec<u64>> {
-    let inner = v.strip_prefix('(')?;
-    let inner = &inner[..inner.find(')')?];
-    inner.split(',').map(str::trim).filter(|s| !s.is_empty()).map(|s| s.trim_end_matches('L').parse().ok()).collect()
 }
 
 #[cfg(test)]
@@ -241,5 +236,42 @@ mod tests {
         let e = parse(Path::new("t.npy"), &b).unwrap_err();
         assert!(e.message.contains("t.npy") && e.message.contains("'<f8' does not marshal"), "{e}");
         assert!(parse(Path::new("t.npy"), b"hello world").is_err());
+    }
+
+    fn with_header(h: &str) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&[1, 0]);
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        b.extend_from_slice(&[0; 8]);
+        b
+    }
+
+    #[test]
+    fn the_header_is_read_as_the_python_literal_numpy_reads() {
+        let ok = |h: &str| parse_bytes(&with_header(h)).map(|a| a.shape);
+        assert_eq!(ok("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }   \n"), Ok(vec![2]));
+        assert_eq!(ok("{\"shape\": (1, 2), \"descr\": \"<f4\", \"fortran_order\": False}\n"), Ok(vec![1, 2]));
+        let err = |h: &str| parse_bytes(&with_header(h)).unwrap_err();
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (1,)}").contains("'shape' appears twice"));
+        assert!(err("{'descr': '<f4', 'fortran_order': 1, 'shape': (2,)}").contains("'fortran_order' must be True or False"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}").contains("unknown key 'extra'"));
+        assert!(err("{'descr': '<f4', 'shape': (2,)}").contains("no 'fortran_order'"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x").contains("after the dict"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}").contains("shape"));
+        let mut v = with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}");
+        v[7] = 1;
+        assert!(parse_bytes(&v).unwrap_err().contains("format version 1.1"));
+    }
+
+    #[test]
+    fn a_fifo_is_refused_without_blocking() {
+        let d = std::env::temp_dir().join(format!("npy-fifo-{}", std::process::id()));
+        let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: c is a valid C string.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        let e = read(&d).unwrap_err();
+        let _ = std::fs::remove_file(&d);
+        assert!(e.message.contains("not a regular file"), "{e}");
     }
 }
