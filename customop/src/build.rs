@@ -104,7 +104,11 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     }
     let shapes = o.shape.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
     let computes = o.compute.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
-    let scanned = scan::scan(&shapes, &computes)?;
+    let mut defines = scan::defines(&o.cflags);
+    if o.multicore {
+        defines.push("CUSTOMOP_MULTICORE=1".into());
+    }
+    let scanned = scan::scan_with(&shapes, &computes, &defines)?;
     let library_file = match o.target {
         Target::Q7 if o.multicore => format!("{}_cpu0.elf", o.name),
         Target::Q7 => format!("{}.elf", o.name),
@@ -272,4 +276,18 @@ fn device_build(o: &BuildOptions, bd: &BuildDir, schema: &Schema, cflags: &[Stri
         vec![(img.path, None)]
     };
     Ok(Device { objects: outcomes, images })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_is_a_c_identifier_of_at_most_64_characters() {
+        assert!(check_name("relu_2").is_ok() && check_name(&"a".repeat(64)).is_ok());
+        assert!(check_name(&"a".repeat(300)).unwrap_err().message.contains("--name is 300 characters long: at most 64"));
+        for bad in ["", "2relu", "my-op", "a b"] {
+            assert!(check_name(bad).unwrap_err().message.contains("give a C identifier"), "{bad}");
+        }
+    }
 }
