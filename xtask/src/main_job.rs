@@ -40,7 +40,7 @@ fn customop(bin: &Path) -> Command {
 }
 
 pub(crate) fn run_example() -> Result<u8> {
-    crate::preflight::check(crate::preflight::For::MainJob)?;
+    crate::preflight::ensure(crate::preflight::For::MainJob)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(Command::new(cargo).current_dir(root()).args(["build", "--release", "-p", "customop"]))?;
     let bin = xtask_target_base().join("release/customop");
