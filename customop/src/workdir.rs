@@ -67,7 +67,10 @@ impl BuildDir {
                 }
             }
         }
-        let owned = std::fs::read_to_string(work.join(MANIFEST)).map(|t| parse_manifest(&t)).unwrap_or_default();
+        let owned = match std::fs::read_to_string(work.join(MANIFEST)) {
+            Ok(t) => parse_manifest(&t),
+            Err(_) => legacy_products(dir),
+        };
         Ok(Self { root: dir.to_path_buf(), work, owned, _lock: lock })
     }
 
@@ -119,6 +122,23 @@ impl BuildDir {
     }
 }
 
+/// The products of a build directory made before the manifest existed:
+/// what its `customop.json` (written by `customop build`) names.
+fn legacy_products(dir: &Path) -> BTreeSet<String> {
+    let mut owned = BTreeSet::new();
+    let Ok(text) = std::fs::read_to_string(dir.join(crate::schema::SCHEMA_FILE)) else { return owned };
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(&text) else { return owned };
+    let (Some(lib), Some(_)) = (v.get("library_file").and_then(|l| l.as_str()), v.get("ops")) else { return owned };
+    owned.insert(crate::schema::SCHEMA_FILE.to_owned());
+    let images = v.get("images").and_then(|i| i.as_array()).into_iter().flatten().filter_map(|i| i.as_str());
+    for f in std::iter::once(lib).chain(images).filter(|f| !f.contains('/')) {
+        owned.insert(f.to_owned());
+        owned.insert(format!("{f}.map"));
+        owned.insert(crate::xtensa::images::stripped_of(Path::new(f)).display().to_string());
+    }
+    owned
+}
+
 /// A shared hold on a build directory for reading (None where it has no
 /// lock file, e.g. a read-only copy: then nothing can be building there).
 pub fn read_lock(dir: &Path) -> Option<File> {
@@ -144,5 +164,16 @@ mod tests {
         let mut b = BuildDir::open(d.path()).unwrap();
         b.claim(&["customop.json".into()]).unwrap();
         assert_eq!(std::fs::read(d.path().join("libk.so")).unwrap(), b"mine");
+    }
+
+    #[test]
+    fn a_build_directory_from_before_the_manifest_is_adopted() {
+        let d = tempfile::tempdir().unwrap();
+        std::fs::write(d.path().join("customop.json"), r#"{"version": 1, "ops": [], "library_file": "libk.so"}"#).unwrap();
+        std::fs::write(d.path().join("libk.so"), b"old build").unwrap();
+        std::fs::write(d.path().join("libother.so"), b"mine").unwrap();
+        let mut b = BuildDir::open(d.path()).unwrap();
+        b.claim(&["customop.json".into(), "libk.so".into()]).unwrap();
+        assert!(b.claim(&["libother.so".into()]).is_err());
     }
 }
