@@ -6,6 +6,8 @@
 //!
 //! Included on its own (`#[path]`) by the replay test in the `customop`
 //! crate, so it uses nothing but `customop`.
+// Each target uses one of these.
+#![allow(dead_code)]
 
 use customop::cache::{depfile_inputs, Stamp};
 use customop::npy;
