@@ -160,18 +160,31 @@ fn concurrent_builds_and_runs_of_one_directory_agree_with_the_last_build() {
             .args(["build", "--name", "affine", "--compute", &s(&src.join("affine.cpp")), "--shape", &s(&src.join("shape.cpp")), "--out", &s(&out)])
             .output()
     };
+    assert!(spawn(&d).unwrap().status.success());
+    let x = npy_file("conc_x.npy", &f32s(&[3], &[1.0, 2.0, 3.0]));
     std::thread::scope(|sc| {
         let hs: Vec<_> = [&d, &d3, &d, &d3].into_iter().map(|src| sc.spawn(move || spawn(src).unwrap())).collect();
+        // Runs while the library is relinked: each sees one whole build.
+        let (out, x) = (&out, &x);
+        let runner = sc.spawn(move || {
+            for i in 0..6 {
+                let y = scratch("out").join(format!("during_{i}.npy"));
+                let o = customop(&["run", &s(out), "affine", &s(x), "-o", &s(&y)]);
+                assert!(o.status.success(), "a run during relinks failed: {}", text(&o));
+                let v = customop::npy::read(&y).unwrap().to_f32();
+                assert!(v == [3.0, 5.0, 7.0] || v == [4.0, 7.0, 10.0], "{v:?}");
+            }
+        });
         for h in hs {
             let o = h.join().unwrap();
             assert!(o.status.success(), "{}", text(&o));
         }
+        runner.join().unwrap();
     });
     // Then one more build: whatever it reports, the library runs its code.
     let o = build(&d3, "affine.cpp", "shape.cpp", &out);
     assert!(o.status.success(), "{}", text(&o));
     // Several readers at once, each in its own process.
-    let x = npy_file("conc_x.npy", &f32s(&[3], &[1.0, 2.0, 3.0]));
     std::thread::scope(|sc| {
         let hs: Vec<_> = (0..4)
             .map(|i| {
