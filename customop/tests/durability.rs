@@ -240,3 +240,27 @@ fn a_killed_build_leaves_no_compiler_and_no_stale_object() {
     assert!(o.status.success(), "{}", text(&o));
     assert_eq!(run_affine(&out, "killed"), [6.0, 11.0, 16.0]);
 }
+
+#[test]
+fn sources_gxx_compiles_build_and_run_and_a_long_name_is_refused() {
+    let d = kernel_dir("gxx_accepts", "affine.cpp", "shape.cpp", "2.0f");
+    // A BOM, a Latin-1 comment and string, an older definition kept under
+    // `#if 0`, a typedef'd and a macro parameter type, as vendor sources have.
+    let mut src = b"\xEF\xBB\xBF// Noyau \xE9crit \xE0 la main (Latin-1)\n#include <torch/torch.h>\n".to_vec();
+    src.extend_from_slice(b"typedef torch::Tensor Tensor_t;\n#define IN_T const Tensor_t&\nstatic const char* kWho = \"\xE9quipe\";\n");
+    src.extend_from_slice(b"#if 0\ntorch::Tensor affine(const torch::Tensor& x, double k) { return x; }\n#else\n");
+    src.extend_from_slice(
+        b"torch::Tensor affine(IN_T x) {\n    (void)kWho;\n    torch::Tensor y = torch::zeros(x.sizes(), torch::kFloat);\n    \
+          auto in = x.accessor<float, 1>();\n    auto out = y.accessor<float, 1>();\n    \
+          for (int64_t i = 0; i < x.numel(); i++) out[i] = in[i] * 2.0f + 1.0f;\n    return y;\n}\n#endif\n",
+    );
+    std::fs::write(d.join("affine.cpp"), src).unwrap();
+    let out = d.join("build");
+    let o = build(&d, "affine.cpp", "shape.cpp", &out);
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(run_affine(&out, "gxx"), [3.0, 5.0, 7.0]);
+    let long = "k".repeat(300);
+    let o = customop(&["build", "--name", &long, "--compute", &s(&d.join("affine.cpp")), "--shape", &s(&d.join("shape.cpp")), "--out", &s(&out)]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o));
+    assert!(text(&o).contains("--name is 300 characters long: at most 64"), "{}", text(&o));
+}
