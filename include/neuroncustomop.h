@@ -765,6 +765,56 @@ const char *neuron_customop_version(void);
 const char *neuron_ucode_lib_version(void);
 
 #if !defined(NEURON_DEVICE)
+// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr`.
+void *neuron_translate_load(void *ctx, uint64_t addr, uint32_t bytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
+void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `malloc(n)`: null when the core's heap has no room (as on the device).
+void *neuron_kernel_malloc(size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `calloc(n, size)`: zeroed, overflow-checked.
+void *neuron_kernel_calloc(size_t n, size_t size);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `aligned_alloc`/`memalign(align, n)`.
+void *neuron_kernel_memalign(size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `posix_memalign(out, align, n)`: 0, or `ENOMEM`/`EINVAL`.
+//
+// # Safety
+// `out` must be valid for a write of a pointer.
+int32_t neuron_kernel_posix_memalign(void **out, size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `realloc(p, n)`: a block of the core's heap moves within it; any other
+// block is the process's.
+void *neuron_kernel_realloc(void *p, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `free(p)`: the core's heap takes its own blocks back; any other block
+// goes to the process's allocator.
+void neuron_kernel_free(void *p);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `aligned_alloc(align, n)`: as `memalign`, with C11's argument order.
+void *neuron_kernel_aligned_alloc(size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
 // Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
 // thread, its runtime initialised (heaps, translate context, the DMA
 // queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the

@@ -132,6 +132,9 @@ mod imp {
 
     pub fn abort(r: AbortReport, e: Error, what: &str, file: &str) -> ! {
         std::eprintln!("neuroncustomop: abort on core {}: error {} ({}): {} at {}:{}", r.cpu, r.code, e.message(), what, file, r.line);
+        // This line is the report: the crash handler's SIGABRT line would
+        // only repeat it less precisely.
+        crate::host::crash::reported();
         std::process::abort()
     }
 }

@@ -34,6 +34,15 @@ pub struct Bound<H: neuron_hal::Hal> {
     /// simulator's output sentinel of the run (host only).
     #[cfg(not(target_arch = "xtensa"))]
     pub empty_fill: u8,
+    /// The stack the last launcher asked for (`STACK_SIZE`, 0: the
+    /// default) and the stack pointer it ran the wrapper at: the simulator
+    /// measures the kernel's stack use below it (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub launch_stack: (u32, usize),
+    /// Set by a Rust kernel built without optimisation: its stack use is
+    /// reported, not judged (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub unoptimised_kernel: bool,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -54,6 +63,10 @@ impl<H: neuron_hal::Hal> Bound<H> {
             cpu_queried: false,
             #[cfg(not(target_arch = "xtensa"))]
             empty_fill: 0,
+            #[cfg(not(target_arch = "xtensa"))]
+            launch_stack: (0, 0),
+            #[cfg(not(target_arch = "xtensa"))]
+            unoptimised_kernel: false,
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]
@@ -117,6 +130,13 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
     /// point reads the counts but tests (`with_core_exact`).
     #[cfg(not(target_arch = "xtensa"))]
     cached_hits: [core::cell::Cell<u64>; CACHED_HIT_CELLS],
+    /// Host: the lowest stack address an entry point or a translate was
+    /// called at since [`take_sp_low`](Self::take_sp_low): the depth of
+    /// the kernel's own frames when it calls the library (the simulator's
+    /// stack rule; the painted high water also counts the host runtime's
+    /// frames, which are not the device's).
+    #[cfg(not(target_arch = "xtensa"))]
+    sp_low: core::cell::Cell<usize>,
     bound: core::cell::UnsafeCell<Bound<H>>,
 }
 
@@ -139,8 +159,28 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             open_generation: core::cell::Cell::new(0),
             #[cfg(not(target_arch = "xtensa"))]
             cached_hits: [const { core::cell::Cell::new(0) }; CACHED_HIT_CELLS],
+            #[cfg(not(target_arch = "xtensa"))]
+            sp_low: core::cell::Cell::new(usize::MAX),
             bound: core::cell::UnsafeCell::new(bound),
         }
+    }
+
+    /// Host: notes the caller's stack depth (see `sp_low`).
+    #[cfg(not(target_arch = "xtensa"))]
+    #[inline(always)]
+    fn note_sp(&self) {
+        let marker = 0u8;
+        let sp = core::ptr::addr_of!(marker).addr();
+        if sp < self.sp_low.get() {
+            self.sp_low.set(sp);
+        }
+    }
+
+    /// Host: the lowest stack address noted since the last call (usize::MAX
+    /// when none), and starts a new count.
+    #[cfg(not(target_arch = "xtensa"))]
+    pub fn take_sp_low(&self) -> usize {
+        self.sp_low.replace(usize::MAX)
     }
 
     /// Writes `CoreSlot::new(Bound::new(CoreState::new(hal)))` into `*p`
@@ -168,6 +208,10 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             core::ptr::addr_of_mut!((*b).cpu_queried).write(false);
             #[cfg(not(target_arch = "xtensa"))]
             core::ptr::addr_of_mut!((*b).empty_fill).write(0);
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).launch_stack).write((0, 0));
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).unoptimised_kernel).write(false);
             // The view is left as found: zeroes, its value in `Bound::new`.
         }
         #[allow(dead_code)]
@@ -175,7 +219,7 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             #[cfg(target_arch = "xtensa")]
             let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, view: _ } = b;
             #[cfg(not(target_arch = "xtensa"))]
-            let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, empty_fill: _ } = b;
+            let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, empty_fill: _, launch_stack: _, unoptimised_kernel: _ } = b;
         }
     }
 
@@ -466,6 +510,8 @@ fn enter_slot<H: neuron_hal::Hal, R>(slot: &CoreSlot<H>, f: impl FnOnce(&mut Bou
         slot.reentered.set(true);
         return Err(Error::Reentered);
     }
+    #[cfg(not(target_arch = "xtensa"))]
+    slot.note_sp();
     #[cfg(target_arch = "xtensa")]
     set_open_translator(0);
     #[cfg(not(target_arch = "xtensa"))]
@@ -716,9 +762,33 @@ fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<Co
         if (*p).busy.get() {
             return None;
         }
+        (*p).note_sp();
         let b = (*p).bound.get();
         let t = CoreState::translator_of(core::ptr::addr_of_mut!((*b).state));
         (ctx == neuron_runtime::Translator::ctx_of(t)).then_some(b)
+    }
+}
+
+/// Runs `f` on the HAL of the core bound to this thread while no entry
+/// point holds its state (the host accessors' element hooks); nothing
+/// when none is bound or it is held.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
+    let p = current_raw();
+    if p.is_null() {
+        return;
+    }
+    // SAFETY: as in `host_open`: a non-null slot pointer stays valid while
+    // the core is bound; no entry point holds the state, so no `&mut` to
+    // it exists; only a shared reference to its HAL (interior mutability)
+    // is formed, for the call.
+    unsafe {
+        if (*p).busy.get() {
+            return;
+        }
+        let b = (*p).bound.get();
+        f(&*CoreState::hal_of(core::ptr::addr_of!((*b).state)));
     }
 }
 

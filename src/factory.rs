@@ -19,7 +19,24 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
         // element the kernel never writes stays recognisable (and is
         // reported if the tensor becomes the output).
         #[cfg(not(target_arch = "xtensa"))]
-        crate::host::coverage::fill(b.state.hal().soc(), t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+        {
+            let soc = b.state.hal().soc();
+            crate::host::coverage::fill(soc, t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+            // Its elements are unwritten until the kernel writes them: the
+            // sanitizer watches reads of them.
+            let name = std::format!("an empty tensor {shape:?} made by core {}", neuron_hal::Hal::prid(b.state.hal()));
+            let kind = neuron_hal_mock::sanitizer::RegionKind::Scratch;
+            soc.sanitizer().watch(t.storage.addr, t.nbytes as u64, u64::from(t.elem_size), b.empty_fill, kind, name);
+        }
         Ok(t)
     })
+}
+
+/// Frees a tensor [`tensor_empty`] made (the C shell's `neuron_tensor_free`
+/// and the Rust API's drop): the runtime's free, and on the host the
+/// sanitizer stops watching it (the heap may hand the block out again).
+pub(crate) fn tensor_free(b: &mut crate::current::Bound<crate::current::CoreHal>, t: &TensorView) -> Result<(), Error> {
+    #[cfg(not(target_arch = "xtensa"))]
+    b.state.hal().soc().sanitizer().unwatch(t.storage.addr);
+    b.state.tensor_free(t)
 }

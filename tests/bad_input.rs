@@ -504,7 +504,7 @@ fn returned_tensor_smaller_than_the_output() {
     let a = fp32(&mut s, 8);
     s.push_arg(ArgKind::Tensor, a);
     let out = output(&mut s, Dtype::Fp32, &[16]);
-    expect(&mut s, Plan { reads: &[Read::Tensor], finish: Finish::ReturnFirst }, 1, Error::BufferTooSmall, &out);
+    expect(&mut s, Plan { reads: &[Read::Tensor], finish: Finish::ReturnFirst }, 1, Error::ReturnShapeMismatch, &out);
 }
 
 #[test]

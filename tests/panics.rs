@@ -80,4 +80,7 @@ fn a_panic_inside_a_rust_kernel_is_the_abort_report() {
         Error::Panic.message()
     );
     assert!(err.contains(&want), "stderr: {err}");
+    // Inside a run the crash handler sees the SIGABRT too: the abort
+    // report stands alone, not followed by a vaguer line of its own.
+    assert_eq!(err.matches("neuroncustomop: abort on core").count(), 1, "stderr: {err}");
 }

@@ -36,15 +36,26 @@ fn double(t: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// Elements `lo..hi` of `out` = those of `t` + `add`, staged through
+/// TCM (in multicore mode the TCM accessor is the correct one, SPEC §12).
+fn stage(t: &Tensor, out: &Tensor, lo: i64, hi: i64, add: f32) -> Result<()> {
+    if hi <= lo {
+        return Ok(());
+    }
+    let mut buf = TcmBuf::<f32>::new((hi - lo) as usize).ok_or(Error::OutOfMemory)?;
+    t.tcm_accessor().tensor_to_tcm(&mut buf, lo as u64)?;
+    for v in buf.iter_mut() {
+        *v += add;
+    }
+    out.tcm_accessor().tcm_to_tensor(&buf, lo as u64)
+}
+
 /// A multicore kernel: each core writes its eighth of out = t + 1.
 fn sliced(t: Tensor) -> Result<Tensor> {
     let out = dst_tensor()?;
     let (cpu, cores, n) = (get_cpu_id() as i64, get_cpu_count() as i64, out.numel() as i64);
     let per = (n + cores - 1) / cores;
-    let (a, w) = (t.const_accessor::<f32, 1>()?, out.accessor::<f32, 1>()?);
-    for i in cpu * per..((cpu + 1) * per).min(n) {
-        w.set([i], a.get([i])? + 1.0)?;
-    }
+    stage(&t, &out, cpu * per, ((cpu + 1) * per).min(n), 1.0)?;
     Ok(out)
 }
 
@@ -66,19 +77,15 @@ fn last_offset_by_own_partition(t: Tensor) -> Result<Tensor> {
     let (cpu, cores, n) = (get_cpu_id() as i64, get_cpu_count() as i64, out.numel() as i64);
     let per = n / cores;
     let mine = if cpu == cores - 1 { n - per * (cores - 1) } else { per };
-    let (a, w) = (t.const_accessor::<f32, 1>()?, out.accessor::<f32, 1>()?);
+    stage(&t, &out, cpu * mine, (cpu * mine + mine).min(n), 0.0)?;
     let base = neuroncustomop::ffi::translate::neuron_translate_ctx();
-    for i in cpu * mine..cpu * mine + mine {
-        if i < n {
-            w.set([i], a.get([i])?)?;
-        } else {
-            // Past the end: what a raw pointer write does (the accessor
-            // would refuse), straight into the guard region.
-            let p = neuroncustomop::ffi::translate::neuron_translate(base, out.storage_addr() + i as u64 * 4);
-            // SAFETY: p is a translated pointer into mapped mock HBM (the
-            // simulator's guard region after the output).
-            unsafe { p.cast::<f32>().write_volatile(1.0) };
-        }
+    for i in n.max(cpu * mine)..cpu * mine + mine {
+        // Past the end: what a raw pointer write does (the accessor would
+        // refuse), straight into the guard region.
+        let p = neuroncustomop::ffi::translate::neuron_translate(base, out.storage_addr() + i as u64 * 4);
+        // SAFETY: p is a translated pointer into mapped mock HBM (the
+        // simulator's guard region after the output).
+        unsafe { p.cast::<f32>().write_volatile(1.0) };
     }
     Ok(out)
 }
@@ -90,10 +97,7 @@ fn tail_aligned(t: Tensor) -> Result<Tensor> {
     let (cpu, cores, n) = (get_cpu_id() as i64, get_cpu_count() as i64, out.numel() as i64);
     let per = (n + cores - 1) / cores;
     let start = if cpu == cores - 1 { n - per } else { cpu * per };
-    let (a, w) = (t.const_accessor::<f32, 1>()?, out.accessor::<f32, 1>()?);
-    for i in start..(start + per).min(n) {
-        w.set([i], a.get([i])? + 1.0)?;
-    }
+    stage(&t, &out, start, (start + per).min(n), 1.0)?;
     Ok(out)
 }
 

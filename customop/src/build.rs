@@ -195,7 +195,8 @@ fn host_build(
     for s in &sources {
         let obj = objdir.join(object_name(s));
         outcomes.push((s.clone(), cc.compile(s, &obj)?));
-        objects.push(obj);
+        // The kernel's malloc/new: the core's libc heap (SPEC §12).
+        objects.push(if o.compute.contains(s) { crate::kernel_heap::redirect(&obj)? } else { obj });
     }
     // Relink when an object, the staticlib or the flags changed.
     // The staticlib (tens of MB) counts by size and mtime, not content.

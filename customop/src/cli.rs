@@ -14,6 +14,7 @@ usage:
                  [--multicore] [--target sim|qemu|q7] [--out DIR] [--cflags \"...\"]
                  [--staticlib libneuroncustomop.a] [--include DIR]
   customop run DIR OP ARG... -o OUT.npy [--cores 1|8] [--report] [--on sim|qemu|both]
+               [--timeout SECONDS]
 
 build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
        (DIR/customop-build/ops.cpp, shapes.cpp), compiles and links DIR/libNAME.so (default DIR:
@@ -23,9 +24,12 @@ run:   each ARG is a .npy file (a tensor argument) or a number (a scalar argumen
        (default: 8 cores for a --multicore build, else 1); the output goes to OUT.npy.
        --on qemu runs a --target qemu build on the emulated cluster (per-core status and printf
        shown); --on both runs it on the simulator and on QEMU and compares the outputs bit for bit.
+       The shape function and the simulator's run go in a child process: a crash is reported
+       (core, op, signal, address), --timeout stops them after SECONDS.
 exit status: 0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input,
              7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment,
-             11 the simulator and the emulated device disagree (--on both)";
+             11 the simulator and the emulated device disagree (--on both), 12 the kernel or shape
+             function crashed, 13 --timeout passed";
 
 fn usage(msg: impl Into<String>) -> Error {
     Error::new(ErrorKind::Usage, format!("{}\n\n{USAGE}", msg.into()))
@@ -82,7 +86,7 @@ fn is_number(a: &str) -> bool {
 /// Parses `run`'s arguments; also whether `--report` was given.
 pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
     let mut pos = Vec::new();
-    let (mut out, mut cores, mut report, mut on) = (None, None, false, crate::run::On::Sim);
+    let (mut out, mut cores, mut report, mut on, mut timeout) = (None, None, false, crate::run::On::Sim, None);
     let mut i = 0;
     while i < args.len() {
         let a = args[i].as_str();
@@ -94,6 +98,7 @@ pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
             }
             "--report" => report = true,
             "--on" => on = crate::run::On::parse(&value(args, &mut i, a)?)?,
+            "--timeout" => timeout = Some(crate::contained::parse_timeout(&value(args, &mut i, a)?, a)?),
             _ if a.starts_with('-') && a.len() > 1 && !is_number(a) => return Err(usage(format!("run: unknown option `{a}`"))),
             _ => pos.push(a.to_owned()),
         }
@@ -105,7 +110,7 @@ pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
     let out = out.ok_or_else(|| usage("run: -o OUT.npy is required"))?;
     let dir = PathBuf::from(pos.remove(0));
     let op = pos.remove(0);
-    Ok((RunOptions { dir, op, args: pos, out: Some(out), cores, on }, report))
+    Ok((RunOptions { dir, op, args: pos, out: Some(out), cores, on, timeout }, report))
 }
 
 fn dispatch(args: &[String]) -> Result<()> {

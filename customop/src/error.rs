@@ -34,6 +34,15 @@ pub enum ErrorKind {
     /// `run --on both`: the simulator and the emulated device disagree
     /// (output bits or run status) (11).
     Mismatch,
+    /// The kernel or the shape function crashed (a fatal signal: a bad
+    /// pointer, `abort()`, a stack overflow, an integer division by
+    /// zero); its crash report follows (12).
+    Crashed,
+    /// The kernel or the shape function did not finish within the time
+    /// bound (`--timeout`, `timeout=`) and was stopped (13).
+    TimedOut,
+    /// The run was interrupted (Ctrl-C) and stopped (130).
+    Interrupted,
 }
 
 impl ErrorKind {
@@ -50,6 +59,9 @@ impl ErrorKind {
             Self::NotYet => 9,
             Self::Environment => 10,
             Self::Mismatch => 11,
+            Self::Crashed => 12,
+            Self::TimedOut => 13,
+            Self::Interrupted => 130,
         }
     }
 
@@ -66,7 +78,32 @@ impl ErrorKind {
             Self::NotYet => "not_yet",
             Self::Environment => "environment",
             Self::Mismatch => "mismatch",
+            Self::Crashed => "crashed",
+            Self::TimedOut => "timed_out",
+            Self::Interrupted => "interrupted",
         }
+    }
+
+    /// Every kind.
+    pub const ALL: [Self; 13] = [
+        Self::Usage,
+        Self::Refused,
+        Self::Compile,
+        Self::Io,
+        Self::BadInput,
+        Self::RunFailed,
+        Self::ShapeFailed,
+        Self::NotYet,
+        Self::Environment,
+        Self::Mismatch,
+        Self::Crashed,
+        Self::TimedOut,
+        Self::Interrupted,
+    ];
+
+    /// The kind whose exit status is `code`.
+    pub fn from_exit_code(code: i32) -> Option<Self> {
+        Self::ALL.into_iter().find(|k| k.exit_code() == code)
     }
 }
 

@@ -7,7 +7,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::npy::{self, Array, Dtype};
 use crate::schema::{ArgKind, Op, Schema, Target};
-use crate::shape::{self, OutputSpec, Value};
+use crate::shape::{OutputSpec, Value};
 use crate::sim::{Sim, SimApi};
 use std::path::{Path, PathBuf};
 
@@ -26,6 +26,9 @@ pub struct RunOptions {
     pub cores: Option<u32>,
     /// Where the kernel runs.
     pub on: On,
+    /// How long the shape function and the simulator's run may take
+    /// (`--timeout`; None: no bound).
+    pub timeout: Option<std::time::Duration>,
 }
 
 /// Where `run` runs the kernel.
@@ -201,7 +204,6 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     }
     let cores = cores_for(o.cores, schema.multicore, &o.dir.display().to_string(), "--cores ", "--multicore")?;
     let placed = o.args.iter().enumerate().map(|(i, a)| parse_arg(op, i, a)).collect::<Result<Vec<_>>>()?;
-    let spec = shape::evaluate(&api, op, &shape_values(&placed))?;
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
         return Err(bad(format!(
             "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
@@ -210,12 +212,17 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             if o.on == On::Qemu { "qemu" } else { "both" }
         )));
     }
+    // The shape function and the simulator's run go in a child process
+    // (`contained`): a crash, a timeout or Ctrl-C ends it, not this one.
+    let bounds = crate::contained::Bounds { timeout: o.timeout, option: "--timeout", interrupted: &mut || false };
+    let (spec, mut sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, (o.on != On::Qemu).then_some(cores), bounds)?;
+    let mut sim_run = || sim.take().ok_or_else(|| Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent no kernel result", op.name)));
     let OutputSpec { dtype, ref shape } = spec;
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
     let mut nans_differing = 0;
     let (data, report) = match o.on {
         On::Sim => {
-            let (rc, report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
+            let (rc, report, data) = sim_run()?;
             if rc != 0 {
                 return Err(failed("on the simulator", rc, &api.error_message(rc), &report));
             }
@@ -229,7 +236,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             (q.output.clone(), q.report())
         }
         On::Both => {
-            let (rc, sim_report, data) = run_sim(api, op, &o.args, &placed, &spec, cores)?;
+            let (rc, sim_report, data) = sim_run()?;
             let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
             let report = format!("{sim_report}{}", q.report());
             // Checks only the simulator can make (which elements were

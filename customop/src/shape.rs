@@ -123,6 +123,13 @@ pub fn evaluate(api: &SimApi, op: &Op, args: &[Value]) -> Result<OutputSpec> {
     // which takes a ShapeQuery of the layout above; `q` and `name` live
     // across the call.
     let rc = unsafe { (api.call)(Some(api.shape_eval), (&mut q as *mut ShapeQuery).cast::<c_void>()) };
+    if rc == neuroncustomop::runtime::Error::NoCore.code() {
+        // `neuron_sim_call` could not make a simulator: say why (the
+        // address space for the simulated HBM or a core, under a limit).
+        if let Some(why) = neuroncustomop::host::reserve::why_no_simulator() {
+            return Err(Error::new(ErrorKind::Environment, format!("op `{}`: no simulator for the shape function `{}`: {why}", op.name, op.shape_fn)));
+        }
+    }
     if rc != 0 {
         let msg = CStr::from_bytes_until_nul(&q.message).map(|m| m.to_string_lossy().into_owned()).unwrap_or_default();
         let why = if msg.is_empty() { api.error_message(rc) } else { msg };

@@ -106,7 +106,8 @@ impl Sim {
         // SAFETY: neuron_sim_new takes nothing; null is checked.
         let h = unsafe { (api.new)() };
         if h.is_null() {
-            return Err(Error::new(ErrorKind::Environment, "neuron_sim_new failed (cannot map the mock SoC)"));
+            let why = neuroncustomop::host::reserve::why_no_simulator().unwrap_or_else(|| "cannot map the mock SoC".into());
+            return Err(Error::new(ErrorKind::Environment, format!("neuron_sim_new failed: {why}")));
         }
         let s = Self { api, h };
         // SAFETY: h is live.

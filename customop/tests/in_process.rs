@@ -22,6 +22,7 @@ fn two_libraries_in_one_process_each_run_their_own_kernel() {
         out: None,
         cores: Some(cores),
         on: Default::default(),
+        timeout: None,
     };
     let relu_want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
     let scale_want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
@@ -68,8 +69,10 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
     };
     let x = values(20, -1.0, 1.0, 15);
     let xf = npy_file("rebuild_x.npy", &f32s(&[20], &x)).display().to_string();
-    let run_once =
-        || run(&RunOptions { dir: out.clone(), op: "scale_stream".into(), args: vec![xf.clone()], out: None, cores: None, on: Default::default() }).unwrap();
+    let run_once = || {
+        run(&RunOptions { dir: out.clone(), op: "scale_stream".into(), args: vec![xf.clone()], out: None, cores: None, on: Default::default(), timeout: None })
+            .unwrap()
+    };
     build(&opts).unwrap();
     assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>());
     assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>(), "loaded once, run again");

@@ -76,12 +76,12 @@ fn multicore_tcm_kernel_writes_the_dst_tensor_with_a_remainder() {
 /// output. The simulator names the cores and the bytes.
 #[test]
 fn a_kernel_that_does_not_slice_its_work_on_8_cores_is_reported_as_overlapping() {
-    let dir = built("relu2d", &["--multicore"]);
+    let dir = built("tcm_single", &["--multicore"]);
     let (r, c) = (5u64, 7u64);
     let x = values((r * c) as usize, -2.0, 2.0, 9);
     let xf = npy_file("overlap_x.npy", &f32s(&[r, c], &x));
     let out = scratch("out").join("overlap.npy");
-    let o = customop(&["run", &dir.display().to_string(), "relu_forward", &xf.display().to_string(), "-o", &out.display().to_string(), "--cores", "8"]);
+    let o = customop(&["run", &dir.display().to_string(), "relu_tcm", &xf.display().to_string(), "-o", &out.display().to_string(), "--cores", "8"]);
     assert_eq!(o.status.code(), Some(7), "{}", text(&o));
     let t = text(&o);
     assert!(t.contains("error 109"), "{t}");

@@ -24,6 +24,8 @@ pub struct MockCore {
     mailbox: Cell<u64>,
     engine: RefCell<DmaEngine>,
     counters: CoreCounters,
+    /// This core's view of the sanitizer's regions.
+    watch: RefCell<crate::sanitizer::CoreView>,
 }
 
 impl MockCore {
@@ -44,6 +46,7 @@ impl MockCore {
             mailbox: Cell::new(0),
             engine: RefCell::default(),
             counters: CoreCounters::default(),
+            watch: RefCell::default(),
         })
     }
 
@@ -144,5 +147,29 @@ impl Hal for MockCore {
 
     fn set_stack_limit(&self, isl: usize) {
         self.isl.set(isl);
+    }
+
+    #[inline]
+    fn note_soc_read(&self, addr: u64, len: u64) {
+        let s = self.soc.sanitizer();
+        if s.is_on() {
+            s.read(&self.soc, &mut self.watch.borrow_mut(), self.cpu, addr, len);
+        }
+    }
+
+    #[inline]
+    fn note_soc_write(&self, addr: u64, len: u64) {
+        let s = self.soc.sanitizer();
+        if s.is_on() {
+            s.write(&mut self.watch.borrow_mut(), self.cpu, addr, len);
+        }
+    }
+
+    #[inline]
+    fn note_soc_copy(&self, dst: u64, src: u64, len: u64) {
+        let s = self.soc.sanitizer();
+        if s.is_on() {
+            s.copy(&mut self.watch.borrow_mut(), self.cpu, dst, src, len);
+        }
     }
 }

@@ -15,6 +15,7 @@ mod dma_engine;
 pub mod fake;
 mod nx_space;
 mod phys;
+pub mod sanitizer;
 mod soc;
 
 pub use crate::core::MockCore;

@@ -2,6 +2,7 @@
 
 use crate::core::MockCore;
 use crate::phys::PhysMemory;
+use crate::sanitizer::Sanitizer;
 use neuron_hal::platform::{Platform, Q7};
 use std::io;
 use std::sync::Arc;
@@ -12,6 +13,7 @@ pub struct MockSoc {
     platform: Platform,
     hbm: PhysMemory,
     sbuf: PhysMemory,
+    sanitizer: Sanitizer,
 }
 
 impl MockSoc {
@@ -22,12 +24,22 @@ impl MockSoc {
 
     /// A SoC with another address map (sizes of HBM and SBUF from it).
     pub fn with_platform(platform: Platform) -> io::Result<Arc<Self>> {
-        Ok(Arc::new(Self { hbm: PhysMemory::new("mock-hbm", platform.hbm_size)?, sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?, platform }))
+        Ok(Arc::new(Self {
+            hbm: PhysMemory::new("mock-hbm", platform.hbm_size)?,
+            sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?,
+            platform,
+            sanitizer: Sanitizer::default(),
+        }))
     }
 
     /// The address map.
     pub fn platform(&self) -> &Platform {
         &self.platform
+    }
+
+    /// The sanitizer that watches what the cores read and write.
+    pub fn sanitizer(&self) -> &Sanitizer {
+        &self.sanitizer
     }
 
     /// The HBM memory.

@@ -68,4 +68,21 @@ pub trait Hal {
 
     /// Sets the stack-limit register.
     fn set_stack_limit(&self, isl: usize);
+
+    /// The runtime copied SoC `[addr, addr + len)` out (a `neuron_memcpy`,
+    /// a stream refill, `tensor_to_tcm`). Heard by the host simulator's
+    /// sanitizer; the hardware has nothing to hear it (the default).
+    #[inline(always)]
+    fn note_soc_read(&self, _addr: u64, _len: u64) {}
+
+    /// The runtime copied into SoC `[addr, addr + len)`. As
+    /// [`note_soc_read`](Self::note_soc_read).
+    #[inline(always)]
+    fn note_soc_write(&self, _addr: u64, _len: u64) {}
+
+    /// The runtime copied SoC `[src, src + len)` to `[dst, dst + len)` (a
+    /// returned tensor onto the output). As
+    /// [`note_soc_read`](Self::note_soc_read).
+    #[inline(always)]
+    fn note_soc_copy(&self, _dst: u64, _src: u64, _len: u64) {}
 }

@@ -16,6 +16,33 @@ pyo3::create_exception!(
     "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`."
 );
 
+pyo3::create_exception!(
+    neuroncustomop,
+    KernelCrashed,
+    Error,
+    "The kernel or the shape function crashed (a bad pointer, abort(), a stack overflow, an integer division by zero): \
+     `.message` holds the crash report (core, op, signal, address). The run was in a child process: this one goes on."
+);
+
+/// `neuroncustomop.RunTimedOut`: a run passed its `timeout=` and was
+/// stopped; a `neuroncustomop.Error` (code 13) that is also a
+/// `TimeoutError`.
+static TIMED_OUT: PyOnceLock<Py<PyType>> = PyOnceLock::new();
+
+/// The `RunTimedOut` class (made once, as `UnknownOpError` is).
+pub fn timed_out_type(py: Python<'_>) -> PyResult<&Bound<'_, PyType>> {
+    TIMED_OUT
+        .get_or_try_init(py, || {
+            let bases = PyTuple::new(py, [py.get_type::<Error>().into_any(), py.get_type::<pyo3::exceptions::PyTimeoutError>().into_any()])?;
+            let ns = PyDict::new(py);
+            ns.set_item("__module__", "neuroncustomop")?;
+            ns.set_item("__doc__", "A run passed its timeout= and was stopped: a neuroncustomop.Error that is also a TimeoutError.")?;
+            let t = py.get_type::<PyType>().call1(("RunTimedOut", bases, ns))?;
+            Ok::<_, PyErr>(t.cast_into::<PyType>()?.unbind())
+        })
+        .map(|t| t.bind(py))
+}
+
 /// `neuroncustomop.UnknownOpError`: a library has no op of that name. A
 /// `neuroncustomop.Error` (code 6, the message lists the ops) that is
 /// also an `AttributeError`, so `hasattr`, `getattr(lib, name, default)`
@@ -50,7 +77,14 @@ pub fn unknown_op(py: Python<'_>, e: &ToolError) -> PyErr {
 /// The exception for `e`, with `extra` attributes set on it (a failed
 /// run carries its `.report`).
 pub fn to_py_with(py: Python<'_>, e: &ToolError, extra: &[(&str, Py<PyAny>)]) -> PyErr {
-    exception(py, &py.get_type::<Error>(), e, extra)
+    match e.kind {
+        ErrorKind::Crashed => exception(py, &py.get_type::<KernelCrashed>(), e, extra),
+        ErrorKind::TimedOut => match timed_out_type(py) {
+            Ok(t) => exception(py, t, e, extra),
+            Err(err) => err,
+        },
+        _ => exception(py, &py.get_type::<Error>(), e, extra),
+    }
 }
 
 /// An instance of `ty` (`Error` or a subclass) for `e`, with `.code`,

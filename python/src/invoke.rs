@@ -6,13 +6,15 @@
 
 use crate::arrays;
 use crate::errors::bad_input;
+use customop::contained::Bounds;
 use customop::npy::{Array, Dtype};
 pub use customop::run::Placed;
-use customop::shape::{self, OutputSpec, Value};
+use customop::shape::{OutputSpec, Value};
 use customop::sim::SimApi;
 use customop::{ArgKind, Error, Op, Result};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
+use std::time::Duration;
 
 /// A number as the shape function and the marshalling see it.
 enum Number {
@@ -128,11 +130,22 @@ fn label(p: &Placed) -> String {
 
 /// Evaluates the shape function, runs the kernel on `cores` cores on a
 /// fresh simulator (`customop::run::run_sim`, as `customop run` does),
-/// reads the output. Needs no Python: the caller releases the GIL around it.
-pub fn run(api: SimApi, op: &Op, placed: &[Placed], cores: u32) -> std::result::Result<Ran, Failed> {
-    let spec = shape::evaluate(&api, op, &customop::run::shape_values(placed))?;
+/// reads the output; in a child process (`customop::contained`), so a
+/// crash raises instead of killing the interpreter, and `timeout` or
+/// `interrupted` (Ctrl-C) stops the run. Needs no Python: the caller
+/// releases the GIL around it.
+pub fn run(
+    api: SimApi,
+    op: &Op,
+    placed: &[Placed],
+    cores: u32,
+    timeout: Option<Duration>,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
-    let (rc, report, data) = customop::run::run_sim(api, op, &labels, placed, &spec, cores)?;
+    let bounds = Bounds { timeout, option: "timeout=", interrupted };
+    let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, Some(cores), bounds)?;
+    let (rc, report, data) = sim.ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's process sent no kernel result"))?;
     if rc != 0 {
         let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
         return Err(Failed { error, report: Some(report) });

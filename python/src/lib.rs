@@ -28,6 +28,8 @@ fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::load, m)?)?;
     m.add("Error", m.py().get_type::<errors::Error>())?;
     m.add("UnknownOpError", errors::unknown_op_type(m.py())?)?;
+    m.add("KernelCrashed", m.py().get_type::<errors::KernelCrashed>())?;
+    m.add("RunTimedOut", errors::timed_out_type(m.py())?)?;
     m.add_class::<library::Library>()?;
     m.add_class::<library::Op>()?;
     m.add_class::<library::BuildLog>()?;

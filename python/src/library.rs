@@ -12,6 +12,7 @@ use customop::{Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
+use std::time::Duration;
 
 /// What the build did, for `Library.build_log` (the cache's evidence).
 #[pyclass(module = "neuroncustomop", frozen, get_all)]
@@ -39,13 +40,15 @@ pub struct Library {
     api: SimApi,
     dir: PathBuf,
     log: BuildLog,
+    /// `load(timeout=)`: every op's default time bound.
+    timeout: Option<Duration>,
 }
 
 #[pymethods]
 impl Library {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Op> {
         match self.schema.op(name) {
-            Ok(op) => Ok(Op { op: op.clone(), api: self.api, multicore: self.schema.multicore }),
+            Ok(op) => Ok(Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout }),
             // Dunder probes (copy, pickle) get a plain AttributeError; any
             // other name the error listing the ops, which is an
             // AttributeError too (`hasattr`, notebooks' `_repr_html_`).
@@ -61,7 +64,7 @@ impl Library {
             let got = name.get_type().name().map(|n| n.to_string()).unwrap_or_default();
             return Err(errors::to_py(py, &usage(format!("lib[...]: give an op name (a str), not {got}"))));
         };
-        self.schema.op(&name).map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore }).map_err(|e| errors::to_py(py, &e))
+        self.schema.op(&name).map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout }).map_err(|e| errors::to_py(py, &e))
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
@@ -119,6 +122,21 @@ pub struct Op {
     op: OpSchema,
     api: SimApi,
     multicore: bool,
+    /// The time bound of a call without `timeout=` (the library's).
+    timeout: Option<Duration>,
+}
+
+/// A `timeout=` value: None (no bound) or a number of seconds above 0.
+fn timeout_of(obj: &Bound<'_, PyAny>) -> customop::Result<Option<Duration>> {
+    if obj.is_none() {
+        return Ok(None);
+    }
+    let bad = || usage(format!("timeout={}: give a number of seconds above 0, or None", obj.repr().map(|r| r.to_string()).unwrap_or_default()));
+    if obj.is_instance_of::<PyBool>() {
+        return Err(bad());
+    }
+    let s: f64 = obj.extract().map_err(|_| bad())?;
+    customop::contained::parse_timeout(&s.to_string(), "timeout=").map(Some).map_err(|_| bad())
 }
 
 fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
@@ -132,18 +150,20 @@ fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> cust
     customop::run::cores_for(requested, multicore, name, "cores=", "multicore=True")
 }
 
-/// `cores=` and `report=` of an op call.
-fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str) -> customop::Result<(u32, bool)> {
+/// `cores=`, `report=` and `timeout=` of an op call (`timeout`: the
+/// library's default).
+fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut timeout: Option<Duration>) -> customop::Result<(u32, bool, Option<Duration>)> {
     let (mut cores, mut report) = (None, false);
     for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
         match k.extract::<String>().unwrap_or_default().as_str() {
             "cores" => cores = Some(v),
             "report" if v.is_instance_of::<PyBool>() => report = v.is_truthy().unwrap_or(false),
             "report" => return Err(usage("report=: give True or False")),
-            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores= and report=)"))),
+            "timeout" => timeout = timeout_of(&v)?,
+            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores=, report= and timeout=)"))),
         }
     }
-    Ok((cores_of(cores.as_ref(), multicore, op)?, report))
+    Ok((cores_of(cores.as_ref(), multicore, op)?, report, timeout))
 }
 
 #[pymethods]
@@ -155,7 +175,7 @@ impl Op {
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         let op = &self.op;
-        let (cores, report) = keywords(kwargs, self.multicore, &op.name).map_err(|e| errors::to_py(py, &e))?;
+        let (cores, report, timeout) = keywords(kwargs, self.multicore, &op.name, self.timeout).map_err(|e| errors::to_py(py, &e))?;
         if args.len() != op.params.len() {
             let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
             let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
@@ -166,9 +186,26 @@ impl Op {
             placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
         }
         let api = self.api;
-        // The kernel runs on simulator threads of its own; nothing in it
-        // touches Python, so other Python threads run meanwhile.
-        let ran = py.detach(|| invoke::run(api, op, &placed, cores));
+        // The kernel runs in a child process; nothing in it touches
+        // Python, so other Python threads run meanwhile. Every tick the
+        // wait takes the GIL to run Python's signal handlers: Ctrl-C
+        // raises KeyboardInterrupt here, and the child is killed.
+        let mut stop: Option<PyErr> = None;
+        let ran = py.detach(|| {
+            let mut interrupted = || match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    stop = Some(e);
+                    true
+                }
+            };
+            invoke::run(api, op, &placed, cores, timeout, &mut interrupted)
+        });
+        if let Some(e) = stop {
+            return Err(e);
+        }
+        // A Ctrl-C that ended the child before the wait saw it.
+        py.check_signals()?;
         let ran = match ran {
             Ok(r) => r,
             Err(f) => {
@@ -243,7 +280,7 @@ fn default_dir(name: &str) -> PathBuf {
 #[pyfunction]
 // The vendor's `custom_op.load` keywords, one parameter each.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None))]
+#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None))]
 pub fn load(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
@@ -253,8 +290,10 @@ pub fn load(
     multicore: Option<&Bound<'_, PyAny>>,
     extra_cflags: Option<&Bound<'_, PyAny>>,
     verbose: Option<&Bound<'_, PyAny>>,
+    timeout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
+    let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
     // Taken as objects and checked here: a wrong type is a
     // neuroncustomop.Error naming the keyword, not PyO3's bare TypeError.
     let flag = |o: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<bool> {
@@ -304,5 +343,5 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library { schema, api, dir: out, log })
+    Ok(Library { schema, api, dir: out, log, timeout })
 }

@@ -190,6 +190,22 @@ errors! {
     CoreThreadFailed = 108, "a simulated core's thread could not be started";
     /// Two cores wrote the same output bytes in a multicore run.
     CoreWritesOverlap = 109, "two cores wrote the same output bytes";
+    // -- what the device enforces (SPEC §12) --
+    /// The kernel returned a tensor whose shape differs from the output's
+    /// (the shape function's).
+    ReturnShapeMismatch = 110, "returned tensor's shape differs from the shape function's output shape";
+    /// A shape breaks the device's dimension rule.
+    DimTooLarge = 111, "shape exceeds the device's limit: up to 8 dims of at most 65,535 each, or up to 4 dims of at most 4,294,967,295 each";
+    /// The kernel's stack use exceeds the stack it has on the device.
+    StackExceeded = 112, "kernel stack use exceeds the stack it has on the device (build with -DSTACK_SIZE=N)";
+    /// An element or stream accessor was created in a multicore run.
+    MulticoreAccessor = 113, "element and stream accessors are undefined behaviour in multicore mode: use tcm_accessor";
+    /// The kernel wrote into an input tensor.
+    InputWritten = 114, "kernel wrote into an input tensor (inputs are const)";
+    /// The kernel read memory nothing wrote.
+    UninitialisedRead = 115, "kernel read memory nothing wrote (uninitialised read)";
+    /// A core read bytes another core wrote in the same run.
+    CrossCoreRead = 116, "a core read output bytes another core wrote in the same run (no barrier between cores)";
 }
 
 impl Error {

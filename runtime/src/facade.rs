@@ -80,6 +80,7 @@ impl<H: Hal> CoreState<H> {
         self.hbm.restart_stats();
         self.dataram.restart_stats();
         self.libc.restart_stats();
+        self.access.unbuffered_opens = 0;
     }
 
     /// The HBM heap.

@@ -171,6 +171,18 @@ impl<H: Hal> Copier<'_, H> {
     /// source's window view nor a runtime data-RAM heap block.
     #[inline(always)]
     pub unsafe fn from_soc(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
+        self.hal.note_soc_read(src, u64::from(n));
+        // SAFETY: forwarded from the caller.
+        unsafe { self.load(method, dst, src, n) }
+    }
+
+    /// [`from_soc`](Self::from_soc) without telling the HAL (a half of a
+    /// SoC → SoC copy, which is told whole).
+    ///
+    /// # Safety
+    /// As [`from_soc`](Self::from_soc).
+    #[inline(always)]
+    unsafe fn load(&mut self, method: MemcpyMethod, dst: *mut u8, src: u64, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller.
         unsafe {
             match method {
@@ -188,6 +200,17 @@ impl<H: Hal> Copier<'_, H> {
     /// destination's window view nor a runtime data-RAM heap block.
     #[inline(always)]
     pub unsafe fn to_soc(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
+        self.hal.note_soc_write(dst, u64::from(n));
+        // SAFETY: forwarded from the caller.
+        unsafe { self.store(method, dst, src, n) }
+    }
+
+    /// [`to_soc`](Self::to_soc) without telling the HAL.
+    ///
+    /// # Safety
+    /// As [`to_soc`](Self::to_soc).
+    #[inline(always)]
+    unsafe fn store(&mut self, method: MemcpyMethod, dst: u64, src: *const u8, n: u32) -> Result<()> {
         // SAFETY: forwarded from the caller; a store only reads `src`.
         unsafe {
             match method {
@@ -212,18 +235,19 @@ impl<H: Hal> Copier<'_, H> {
         let Some((buf, cap)) = bounce::take(self.dataram, n) else {
             return Err(Error::OutOfMemory);
         };
+        self.hal.note_soc_copy(dst, src, n);
         let mut off = 0u64;
         let mut r = Ok(());
         while off < n {
             let c = (n - off).min(cap as u64) as u32;
             // SAFETY: `buf` is a live heap block of `cap >= c` bytes owned
             // by this call; it is in data RAM, so no window shows it.
-            r = unsafe { self.from_soc(method, buf.as_ptr(), src + off, c) };
+            r = unsafe { self.load(method, buf.as_ptr(), src + off, c) };
             if r.is_err() {
                 break;
             }
             // SAFETY: as above.
-            r = unsafe { self.to_soc(method, dst + off, buf.as_ptr(), c) };
+            r = unsafe { self.store(method, dst + off, buf.as_ptr(), c) };
             if r.is_err() {
                 break;
             }

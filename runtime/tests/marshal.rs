@@ -482,7 +482,15 @@ fn a_rejected_return_writes_nothing() {
     let x = s.next_tensor().unwrap();
     assert_eq!(s.return_tensor(&x), Err(Error::DtypeMismatch));
     let small = s.next_tensor().unwrap();
-    assert_eq!(s.return_tensor(&small), Err(Error::BufferTooSmall));
+    assert_eq!(s.return_tensor(&small), Err(Error::ReturnShapeMismatch), "[2] returned for [4]");
+    // Its shape as the output's, but a view of fewer bytes than it says.
+    let mut short = small;
+    short.sizes[0] = 4;
+    assert_eq!(s.return_tensor(&short), Err(Error::BufferTooSmall));
+    // The same element count in another shape is another shape.
+    let mut wide = small;
+    (wide.num_dim, wide.sizes[0], wide.sizes[1], wide.nbytes) = (2, 2, 2, 16);
+    assert_eq!(s.return_tensor(&wide), Err(Error::ReturnShapeMismatch), "[2, 2] returned for [4]");
     let mut null = small;
     null.storage.addr = 0;
     null.nbytes = 16;

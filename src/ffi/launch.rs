@@ -205,6 +205,10 @@ fn decide(need: u32) -> Result<Option<neuron_runtime::stack::HbmStack>, Error> {
     with_core(|b| {
         b.state.init_prologue();
         let sp = neuron_hal::Hal::stack_pointer(b.state.hal());
+        #[cfg(not(target_arch = "xtensa"))]
+        {
+            b.launch_stack = (need, sp);
+        }
         let isl = neuron_hal::Hal::stack_limit(b.state.hal());
         let p = plan(sp, isl, need)?;
         match p {

@@ -99,5 +99,5 @@ pub unsafe extern "C" fn neuron_tensor_empty(dtype: u8, sizes: *const i64, ndim:
 /// `t` null (refused) or readable.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_tensor_free(t: *const TensorView) -> i32 {
-    status(with_core(|b| b.state.tensor_free(&view(t)?)))
+    status(with_core(|b| crate::factory::tensor_free(b, &view(t)?)))
 }

@@ -2,11 +2,17 @@
 //! places tensors in mock HBM, launches ops on 1 or 8 cores and reads the
 //! result back.
 
+mod alt_stack;
 pub mod coverage;
-mod crash;
+pub(crate) mod crash;
+pub mod device_limits;
 pub mod diagnostics;
+pub mod element_hooks;
 pub mod fault;
+pub mod kernel_heap;
 mod report_text;
+pub mod reserve;
+pub mod sanitizer_report;
 pub mod sim_call;
 mod sim_core;
 pub mod sim_ffi;

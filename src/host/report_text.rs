@@ -31,8 +31,13 @@ impl fmt::Display for CoreReport {
         writeln!(f, "  DMA: {} bytes in (HBM -> data RAM), {} bytes out", self.dma_in, self.dma_out)?;
         writeln!(
             f,
-            "  high water: HBM heap {} B, data-RAM heap {} B, libc heap {} B, stack {} B",
-            self.hbm.high_water, self.dataram.high_water, self.libc.high_water, self.stack_high_water
+            "  high water: HBM heap {} B, data-RAM heap {} B, libc heap {} B, stack {} B (the kernel's own: {} B of the {} B it has on the device)",
+            self.hbm.high_water,
+            self.dataram.high_water,
+            self.libc.high_water,
+            self.stack_high_water,
+            self.kernel_stack,
+            super::device_limits::stack_on_device(self.stack_requested)
         )?;
         if !self.printf.is_empty() || self.printf_lost != 0 {
             writeln!(f, "  printf ({} bytes lost to wrap-around):", self.printf_lost)?;
@@ -50,6 +55,12 @@ impl fmt::Display for RunReport {
         if let Some(x) = &self.failure {
             writeln!(f, "  verdict: error {}: {}", super::simulator::describe(x.code), x.reason)?;
         }
+        for d in self.device_limits.iter().skip(usize::from(self.failure.as_ref() == self.device_limits.first())) {
+            writeln!(f, "  device limit: error {}: {}", super::simulator::describe(d.code), d.reason)?;
+        }
+        for w in &self.warnings {
+            writeln!(f, "  warning: {w}")?;
+        }
         for e in &self.guard_errors {
             writeln!(f, "  guard: {e}")?;
         }
@@ -64,6 +75,9 @@ impl fmt::Display for RunReport {
         }
         for c in &self.cores {
             write!(f, "{c}")?;
+            if self.cores.len() > 1 && c.cpu != 0 && !c.printf.is_empty() {
+                writeln!(f, "    (not kept on the device: in multicore mode only core 0's printf output is)")?;
+            }
         }
         Ok(())
     }

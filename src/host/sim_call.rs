@@ -43,6 +43,7 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     if let Err(e) = core.state().init_dma_queue() {
         return e.code();
     }
+    let _crash = super::crash::running_shape();
     // SAFETY: the caller vouches for f and ctx; the core stays bound (and
     // alive, owned by `sim`) for the whole call.
     let returned = core.enter(|| unsafe { f(ctx) });

@@ -62,7 +62,27 @@ impl SimCore {
         b.last_error = 0;
         b.invocation_status = 0;
         b.cpu_queried = false;
+        b.launch_stack = (0, 0);
+        b.unoptimised_kernel = false;
         b.state.restart_stats();
+        self.bound.take_sp_low();
+    }
+
+    /// The stack the last launcher asked for (`STACK_SIZE`, 0: none ran)
+    /// and the stack pointer it called the wrapper at.
+    pub fn launch_stack(&self) -> (u32, usize) {
+        self.bound.get().launch_stack
+    }
+
+    /// Whether the kernel that ran is an unoptimised (debug) Rust build.
+    pub fn unoptimised_kernel(&self) -> bool {
+        self.bound.get().unoptimised_kernel
+    }
+
+    /// The lowest stack address the kernel called the library at since
+    /// the last call (usize::MAX: none).
+    pub fn take_sp_low(&self) -> usize {
+        self.bound.take_sp_low()
     }
 
     /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()` since

@@ -87,6 +87,17 @@ pub struct CoreReport {
     pub printf_lost: u64,
     /// Set when the kernel thrashed the dynamic windows; names the regions.
     pub thrash_warning: Option<String>,
+    /// The stack the launcher asked for (`STACK_SIZE`; 0: none ran).
+    pub stack_requested: u32,
+    /// The kernel is an unoptimised (debug) Rust build: its stack use is
+    /// shown, not judged.
+    pub unoptimised_kernel: bool,
+    /// The kernel's own stack use: below the launcher's frame, in bytes.
+    pub kernel_stack: u64,
+    /// Stream accessors opened without a buffer (a 5th, or a full pool).
+    pub unbuffered_streams: u32,
+    /// The tensor an accessor was refused on in a multicore run, named.
+    pub multicore_refused: Option<String>,
 }
 
 /// Why a run failed: the first failure found (cores in order, each core's
@@ -104,6 +115,13 @@ pub struct RunFailure {
 /// The reports of one run, one per core used.
 #[derive(Clone, Debug, Default)]
 pub struct RunReport {
+    /// The op that ran.
+    pub op: String,
+    /// What the device would refuse or misrun (SPEC §12), found on the
+    /// cores' reports: each fails the run.
+    pub device_limits: Vec<RunFailure>,
+    /// What runs on the device, but not as it did here (SPEC §12).
+    pub warnings: Vec<String>,
     /// Per core, in core order.
     pub cores: Vec<CoreReport>,
     /// Guard regions found overwritten after the run, one line per
@@ -147,7 +165,11 @@ impl RunReport {
                 // A dropped error is one the log had no room for: the last
                 // kept one stands for it.
                 let code = c.errors.get(c.errors_handled).or(c.errors.last()).copied().unwrap_or(c.last_error);
-                return Some(RunFailure { code, cpu: Some(c.cpu), reason: std::format!("core {}: first error {}", c.cpu, describe(code)) });
+                let reason = match super::device_limits::multicore_accessor_reason(&self.op, c) {
+                    Some(r) if code == Error::MulticoreAccessor.code() => r,
+                    _ => std::format!("core {}: first error {}", c.cpu, describe(code)),
+                };
+                return Some(RunFailure { code, cpu: Some(c.cpu), reason });
             }
             let code = if c.status != 0 { c.status } else { c.returned.saturating_abs() };
             if code != 0 {
@@ -157,6 +179,9 @@ impl RunReport {
                     reason: std::format!("core {}: launcher returned {}, status {}", c.cpu, c.returned, c.status),
                 });
             }
+        }
+        if let Some(d) = self.device_limits.first() {
+            return Some(d.clone());
         }
         if let Some(g) = self.guard_errors.first() {
             return fail(Error::GuardOverwritten, None, g.clone());
@@ -178,6 +203,14 @@ impl RunReport {
             _ => None,
         }
     }
+}
+
+/// The device's dimension rule (SPEC §12): up to 8 dims of at most
+/// 65,535 each, or up to 4 dims of at most 4,294,967,295 each.
+pub fn device_dims_ok(shape: &[u64]) -> bool {
+    let narrow = shape.len() <= 8 && shape.iter().all(|&n| n <= u64::from(u16::MAX));
+    let wide = shape.len() <= 4 && shape.iter().all(|&n| n <= u64::from(u32::MAX));
+    narrow || wide
 }
 
 /// "85 (accessor element type differs ...)".
@@ -208,13 +241,18 @@ pub struct Simulator {
     last_ok: bool,
     /// The op being run (named in the report of a kernel that crashes).
     running: String,
+    /// Whether the run in progress is a multicore one (accessors other
+    /// than TCM are refused on every core, SPEC §12).
+    multicore: bool,
 }
 
 impl Simulator {
-    /// A fresh SoC with eight reset cores.
+    /// A fresh SoC with eight reset cores (HBM: `NEURON_SIM_HBM_GIB`, see
+    /// [`reserve`](super::reserve)).
     pub fn new() -> std::io::Result<Self> {
-        let soc = MockSoc::new()?;
-        let cores = (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new)).collect::<std::io::Result<Vec<_>>>()?;
+        let soc = super::reserve::soc()?;
+        let cores =
+            (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
         Ok(Self {
             soc,
@@ -229,6 +267,7 @@ impl Simulator {
             allow_unwritten: false,
             last_ok: false,
             running: String::new(),
+            multicore: false,
         })
     }
 
@@ -306,6 +345,9 @@ impl Simulator {
         if shape.contains(&0) {
             return Err(Error::BadShape);
         }
+        if !device_dims_ok(shape) {
+            return Err(Error::DimTooLarge);
+        }
         let base = self.soc.platform().hbm_soc_base;
         RawTensorDesc::contiguous(Location::Hbm, dtype.code(), base, shape).ok_or(Error::BadShape)
     }
@@ -315,6 +357,34 @@ impl Simulator {
         for (at, len, _) in &self.guards {
             let _ = coverage::fill(&self.soc, *at, *len, GUARD_CANARY);
         }
+    }
+
+    /// Starts the sanitizer on this run: the arguments (const) and the
+    /// output the simulator placed (unwritten, holding the sentinel).
+    fn watch_run(&self, placed: Option<RawTensorDesc>) {
+        use neuron_hal_mock::sanitizer::RegionKind;
+        let s = self.soc.sanitizer();
+        s.begin();
+        let elem = |d: &RawTensorDesc| Dtype::from_code(d.dtype).map_or(1, |t| t.elem_size().max(1)) as u64;
+        for (i, a) in self.args.iter().enumerate() {
+            s.watch(a.desc.storage, a.desc.buffer_bytes, elem(&a.desc), 0, RegionKind::Input, std::format!("argument {i}"));
+        }
+        if let Some(o) = placed {
+            s.watch(o.storage, o.buffer_bytes, elem(&o), self.sentinel, RegionKind::Output, "the output".into());
+        }
+    }
+
+    /// Names the tensor whose storage holds SoC address `addr`: an
+    /// argument, the output, or a tensor the kernel made.
+    fn tensor_at(&self, addr: u64) -> String {
+        let within = |d: &RawTensorDesc| addr >= d.storage && addr < d.storage.saturating_add(d.buffer_bytes.max(1));
+        if let Some(i) = self.args.iter().position(|a| within(&a.desc)) {
+            return std::format!("argument {i}");
+        }
+        if self.output.as_ref().is_some_and(within) {
+            return "the output".into();
+        }
+        std::format!("a tensor the kernel made (SoC {addr:#x})")
     }
 
     /// Runs launcher `f` on core `cpu` alone (the attribution runs).
@@ -501,6 +571,7 @@ impl Simulator {
         let f = self.check_launch(name, cores)?;
         self.running.clear();
         self.running.push_str(name);
+        self.multicore = cores > 1;
         let cores = cores as usize;
         let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
@@ -508,8 +579,16 @@ impl Simulator {
         if let Some(o) = placed {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
+        self.watch_run(placed);
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
-        let mut rep = RunReport { cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
+        let findings = self.soc.sanitizer().end();
+        let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
+        for c in &mut rep.cores {
+            c.multicore_refused = self.cores[c.cpu as usize].state().multicore_refused().map(|a| self.tensor_at(a));
+        }
+        rep.device_limits = rep.cores.iter().filter_map(|c| super::device_limits::stack_failure(name, c)).collect();
+        rep.device_limits.extend(findings.iter().map(|f| super::sanitizer_report::failure(name, f)));
+        rep.warnings = super::device_limits::warnings(name, &rep.cores);
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
             let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
@@ -517,6 +596,11 @@ impl Simulator {
                 let w = super::writes::attribute(self, f, cores, at, o)?;
                 rep.overlaps = w.overlaps;
                 rep.guard_errors.extend(w.outside);
+                // Their byte ranges say more than the sanitizer's first
+                // element, and name the cores in order.
+                if !rep.overlaps.is_empty() {
+                    rep.device_limits.retain(|d| d.code != Error::CoreWritesOverlap.code());
+                }
             }
         }
         if let Some(o) = placed {
@@ -560,6 +644,7 @@ impl Simulator {
         let mut reports = std::vec![None::<CoreReport>; cores.len()];
         let mut failed_threads = Vec::new();
         let op = self.running.as_str();
+        let multicore = self.multicore;
         std::thread::scope(|s| {
             let mut handles = Vec::new();
             for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
@@ -567,6 +652,7 @@ impl Simulator {
                 let run = move || {
                     let _crash = super::crash::running(i as u32, op);
                     core.begin_run(fill);
+                    core.state().set_multicore_strict(multicore);
                     let before = Counters::of(core.hal());
                     core.hal().set_invocation_block(at);
                     let paint = super::diagnostics::paint_stack();
@@ -575,6 +661,13 @@ impl Simulator {
                     core.hal().set_invocation_block(0);
                     let mut r = report(core, returned, before);
                     r.stack_high_water = paint.high_water();
+                    let (requested, sp) = core.launch_stack();
+                    r.stack_requested = requested;
+                    r.unoptimised_kernel = core.unoptimised_kernel();
+                    // Measured where the kernel calls the library: the
+                    // painted high water also holds the host runtime's
+                    // frames, several KiB in a debug build.
+                    r.kernel_stack = if sp == 0 { 0 } else { sp.saturating_sub(core.take_sp_low()) as u64 };
                     *rep = Some(r);
                 };
                 let spawned = if super::fault::take_spawn_failure(i as u32) {
@@ -668,6 +761,11 @@ fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
         printf: String::new(),
         printf_lost: 0,
         thrash_warning: super::diagnostics::thrash_warning(cpu, st.translator().thrash()),
+        stack_requested: 0,
+        unoptimised_kernel: false,
+        kernel_stack: 0,
+        unbuffered_streams: st.unbuffered_opens(),
+        multicore_refused: None,
     }
     .with_printf(st)
 }

@@ -24,6 +24,20 @@
 // are the C shell over.
 pub use crate::invocation::{cleanup, setup, status};
 
+/// Tells the simulator whether the kernel crate is an optimised build (its
+/// stack rule holds only then: a debug build's frames are several times
+/// the device's). Nothing on the device.
+#[inline(always)]
+pub fn optimised_build(on: bool) {
+    #[cfg(not(target_arch = "xtensa"))]
+    let _ = crate::current::with_core(|b| {
+        b.unoptimised_kernel = !on;
+        Ok(())
+    });
+    #[cfg(target_arch = "xtensa")]
+    let _ = on;
+}
+
 /// Emits the wrappers, launchers and `get_func_*` table for a list of ops.
 #[macro_export]
 macro_rules! custom_ops {
@@ -42,6 +56,9 @@ macro_rules! custom_ops {
                     // A panic in the kernel is the abort report, never an
                     // unwind across the C ABI.
                     $crate::no_unwind(|| {
+                        // The kernel crate's own profile: an unoptimised
+                        // build's frames say nothing of the device's stack.
+                        $crate::kernel::macros::optimised_build(!cfg!(debug_assertions));
                         let _ = $crate::kernel::macros::setup(true);
                         $( let $arg: $ty = <$ty as $crate::kernel::KernelArg>::next(); )*
                         if $crate::kernel::macros::status() == 0 {

@@ -144,6 +144,6 @@ impl core::ops::Deref for OwnedTensor {
 
 impl Drop for OwnedTensor {
     fn drop(&mut self) {
-        let _ = with_core(|b| b.state.tensor_free(&self.0.view));
+        let _ = with_core(|b| crate::factory::tensor_free(b, &self.0.view));
     }
 }

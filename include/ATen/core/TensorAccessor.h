@@ -93,13 +93,21 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
     return neuron_translate(c, a);
 }
 
-// Where element address `a` is off the pinned path (null: refused; the
-// library recorded why).
+// Where element address `a` (of `Bytes` bytes, stored to when `Store`) is
+// off the pinned path (null: refused; the library recorded why). On the
+// host the simulator's sanitizer hears of each load and store
+// (neuron_translate_load/store, src/host/element_hooks.rs).
+template <uint32_t Bytes, bool Store>
 inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__)
     if (p.kind == kPathDynamic) return translate_hit_inline(p.ctx, a);
 #endif
+#if defined(__XTENSA__) || defined(NEURON_DEVICE)
     return a ? neuron_translate(p.ctx, a) : nullptr;
+#else
+    if (!a) return nullptr;
+    return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
+#endif
 }
 
 // The path of a tensor's accessor of `rank` dimensions of `elem` bytes,
@@ -171,7 +179,7 @@ public:
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     operator T() const {
         if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
-        void* p = detail::element_ptr(addr_, path_);
+        void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
     }
     // Half/BFloat16 elements read straight as float too (one conversion,
@@ -186,7 +194,7 @@ public:
             detail::store_element<T>(ptr(), v);
             return *this;
         }
-        void* p = detail::element_ptr(addr_, path_);
+        void* p = detail::element_ptr<sizeof(T), true>(addr_, path_);
         if (p) detail::store_element<T>(p, v);
         return *this;
     }

@@ -1,11 +1,16 @@
 //! What one core keeps for the kernel-facing accessors: the coherency
-//! table, the stream buffer pool and the TCM pool, with the data-RAM
-//! blocks they are carved from (taken from the data-RAM heap at first use,
-//! so a kernel that never streams pays nothing).
+//! table, the stream slots and the TCM pool, with the data-RAM block it
+//! is carved from (taken from the data-RAM heap at first use, so a kernel
+//! that never uses it pays nothing).
+//!
+//! One pool, as on the device (SPEC §12): `tcm_malloc` blocks and the
+//! open streams' buffers come from the same 16 KiB, so a stream's 4 KiB
+//! is taken from it at open and given back at close, and `tcm_malloc`
+//! returns null exactly where the device's would.
 
 use super::coherency::{AccessorKind, Admission, CoherencePolicy};
 use super::coherency_table::CoherencyTable;
-use super::stream_pool::StreamPool;
+use super::stream_pool::{StreamPool, MAX_STREAM_BUFFERS};
 use crate::core_state::CoreState;
 use crate::error::{Error, Result};
 use crate::heap::DataRamHeap;
@@ -14,7 +19,8 @@ use core::fmt::Write;
 use core::ptr::NonNull;
 use neuron_hal::Hal;
 
-/// Default size of the `tcm_malloc` pool (reference: 16 KiB).
+/// Default size of the TCM pool that `tcm_malloc` and the stream buffers
+/// share (reference: 16 KiB per core).
 pub const DEFAULT_TCM_POOL_BYTES: u32 = 16 << 10;
 /// Live `tcm_malloc` blocks at once (defined here): the data-RAM heap's
 /// own table size, so both heaps are one monomorphisation of
@@ -28,8 +34,18 @@ pub struct AccessState {
     pub coherency: CoherencyTable,
     /// Stream buffer slots.
     pub streams: StreamPool,
-    stream_mem: Option<NonNull<u8>>,
-    /// The `tcm_malloc` heap, over `tcm_mem`.
+    /// Each taken slot's buffer, a block of the TCM pool.
+    stream_bufs: [Option<NonNull<u8>>; MAX_STREAM_BUFFERS as usize],
+    /// Streams opened without a buffer since the last reset (the pool had
+    /// none: they run per element, as the device's 5th stream does).
+    pub unbuffered_opens: u32,
+    /// Set by the host simulator for a multicore run: element and stream
+    /// accessors are refused (SPEC §12: undefined on the device).
+    pub multicore_strict: bool,
+    /// The storage address of the first accessor refused by
+    /// `multicore_strict` (the simulator names the tensor).
+    pub multicore_refused: Option<u64>,
+    /// The TCM pool (`tcm_malloc` and stream buffers), over `tcm_mem`.
     pub tcm: DataRamHeap<TCM_LIVE_BLOCKS>,
     tcm_mem: Option<NonNull<u8>>,
     tcm_bytes: u32,
@@ -53,7 +69,10 @@ impl AccessState {
         Self {
             coherency: CoherencyTable::new(),
             streams: StreamPool::new(),
-            stream_mem: None,
+            stream_bufs: [None; MAX_STREAM_BUFFERS as usize],
+            unbuffered_opens: 0,
+            multicore_strict: false,
+            multicore_refused: None,
             tcm: DataRamHeap::new(),
             tcm_mem: None,
             tcm_bytes: DEFAULT_TCM_POOL_BYTES,
@@ -71,6 +90,10 @@ impl<H: Hal> CoreState<H> {
     /// `INCOHERENT_VERBOSE` a forbidden combination prints a warning to the
     /// printf ring.
     pub fn accessor_register(&mut self, addr: u64, kind: AccessorKind) -> Result<()> {
+        if self.access.multicore_strict && kind != AccessorKind::Tcm {
+            self.access.multicore_refused.get_or_insert(addr);
+            return Err(Error::MulticoreAccessor);
+        }
         if self.access.coherency.register(addr, kind)? == Admission::Warned {
             let mut line = LineBuf::<128>::new();
             let _ = write!(line, "coherency warning: {} on tensor 0x{addr:x} while incompatible accessors are live (INCOHERENT_VERBOSE)", kind.name());
@@ -94,30 +117,47 @@ impl<H: Hal> CoreState<H> {
         self.access.coherency.set_policy(addr, p)
     }
 
-    /// The data-RAM pointer of stream buffer `slot`, carving the pool on
-    /// first use. `None` if data RAM has no room for the pool.
-    pub(crate) fn stream_buffer(&mut self, slot: u32) -> Option<*mut u8> {
-        if self.access.stream_mem.is_none() {
-            let bytes = self.access.streams.pool_bytes() as usize;
-            self.access.stream_mem = self.dataram.allocate(bytes, 64).ok();
-        }
-        let base = self.access.stream_mem?;
-        // The slot is below `buffers()`, so the offset is inside the block.
-        Some(base.as_ptr().wrapping_add(self.access.streams.offset(slot)))
+    /// The buffer of taken stream slot `slot` (`None`: not taken).
+    #[inline]
+    pub(crate) fn stream_buffer(&self, slot: u32) -> Option<*mut u8> {
+        self.access.stream_bufs.get(slot as usize).copied().flatten().map(NonNull::as_ptr)
     }
 
-    /// Changes the stream pool's geometry (refused while a stream holds a
-    /// buffer). The pool is carved again at the next stream.
-    pub fn configure_stream_pool(&mut self, pool_bytes: u32, buffer_bytes: u32) -> Result<()> {
-        self.access.streams.configure(pool_bytes, buffer_bytes)?;
-        if let Some(p) = self.access.stream_mem.take() {
-            self.dataram.free(p.as_ptr())?;
+    /// Gives slot `slot` its buffer, a block of the TCM pool; `false` (and
+    /// nothing taken) when the pool has no room for it.
+    pub(crate) fn stream_buffer_take(&mut self, slot: u32) -> bool {
+        let bytes = self.access.streams.buffer_bytes() as usize;
+        match (self.tcm_malloc(bytes), self.access.stream_bufs.get_mut(slot as usize)) {
+            (Ok(p), Some(b)) => {
+                *b = Some(p);
+                true
+            }
+            (Ok(p), None) => {
+                let _ = self.tcm_free(p.as_ptr());
+                false
+            }
+            (Err(_), _) => false,
         }
-        Ok(())
+    }
+
+    /// Gives slot `slot`'s buffer back to the TCM pool.
+    pub(crate) fn stream_buffer_give(&mut self, slot: u32) -> Result<()> {
+        match self.access.stream_bufs.get_mut(slot as usize).and_then(Option::take) {
+            Some(p) => self.tcm_free(p.as_ptr()),
+            None => Ok(()),
+        }
+    }
+
+    /// Changes the stream buffers' geometry (refused while a stream holds
+    /// a buffer): at most `pool_bytes / buffer_bytes` buffered streams at
+    /// once, each taking `buffer_bytes` of the TCM pool while open.
+    pub fn configure_stream_pool(&mut self, pool_bytes: u32, buffer_bytes: u32) -> Result<()> {
+        self.access.streams.configure(pool_bytes, buffer_bytes)
     }
 
     /// `tcm_malloc(n)`: `n` bytes of the TCM pool (carved from data RAM at
-    /// first use), 64-byte aligned.
+    /// first use), 64-byte aligned. Open streams' buffers are blocks of the
+    /// same pool.
     pub fn tcm_malloc(&mut self, n: usize) -> Result<NonNull<u8>> {
         if self.access.tcm_mem.is_none() {
             let bytes = self.access.tcm_bytes as usize;
@@ -148,6 +188,25 @@ impl<H: Hal> CoreState<H> {
         }
         self.access.tcm_bytes = bytes;
         Ok(())
+    }
+
+    /// Multicore strictness (the host simulator sets it for a multicore
+    /// run): element and stream accessors are refused with
+    /// [`Error::MulticoreAccessor`]. Clears the last refusal.
+    pub fn set_multicore_strict(&mut self, on: bool) {
+        self.access.multicore_strict = on;
+        self.access.multicore_refused = None;
+    }
+
+    /// The storage address of the first accessor refused by multicore
+    /// strictness since [`set_multicore_strict`](Self::set_multicore_strict).
+    pub fn multicore_refused(&self) -> Option<u64> {
+        self.access.multicore_refused
+    }
+
+    /// Streams opened without a buffer since the stats were restarted.
+    pub fn unbuffered_opens(&self) -> u32 {
+        self.access.unbuffered_opens
     }
 
     /// Prints one entry to the printf ring.

@@ -148,12 +148,15 @@ impl<H: Hal> CoreState<H> {
     pub fn stream_attach(&mut self, s: &StreamState) -> Result<StreamGrant> {
         self.accessor_register(s.addr, s.kind())?;
         if let Some(slot) = self.access.streams.acquire() {
-            if let Some(buf) = self.stream_buffer(slot) {
-                let cap = self.access.streams.buffer_bytes() >> s.elem_size.trailing_zeros();
-                return Ok(StreamGrant { slot: slot as i32, cap, buf });
+            if self.stream_buffer_take(slot) {
+                if let Some(buf) = self.stream_buffer(slot) {
+                    let cap = self.access.streams.buffer_bytes() >> s.elem_size.trailing_zeros();
+                    return Ok(StreamGrant { slot: slot as i32, cap, buf });
+                }
             }
             let _ = self.access.streams.release(slot);
         }
+        self.access.unbuffered_opens = self.access.unbuffered_opens.saturating_add(1);
         Ok(StreamGrant { slot: UNBUFFERED, cap: 0, buf: core::ptr::null_mut() })
     }
 
@@ -179,7 +182,7 @@ impl<H: Hal> CoreState<H> {
             return Err(Error::StreamCorrupted);
         }
         // A taken slot's buffer exists (the attach gives a slot back when
-        // the pool cannot be carved).
+        // the TCM pool has no room for it).
         self.stream_buffer(slot).map(Some).ok_or(Error::StreamCorrupted)
     }
 
@@ -354,7 +357,12 @@ impl<H: Hal> CoreState<H> {
             return Ok(());
         }
         let flushed = if s.mode == StreamMode::Write as u8 { self.stream_flush(s) } else { Ok(()) };
-        let released = if s.is_buffered() { self.access.streams.release(s.slot as u32) } else { Ok(()) };
+        let released = if s.is_buffered() {
+            let slot = s.slot as u32;
+            self.access.streams.release(slot).and_then(|()| self.stream_buffer_give(slot))
+        } else {
+            Ok(())
+        };
         let deregistered = self.accessor_release(s.addr, s.kind());
         s.open = 0;
         s.slot = UNBUFFERED;

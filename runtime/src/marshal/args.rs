@@ -371,11 +371,12 @@ impl<H: Hal> CoreState<H> {
         self.next_value(ArgKind::Double).map(|s| s.value.to_f64())
     }
 
-    /// The validated output descriptor.
+    /// The validated output descriptor, and its words (for its sizes).
     #[inline(always)]
-    fn output_desc(&self) -> Result<DescCheck> {
+    fn output_desc(&self) -> Result<(DescCheck, &DescWords)> {
         let argc = self.args.header.as_ref().ok_or(Error::NoInvocation)?.argc as usize;
-        DescCheck::run(self.desc_words(argc, argc), self.hal.platform())
+        let w = self.desc_words(argc, argc);
+        Ok((DescCheck::run(w, self.hal.platform())?, w))
     }
 
     /// `get_dst_tensor`: the output storage, for the kernel to write in
@@ -410,17 +411,23 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// The gates of [`CoreState::return_tensor`] (output descriptor valid,
-    /// dtype, storage, size); the output's address and byte size. Not
-    /// inlined: the validated descriptor lives only in this frame, not
+    /// dtype, storage, shape, size); the output's address and byte size.
+    /// Not inlined: the validated descriptor lives only in this frame, not
     /// under the copy's call chain (the deepest on the custom-op path).
+    /// The shape must be the output's exactly (SPEC §12: the device takes
+    /// one tensor of the shape function's shape), not merely as large.
     #[inline(never)]
     fn return_gates(&self, t: &TensorView) -> Result<(u64, u64)> {
-        let out = self.output_desc()?;
+        let (out, w) = self.output_desc()?;
         if t.dtype != out.dtype.code() {
             return Err(Error::DtypeMismatch);
         }
         if t.storage.addr == 0 {
             return Err(Error::NullStorage);
+        }
+        let rank = usize::from(out.num_dim);
+        if usize::from(t.num_dim) != rank || t.sizes.iter().take(rank).enumerate().any(|(i, &n)| u64::try_from(n).ok() != Some(out.size(w, i))) {
+            return Err(Error::ReturnShapeMismatch);
         }
         if t.nbytes < 0 || (t.nbytes as u64) < out.nbytes {
             return Err(Error::BufferTooSmall);

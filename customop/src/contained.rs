@@ -1,0 +1,200 @@
+//! A run's shape function and kernel in a child process (`isolate`):
+//! what crosses the pipe, and the error each way the child can end
+//! gives. `customop run` and the Python ops run through here, so a crash
+//! is an error naming the op and the signal with the crash report, a
+//! timeout or Ctrl-C stops the run, and the caller's process goes on.
+
+use crate::error::{Error, ErrorKind, Result};
+use crate::isolate::{self, Channel, Ended};
+use crate::npy::Dtype;
+use crate::run::{run_sim, shape_values, Placed};
+use crate::schema::Op;
+use crate::shape::{self, OutputSpec};
+use crate::sim::SimApi;
+use std::time::Duration;
+
+/// The phase the child is in: the shape function.
+const SHAPE: u8 = 1;
+/// The phase the child is in: the kernel.
+const KERNEL: u8 = 2;
+
+/// A kernel run's status, report text and output bytes (`run_sim`'s).
+pub type SimRun = (i32, String, Vec<u8>);
+
+/// How a run is bounded.
+pub struct Bounds<'a> {
+    /// The time it may take (None: no bound).
+    pub timeout: Option<Duration>,
+    /// How the bound is spelt in messages (`--timeout`, `timeout=`).
+    pub option: &'a str,
+    /// Asked while the run goes on: true stops it (Ctrl-C).
+    pub interrupted: &'a mut dyn FnMut() -> bool,
+}
+
+/// Evaluates `op`'s shape function on `placed` and (with `cores`) runs the
+/// kernel on a fresh simulator, in a child process within `bounds`: the
+/// output's spec and the kernel run's status, report and output.
+/// `labels` name the arguments in messages.
+pub fn shape_and_run(
+    api: SimApi,
+    op: &Op,
+    labels: &[String],
+    placed: &[Placed],
+    cores: Option<u32>,
+    bounds: Bounds<'_>,
+) -> Result<(OutputSpec, Option<SimRun>)> {
+    let job = |ch: &mut Channel| {
+        ch.phase(SHAPE);
+        let r = shape::evaluate(&api, op, &shape_values(placed)).and_then(|spec| {
+            let run = match cores {
+                Some(c) => {
+                    ch.phase(KERNEL);
+                    Some(run_sim(api, op, labels, placed, &spec, c)?)
+                }
+                None => None,
+            };
+            Ok((spec, run))
+        });
+        encode(&r)
+    };
+    let o = isolate::run(job, bounds.timeout, bounds.interrupted)
+        .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the run's process: {e}", op.name)))?;
+    let stage = |phase: u8| match (phase, cores) {
+        (KERNEL, Some(c)) => format!("the kernel on {c} core(s)"),
+        _ => format!("the shape function `{}`", op.shape_fn),
+    };
+    let report = if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { o.stderr.trim_end().to_owned() };
+    match o.ended {
+        Ended::Finished(bytes) => {
+            if !o.stderr.is_empty() {
+                eprint!("{}", o.stderr);
+            }
+            decode(&bytes)
+                .unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
+        }
+        // Ctrl-C at a terminal reaches the whole process group.
+        Ended::Killed { signal: libc::SIGINT } => {
+            Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted (SIGINT) during {}; the run was stopped", op.name, stage(o.phase))))
+        }
+        Ended::Killed { signal } => {
+            Err(Error::new(ErrorKind::Crashed, format!("op `{}`: {} crashed ({}):\n{report}", op.name, stage(o.phase), isolate::signal_name(signal))))
+        }
+        Ended::Exited { code } => {
+            Err(Error::new(ErrorKind::Crashed, format!("op `{}`: {} ended the run's process (exit status {code}):\n{report}", op.name, stage(o.phase))))
+        }
+        Ended::TimedOut => Err(Error::new(
+            ErrorKind::TimedOut,
+            format!(
+                "op `{}`: {} did not finish within {} s ({}); the run was stopped",
+                op.name,
+                stage(o.phase),
+                bounds.timeout.map_or(0.0, |t| t.as_secs_f64()),
+                bounds.option
+            ),
+        )),
+        Ended::Interrupted => Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted during {}; the run was stopped", op.name, stage(o.phase)))),
+    }
+}
+
+/// Parses a time bound in seconds (`what` names it): a positive finite
+/// number.
+pub fn parse_timeout(text: &str, what: &str) -> Result<Duration> {
+    match text.trim().parse::<f64>() {
+        Ok(s) if s > 0.0 && s.is_finite() && s <= 1e9 => Ok(Duration::from_secs_f64(s)),
+        _ => Err(Error::new(ErrorKind::Usage, format!("{what} {text}: give a number of seconds above 0"))),
+    }
+}
+
+fn put(b: &mut Vec<u8>, bytes: &[u8]) {
+    b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
+    b.extend_from_slice(bytes);
+}
+
+/// The child's result as bytes.
+fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
+    let mut b = Vec::new();
+    match r {
+        Ok((spec, run)) => {
+            b.push(0);
+            b.push(spec.dtype.code());
+            put(&mut b, &spec.shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
+            if let Some((rc, report, data)) = run {
+                b.push(1);
+                b.extend_from_slice(&rc.to_le_bytes());
+                put(&mut b, report.as_bytes());
+                put(&mut b, data);
+            } else {
+                b.push(0);
+            }
+        }
+        Err(e) => {
+            b.push(1);
+            b.extend_from_slice(&e.kind.exit_code().to_le_bytes());
+            put(&mut b, e.message.as_bytes());
+        }
+    }
+    b
+}
+
+/// Reads what [`encode`] wrote (None: it does not decode).
+fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
+    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
+        let (h, t) = b.split_at_checked(n)?;
+        *b = t;
+        Some(h)
+    }
+    fn i32_of(b: &mut &[u8]) -> Option<i32> {
+        Some(i32::from_le_bytes(take(b, 4)?.try_into().ok()?))
+    }
+    fn bytes<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
+        let n = u64::from_le_bytes(take(b, 8)?.try_into().ok()?);
+        take(b, usize::try_from(n).ok()?)
+    }
+    let text = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
+    match take(&mut b, 1)?[0] {
+        0 => {
+            let dtype = Dtype::from_code(take(&mut b, 1)?[0])?;
+            let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
+            let run = match take(&mut b, 1)?[0] {
+                0 => None,
+                _ => {
+                    let rc = i32_of(&mut b)?;
+                    let report = text(bytes(&mut b)?);
+                    Some((rc, report, bytes(&mut b)?.to_vec()))
+                }
+            };
+            Some(Ok((OutputSpec { dtype, shape }, run)))
+        }
+        _ => {
+            let kind = ErrorKind::from_exit_code(i32_of(&mut b)?)?;
+            Some(Err(Error::new(kind, text(bytes(&mut b)?))))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn results_and_errors_cross_the_pipe_whole() {
+        let ok: Result<(OutputSpec, Option<SimRun>)> =
+            Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some((85, "core 0: ...\n".into(), vec![1, 2, 3]))));
+        let back = decode(&encode(&ok)).unwrap().unwrap();
+        assert_eq!(back.0, OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] });
+        assert_eq!(back.1, Some((85, "core 0: ...\n".to_owned(), vec![1, 2, 3])));
+        let shape_only: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::I32, shape: vec![4] }, None));
+        assert_eq!(decode(&encode(&shape_only)).unwrap().unwrap().1, None);
+        let e = decode(&encode(&Err(Error::new(ErrorKind::ShapeFailed, "op `x`: no")))).unwrap().unwrap_err();
+        assert_eq!((e.kind, e.message.as_str()), (ErrorKind::ShapeFailed, "op `x`: no"));
+        assert!(decode(&encode(&ok)[..10]).is_none());
+    }
+
+    #[test]
+    fn a_timeout_is_a_positive_number_of_seconds() {
+        assert_eq!(parse_timeout("1.5", "--timeout").unwrap(), Duration::from_millis(1500));
+        for bad in ["0", "-1", "inf", "nan", "x", ""] {
+            assert_eq!(parse_timeout(bad, "--timeout").unwrap_err().kind, ErrorKind::Usage, "{bad}");
+        }
+    }
+}

@@ -1,0 +1,79 @@
+//! The kernel's allocations on the simulator come from the core's libc
+//! heap, as on the device (SPEC §12): the compute objects' references to
+//! the C and C++ allocation functions are renamed to the simulator's
+//! `neuron_kernel_*` (`src/host/kernel_heap.rs`) in a copy of each object
+//! that only the link uses. The shape functions, the generated wrappers
+//! and the host's C++ library keep the process's allocator.
+//!
+//! `objcopy --redefine-syms` does it: an undefined reference to `malloc`
+//! becomes one to `neuron_kernel_malloc` (renaming at the link is no
+//! alternative: `--wrap` would also catch the runtime's own allocations).
+
+use crate::compiler::run_tool;
+use crate::error::Result;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+/// Each allocation symbol a kernel object may reference; each is renamed
+/// to `neuron_kernel_<symbol>` (objcopy wants one target per symbol).
+pub const RENAMED: &[&str] = &[
+    "malloc",
+    "calloc",
+    "realloc",
+    "free",
+    "aligned_alloc",
+    "memalign",
+    "posix_memalign",
+    // operator new / new[]: plain, nothrow, aligned, aligned nothrow.
+    "_Znwm",
+    "_Znam",
+    "_ZnwmRKSt9nothrow_t",
+    "_ZnamRKSt9nothrow_t",
+    "_ZnwmSt11align_val_t",
+    "_ZnamSt11align_val_t",
+    "_ZnwmSt11align_val_tRKSt9nothrow_t",
+    "_ZnamSt11align_val_tRKSt9nothrow_t",
+    // operator delete / delete[]: every sized, aligned and nothrow form.
+    "_ZdlPv",
+    "_ZdaPv",
+    "_ZdlPvm",
+    "_ZdaPvm",
+    "_ZdlPvSt11align_val_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPvmSt11align_val_t",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+];
+
+/// The rename list as `objcopy --redefine-syms` reads it.
+fn rename_file(dir: &Path) -> Result<PathBuf> {
+    let path = dir.join("kernel-heap.syms");
+    let text: String = RENAMED.iter().map(|s| format!("{s} neuron_kernel_{s}\n")).collect();
+    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
+        let tmp = dir.join(format!("kernel-heap.syms.{}.tmp", std::process::id()));
+        std::fs::write(&tmp, &text).map_err(|e| crate::error::Error::io("write", &tmp, e))?;
+        std::fs::rename(&tmp, &path).map_err(|e| crate::error::Error::io("rename", &path, e))?;
+    }
+    Ok(path)
+}
+
+/// A copy of compute object `obj` whose allocations go to the core's libc
+/// heap: `obj` with the extension `heap.o`, written whole or not at all.
+pub fn redirect(obj: &Path) -> Result<PathBuf> {
+    let dir = obj.parent().unwrap_or(Path::new("."));
+    let syms = rename_file(dir)?;
+    let out = obj.with_extension("heap.o");
+    let tmp = obj.with_extension(format!("heap.o.{}.tmp", std::process::id()));
+    let mut cmd = Command::new(std::env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into()));
+    cmd.arg(format!("--redefine-syms={}", syms.display())).arg(obj).arg(&tmp);
+    let r = run_tool(&mut cmd, &format!("renaming the allocations of {}", obj.display()), "install binutils (objcopy)");
+    if r.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    r?;
+    std::fs::rename(&tmp, &out).map_err(|e| crate::error::Error::io("rename", &out, e))?;
+    Ok(out)
+}

@@ -1,0 +1,152 @@
+//! What the device enforces, the simulator enforces too (SPEC §12): for
+//! each rule a vendor-style kernel that crosses it and a correct twin that
+//! passes, run through `customop run` as a kernel author does.
+
+mod common;
+use common::*;
+use customop::npy::{self, Array};
+use std::path::{Path, PathBuf};
+
+/// Runs `op` of `dir` on `x` with `extra` flags; returns the process and
+/// the output's path.
+fn run(dir: &Path, op: &str, x: &Array, extra: &[&str]) -> (std::process::Output, PathBuf) {
+    let f = npy_file(&format!("{op}_x.npy"), x).display().to_string();
+    let out = scratch("out").join(format!("{op}{}.npy", extra.join("").replace(['-', '='], "_")));
+    let _ = std::fs::remove_file(&out);
+    let (d, o) = (dir.display().to_string(), out.display().to_string());
+    let mut args = vec!["run", d.as_str(), op, f.as_str(), "-o", o.as_str(), "--report"];
+    args.extend_from_slice(extra);
+    (customop(&args), out)
+}
+
+/// The run must fail with exit 7 and say each of `says`.
+fn fails(dir: &Path, op: &str, x: &Array, extra: &[&str], says: &[&str]) {
+    let (r, out) = run(dir, op, x, extra);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{op} must fail the run:\n{t}");
+    for s in says {
+        assert!(t.contains(s), "{op}: no {s:?} in:\n{t}");
+    }
+    assert!(!out.exists(), "{op}: a failed run writes no output");
+}
+
+/// The run must pass; returns the output and the tool's text.
+fn passes(dir: &Path, op: &str, x: &Array, extra: &[&str]) -> (Array, String) {
+    let (r, out) = run(dir, op, x, extra);
+    let t = text(&r);
+    assert!(r.status.success(), "{op} must pass:\n{t}");
+    (npy::read(&out).unwrap(), t)
+}
+
+fn ramp(n: usize) -> Array {
+    f32s(&[n as u64], &(0..n).map(|i| i as f32 - 3.0).collect::<Vec<_>>())
+}
+
+fn floats(a: &Array) -> Vec<f32> {
+    a.data.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect()
+}
+
+#[test]
+fn streams_take_their_buffers_from_the_tcm_pool() {
+    let dir = built("device_rules", &[]);
+    let (o, _) = passes(&dir, "tcm_with_streams", &ramp(64), &[]);
+    assert_eq!(floats(&o), [1.0, 0.0], "12 KiB does not fit beside two open streams, and does once they are closed");
+}
+
+#[test]
+fn a_kernel_over_the_local_stack_fails_and_names_the_flag() {
+    let dir = built("device_rules", &[]);
+    fails(&dir, "big_stack", &ramp(64), &[], &["error 112", "op `big_stack`, core 0", "local stack of 8192 B", "-DSTACK_SIZE="]);
+    let (o, _) = passes(&dir, "small_stack", &ramp(64), &[]);
+    assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
+    // The same kernel, asking for the stack it needs, runs.
+    let big = built("device_rules", &["--cflags", "-DSTACK_SIZE=65536"]);
+    let (o, _) = passes(&big, "big_stack", &ramp(64), &[]);
+    assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
+    // A declared size smaller than the use fails the same way.
+    let short = built("device_rules", &["--cflags", "-DSTACK_SIZE=12288"]);
+    fails(&short, "big_stack", &ramp(64), &[], &["error 112", "the 12288 B its -DSTACK_SIZE asks for"]);
+}
+
+#[test]
+fn a_returned_tensor_of_another_shape_fails() {
+    let dir = built("device_rules", &[]);
+    let x = f32s(&[3, 4], &[0.5; 12]);
+    fails(&dir, "wrong_shape", &x, &[], &["error 110", "shape"]);
+    let (o, _) = passes(&dir, "right_shape", &x, &[]);
+    assert_eq!(o.shape, [3, 4]);
+}
+
+#[test]
+fn malloc_comes_from_the_cores_one_mib_heap() {
+    let dir = built("device_rules", &[]);
+    let (o, t) = passes(&dir, "heap_sizes", &ramp(8), &[]);
+    assert_eq!(floats(&o), [1.0, 0.0], "8 MiB is null on the device, 64 KiB is not");
+    assert!(t.contains("libc heap 65536 B") || t.contains("libc heap 655"), "the report counts the kernel's malloc on the core's heap:\n{t}");
+    let (r, _) = run(&dir, "vector_too_big", &ramp(8), &[]);
+    let t = text(&r);
+    assert!(!r.status.success(), "{t}");
+    assert!(t.contains("operator new") && t.contains("error 10"), "a failed new is the abort report:\n{t}");
+}
+
+#[test]
+fn a_fifth_stream_is_a_warning_and_runs() {
+    let dir = built("device_rules", &[]);
+    let (o, t) = passes(&dir, "five_streams", &ramp(16), &[]);
+    assert_eq!(floats(&o)[..3], [-15.0, -10.0, -5.0]);
+    assert!(t.contains("op `five_streams`, core 0: 2 stream accessor(s) opened without a buffer"), "{t}");
+    assert!(t.contains("per-element speed"), "{t}");
+}
+
+#[test]
+fn the_dimension_rule_is_the_devices() {
+    let dir = built("device_rules", &[]);
+    let x = Array { dtype: npy::Dtype::F32, shape: vec![65536, 1, 1, 1, 1], data: vec![0; 65536 * 4] };
+    let (r, _) = run(&dir, "small_stack", &x, &[]);
+    let t = text(&r);
+    assert!(!r.status.success(), "{t}");
+    assert!(t.contains("up to 8 dims of at most 65,535 each, or up to 4 dims of at most 4,294,967,295 each"), "{t}");
+    // Four dims may be wide.
+    let x = Array { dtype: npy::Dtype::F32, shape: vec![65536, 1, 1, 1], data: vec![0; 65536 * 4] };
+    let (r, _) = run(&dir, "small_stack", &x, &[]);
+    assert!(!text(&r).contains("up to 8 dims"), "{}", text(&r));
+}
+
+#[test]
+fn multicore_kernels_use_tcm_only() {
+    let dir = built("device_rules_mc", &["--multicore"]);
+    fails(&dir, "double_elem", &ramp(64), &[], &["error 113", "op `double_elem`", "argument 0", "tcm_accessor"]);
+    let (o, t) = passes(&dir, "double_tcm", &ramp(64), &[]);
+    assert_eq!(floats(&o), floats(&ramp(64)).iter().map(|v| v * 2.0).collect::<Vec<_>>());
+    assert!(t.contains("the device keeps core 0's printf output only"), "{t}");
+    assert!(t.contains("(not kept on the device"), "{t}");
+}
+
+#[test]
+fn reading_what_nothing_wrote_fails_and_names_the_tensor() {
+    let dir = built("sanitizer", &[]);
+    fails(
+        &dir,
+        "empty_accumulate",
+        &ramp(8),
+        &[],
+        &["error 115", "op `empty_accumulate`, core 0", "uninitialised read", "8 element read(s)", "first at element 0"],
+    );
+    let (o, _) = passes(&dir, "zeros_accumulate", &ramp(8), &[]);
+    assert_eq!(floats(&o), floats(&ramp(8)));
+    fails(&dir, "add_into_dst", &ramp(8), &[], &["error 115", "uninitialised read of the output", "8 element read(s)"]);
+    let (o, _) = passes(&dir, "set_then_add_dst", &ramp(8), &[]);
+    assert_eq!(floats(&o), floats(&ramp(8)).iter().map(|v| v * 2.0).collect::<Vec<_>>());
+}
+
+#[test]
+fn a_write_into_an_input_fails() {
+    let dir = built("sanitizer", &[]);
+    fails(&dir, "clamp_in_place", &ramp(8), &[], &["error 114", "op `clamp_in_place`, core 0: wrote into argument 0 at element 0", "3 element write(s)"]);
+}
+
+#[test]
+fn a_core_reading_what_another_core_writes_fails() {
+    let dir = built("device_rules_mc", &["--multicore"]);
+    fails(&dir, "peek_neighbour", &ramp(64), &[], &["error 116", "op `peek_neighbour`", "of the output, which core", "no barrier between cores"]);
+}

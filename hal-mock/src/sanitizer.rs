@@ -1,0 +1,377 @@
+//! The simulator's sanitizer (SPEC §12): what each core reads and writes of
+//! the tensors a run watches, checked as it happens, in the one execution.
+//!
+//! The simulator registers the run's inputs (const), its output and every
+//! `torch::empty` tensor a kernel makes; the runtime reports each SoC range
+//! it copies (`Hal::note_soc_read`/`note_soc_write`/`note_soc_copy`) and the
+//! host accessors each element they load or store. Per element of a
+//! written region the sanitizer keeps who wrote it last (nobody, a core,
+//! or unknown), and so finds:
+//!
+//! - a read of an element nothing wrote (an uninitialised read), confirmed
+//!   by the element still holding the fill the simulator put there, so a
+//!   write the hooks did not see (a raw pointer store) is never reported;
+//! - a read of an element another core wrote in the same run (no barrier
+//!   between cores on the device: what it reads depends on timing);
+//! - two cores writing the same element;
+//! - a write into an input.
+//!
+//! Each kind is counted per region, with the first element and core.
+
+use crate::soc::MockSoc;
+use std::string::String;
+use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::{Arc, Mutex, RwLock};
+use std::vec::Vec;
+
+/// An element no one wrote.
+const UNWRITTEN: u8 = 0;
+/// An element written by a copy of written data, or found changed though
+/// no hook saw the write: initialised, writer unknown.
+const UNKNOWN_WRITER: u8 = 0xFF;
+
+/// What a region holds, and so what is checked on it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RegionKind {
+    /// An input tensor: const, never written.
+    Input,
+    /// The output: starts unwritten.
+    Output,
+    /// A tensor the kernel made with `empty`: starts unwritten.
+    Scratch,
+}
+
+/// What the sanitizer found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum FindingKind {
+    /// A read of elements nothing wrote.
+    UninitialisedRead,
+    /// A read of elements another core wrote in the same run.
+    CrossCoreRead,
+    /// Elements written by two cores.
+    CrossCoreWrite,
+    /// A write into an input.
+    InputWritten,
+}
+
+/// One kind of finding on one region, by one core: the first element and
+/// how many element accesses.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    /// What.
+    pub kind: FindingKind,
+    /// The region's name ("argument 1", "the output", ...).
+    pub region: String,
+    /// The core that read or wrote.
+    pub cpu: u32,
+    /// The other core (a cross-core finding: the one that wrote first).
+    pub other: Option<u32>,
+    /// The first element (index in the region) the finding was made on.
+    pub first: u64,
+    /// Element accesses found (a read of one element twice counts twice).
+    pub count: u64,
+}
+
+/// A watched SoC range.
+#[derive(Debug)]
+struct Region {
+    base: u64,
+    len: u64,
+    elem: u64,
+    name: String,
+    kind: RegionKind,
+    /// The byte every element was filled with when watched (what an
+    /// unwritten element still holds).
+    fill: u8,
+    /// Per element: [`UNWRITTEN`], a writer core + 1, or [`UNKNOWN_WRITER`]
+    /// (empty for an input).
+    state: Box<[AtomicU8]>,
+}
+
+impl Region {
+    /// The elements `[first, last]` that `[addr, addr + len)` touches.
+    fn elements(&self, addr: u64, len: u64) -> Option<(u64, u64)> {
+        let end = addr.checked_add(len.max(1))?;
+        if end <= self.base || addr >= self.base + self.len {
+            return None;
+        }
+        let lo = addr.max(self.base) - self.base;
+        let hi = end.min(self.base + self.len) - self.base - 1;
+        Some((lo / self.elem, hi / self.elem))
+    }
+}
+
+/// The regions at one moment: cores keep one and check the generation.
+type Snapshot = Arc<Vec<Arc<Region>>>;
+
+/// The sanitizer of one SoC.
+#[derive(Debug, Default)]
+pub struct Sanitizer {
+    regions: RwLock<Snapshot>,
+    generation: AtomicU64,
+    on: AtomicBool,
+    findings: Mutex<Vec<Finding>>,
+}
+
+/// A core's view of the regions, refreshed when the generation moves.
+#[derive(Debug, Default)]
+pub struct CoreView {
+    generation: u64,
+    regions: Snapshot,
+}
+
+impl Sanitizer {
+    /// Starts a run: no region, no finding, watching.
+    pub fn begin(&self) {
+        *self.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::default();
+        self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.generation.fetch_add(1, Ordering::Release);
+        self.on.store(true, Ordering::Release);
+    }
+
+    /// Stops watching (until the next [`begin`](Self::begin)); returns
+    /// what was found.
+    pub fn end(&self) -> Vec<Finding> {
+        self.on.store(false, Ordering::Release);
+        let mut f = core::mem::take(&mut *self.findings.lock().unwrap_or_else(|e| e.into_inner()));
+        // A read of an element another core wrote later in the run is a
+        // race (it read before the write this time), not memory no one
+        // writes: named as such, with the writer.
+        let regions = Arc::clone(&self.regions.read().unwrap_or_else(|e| e.into_inner()));
+        for x in f.iter_mut().filter(|x| x.kind == FindingKind::UninitialisedRead) {
+            let s = regions.iter().find(|r| r.name == x.region).and_then(|r| r.state.get(x.first as usize)).map_or(UNWRITTEN, |s| s.load(Ordering::Relaxed));
+            if s != UNWRITTEN && s != UNKNOWN_WRITER && u32::from(s) != x.cpu + 1 {
+                x.kind = FindingKind::CrossCoreRead;
+                x.other = Some(u32::from(s) - 1);
+            }
+        }
+        f
+    }
+
+    /// Whether a run is being watched.
+    #[inline]
+    pub fn is_on(&self) -> bool {
+        self.on.load(Ordering::Relaxed)
+    }
+
+    /// Watches `[base, base + len)` of `elem`-byte elements, filled with
+    /// `fill`, as `kind` under `name`. A region over the same base
+    /// replaces the old one (a heap block handed out again).
+    pub fn watch(&self, base: u64, len: u64, elem: u64, fill: u8, kind: RegionKind, name: String) {
+        if len == 0 || !self.is_on() {
+            return;
+        }
+        let elem = elem.max(1);
+        let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
+        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU8::new(UNWRITTEN)).collect() });
+        let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
+        v.push(r);
+        *g = Arc::new(v);
+        self.generation.fetch_add(1, Ordering::Release);
+    }
+
+    /// Stops watching the region at `base` (a tensor freed).
+    pub fn unwatch(&self, base: u64) {
+        let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
+        if g.iter().any(|r| r.base == base) {
+            *g = Arc::new(g.iter().filter(|x| x.base != base).cloned().collect());
+            self.generation.fetch_add(1, Ordering::Release);
+        }
+    }
+
+    /// `view` brought up to date.
+    fn refresh<'v>(&self, view: &'v mut CoreView) -> &'v [Arc<Region>] {
+        let g = self.generation.load(Ordering::Acquire);
+        if g != view.generation {
+            view.regions = Arc::clone(&self.regions.read().unwrap_or_else(|e| e.into_inner()));
+            view.generation = g;
+        }
+        &view.regions
+    }
+
+    fn record(&self, kind: FindingKind, r: &Region, cpu: u32, other: Option<u32>, element: u64, count: u64) {
+        let mut f = self.findings.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(x) = f.iter_mut().find(|x| x.kind == kind && x.cpu == cpu && x.region == r.name) {
+            x.count += count;
+            x.first = x.first.min(element);
+            return;
+        }
+        f.push(Finding { kind, region: r.name.clone(), cpu, other, first: element, count });
+    }
+
+    /// Core `cpu` read SoC `[addr, addr + len)`.
+    pub fn read(&self, soc: &MockSoc, view: &mut CoreView, cpu: u32, addr: u64, len: u64) {
+        if !self.is_on() {
+            return;
+        }
+        let me = cpu as u8 + 1;
+        for r in self.refresh(view) {
+            let Some((lo, hi)) = r.elements(addr, len) else { continue };
+            if r.kind == RegionKind::Input {
+                continue;
+            }
+            let (mut unwritten, mut first_unwritten) = (0u64, None);
+            for e in lo..=hi {
+                let s = r.state[e as usize].load(Ordering::Relaxed);
+                if s == UNWRITTEN {
+                    if still_filled(soc, r, e) {
+                        unwritten += 1;
+                        first_unwritten.get_or_insert(e);
+                    } else {
+                        // Written where no hook saw it (a raw pointer).
+                        r.state[e as usize].store(UNKNOWN_WRITER, Ordering::Relaxed);
+                    }
+                } else if s != me && s != UNKNOWN_WRITER {
+                    self.record(FindingKind::CrossCoreRead, r, cpu, Some(u32::from(s) - 1), e, 1);
+                }
+            }
+            if let Some(e) = first_unwritten {
+                self.record(FindingKind::UninitialisedRead, r, cpu, None, e, unwritten);
+            }
+        }
+    }
+
+    /// Core `cpu` wrote SoC `[addr, addr + len)`.
+    pub fn write(&self, view: &mut CoreView, cpu: u32, addr: u64, len: u64) {
+        if !self.is_on() {
+            return;
+        }
+        let me = cpu as u8 + 1;
+        for r in self.refresh(view) {
+            let Some((lo, hi)) = r.elements(addr, len) else { continue };
+            if r.kind == RegionKind::Input {
+                self.record(FindingKind::InputWritten, r, cpu, None, lo, hi - lo + 1);
+                continue;
+            }
+            for e in lo..=hi {
+                let s = r.state[e as usize].swap(me, Ordering::Relaxed);
+                if s != UNWRITTEN && s != me && s != UNKNOWN_WRITER {
+                    self.record(FindingKind::CrossCoreWrite, r, cpu, Some(u32::from(s) - 1), e, 1);
+                }
+            }
+        }
+    }
+
+    /// Core `cpu` copied SoC `[src, src + len)` to `[dst, dst + len)`: the
+    /// destination's elements are as written as the source's (a returned
+    /// tensor copied over the output is checked where it is read, not at
+    /// the copy). The source is not read in the sanitizer's sense.
+    pub fn copy(&self, view: &mut CoreView, cpu: u32, dst: u64, src: u64, len: u64) {
+        if !self.is_on() || len == 0 {
+            return;
+        }
+        let regions = self.refresh(view).to_vec();
+        let from = regions.iter().find(|r| r.kind != RegionKind::Input && r.elements(src, len).is_some());
+        let Some(from) = from else {
+            return self.write(view, cpu, dst, len);
+        };
+        for r in &regions {
+            let Some((lo, hi)) = r.elements(dst, len) else { continue };
+            if r.kind == RegionKind::Input {
+                self.record(FindingKind::InputWritten, r, cpu, None, lo, hi - lo + 1);
+                continue;
+            }
+            for e in lo..=hi {
+                let at = r.base + e * r.elem;
+                // The source element this destination element came from.
+                let s = from
+                    .elements(src + (at.max(dst) - dst), 1)
+                    .map_or(UNKNOWN_WRITER, |(se, _)| from.state.get(se as usize).map_or(UNKNOWN_WRITER, |x| x.load(Ordering::Relaxed)));
+                let now = if s == UNWRITTEN { UNWRITTEN } else { cpu as u8 + 1 };
+                let old = r.state[e as usize].swap(now, Ordering::Relaxed);
+                if now != UNWRITTEN && old != UNWRITTEN && old != now && old != UNKNOWN_WRITER {
+                    self.record(FindingKind::CrossCoreWrite, r, cpu, Some(u32::from(old) - 1), e, 1);
+                }
+            }
+        }
+    }
+}
+
+/// Whether element `e` of `r` still holds the region's fill.
+fn still_filled(soc: &MockSoc, r: &Region, e: u64) -> bool {
+    let at = r.base + e * r.elem;
+    let n = r.elem.min(r.base + r.len - at) as usize;
+    let mut b = [0u8; 16];
+    let b = &mut b[..n.min(16)];
+    soc.read(at, b).is_ok() && b.iter().all(|&x| x == r.fill)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn setup() -> (Arc<MockSoc>, u64) {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        (soc, base)
+    }
+
+    #[test]
+    fn an_unwritten_element_read_is_found_a_written_one_is_not() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let mut v = CoreView::default();
+        s.begin();
+        soc.write(base, &[0xA5; 32]).unwrap();
+        s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v, 0, base, 8);
+        s.read(&soc, &mut v, 0, base, 8);
+        assert!(s.end().is_empty(), "written, then read: nothing");
+        s.begin();
+        s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.read(&soc, &mut v, 0, base + 8, 16);
+        assert_eq!(s.end(), [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4 }]);
+    }
+
+    #[test]
+    fn a_raw_write_the_hooks_missed_is_not_an_uninitialised_read() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let mut v = CoreView::default();
+        s.begin();
+        soc.write(base, &[0xA5; 16]).unwrap();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Scratch, "a tensor".into());
+        soc.write(base, &1.5f32.to_le_bytes()).unwrap();
+        s.read(&soc, &mut v, 0, base, 4);
+        assert!(s.end().is_empty());
+    }
+
+    #[test]
+    fn cross_core_reads_and_writes_and_input_writes() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let (mut v0, mut v3) = (CoreView::default(), CoreView::default());
+        s.begin();
+        s.watch(base, 64, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.watch(base + 4096, 64, 4, 0, RegionKind::Input, "argument 0".into());
+        s.write(&mut v0, 0, base, 16);
+        s.read(&soc, &mut v3, 3, base + 12, 4);
+        s.write(&mut v3, 3, base + 8, 4);
+        s.write(&mut v3, 3, base + 4096 + 20, 4);
+        s.read(&soc, &mut v3, 3, base + 4096, 64);
+        let f = s.end();
+        assert_eq!(f.len(), 3, "{f:?}");
+        assert!(f.contains(&Finding { kind: FindingKind::CrossCoreRead, region: "the output".into(), cpu: 3, other: Some(0), first: 3, count: 1 }));
+        assert!(f.contains(&Finding { kind: FindingKind::CrossCoreWrite, region: "the output".into(), cpu: 3, other: Some(0), first: 2, count: 1 }));
+        assert!(f.contains(&Finding { kind: FindingKind::InputWritten, region: "argument 0".into(), cpu: 3, other: None, first: 5, count: 1 }));
+    }
+
+    #[test]
+    fn a_copy_carries_what_was_written_and_off_watches_nothing() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let mut v = CoreView::default();
+        s.begin();
+        soc.write(base, &[0xA5; 16]).unwrap();
+        soc.write(base + 4096, &[0xA5; 16]).unwrap();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Scratch, "a tensor".into());
+        s.watch(base + 4096, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v, 0, base, 8);
+        s.copy(&mut v, 0, base + 4096, base, 16);
+        s.read(&soc, &mut v, 0, base + 4096, 8);
+        assert!(s.end().is_empty(), "copied written elements are written");
+        s.read(&soc, &mut v, 0, base + 4096 + 8, 8);
+        assert!(s.end().is_empty(), "not watching after end");
+    }
+}

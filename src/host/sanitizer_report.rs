@@ -1,0 +1,38 @@
+//! The sanitizer's findings (`neuron_hal_mock::sanitizer`) as run
+//! failures: a stable code and a sentence naming the op, the core, the
+//! tensor and the first element.
+
+use super::simulator::RunFailure;
+use neuron_hal_mock::sanitizer::{Finding, FindingKind};
+use neuron_runtime::Error;
+
+/// The run failure for `f`, found while op `op` ran.
+pub fn failure(op: &str, f: &Finding) -> RunFailure {
+    let (cpu, region, first, n) = (f.cpu, &f.region, f.first, f.count);
+    let other = f.other.map_or_else(|| "another core".into(), |o| std::format!("core {o}"));
+    let (e, reason) = match f.kind {
+        FindingKind::UninitialisedRead => (
+            Error::UninitialisedRead,
+            std::format!(
+                "op `{op}`, core {cpu}: uninitialised read of {region}: {n} element read(s) of memory nothing wrote, the first at element {first} \
+                 (on the device torch::empty tensors and an output not yet written hold whatever was there)"
+            ),
+        ),
+        FindingKind::CrossCoreRead => (
+            Error::CrossCoreRead,
+            std::format!(
+                "op `{op}`, core {cpu}: read element {first} of {region}, which {other} wrote in the same run ({n} such read(s)): \
+                 there is no barrier between cores on the device, so what it reads depends on timing"
+            ),
+        ),
+        FindingKind::CrossCoreWrite => (
+            Error::CoreWritesOverlap,
+            std::format!("op `{op}`: cores {} and {cpu} both wrote element {first} of {region} ({n} such write(s)): each core should write a disjoint part", f.other.unwrap_or(cpu)),
+        ),
+        FindingKind::InputWritten => (
+            Error::InputWritten,
+            std::format!("op `{op}`, core {cpu}: wrote into {region} at element {first} ({n} element write(s)): inputs are const, and on the device this corrupts the caller's data"),
+        ),
+    };
+    RunFailure { code: e.code(), cpu: Some(cpu), reason }
+}
