@@ -64,7 +64,10 @@ impl Library {
             let got = name.get_type().name().map(|n| n.to_string()).unwrap_or_default();
             return Err(errors::to_py(py, &usage(format!("lib[...]: give an op name (a str), not {got}"))));
         };
-        self.schema.op(&name).map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout }).map_err(|e| errors::to_py(py, &e))
+        self.schema
+            .op(&name)
+            .map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout })
+            .map_err(|e| errors::to_py(py, &e))
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
