@@ -28,8 +28,14 @@ pub fn temp_in(dir: &Path, prefix: &str, suffix: &str) -> Result<TempPath> {
         .map_err(|e| Error::io("create a file in", dir, e))
 }
 
-/// Renames a finished temporary to `path`.
+/// Renames a finished temporary to `path`. A temporary is created 0600
+/// and tools writing into it keep that: the product gets the usual
+/// 0755 (if the tool made it executable: a library, an image) or 0644.
 pub fn persist(tmp: TempPath, path: &Path) -> Result<()> {
+    use std::os::unix::fs::PermissionsExt;
+    let exec = std::fs::metadata(&tmp).is_ok_and(|m| m.permissions().mode() & 0o100 != 0);
+    let mode = if exec { 0o755 } else { 0o644 };
+    std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(mode)).map_err(|e| Error::io("write", path, e))?;
     tmp.persist(path).map_err(|e| Error::io("write", path, e.error))
 }
 
@@ -74,6 +80,14 @@ mod tests {
         assert_eq!(std::fs::read(&p).unwrap(), b"old");
         write(&p, b"new").unwrap();
         assert_eq!(std::fs::read(&p).unwrap(), b"new");
+        // A tool's temporary gets the usual permissions when it is renamed.
+        use std::os::unix::fs::PermissionsExt;
+        let t = temp_in(d.path(), "t", ".so").unwrap();
+        std::fs::set_permissions(&t, std::fs::Permissions::from_mode(0o700)).unwrap();
+        let lib = d.path().join("lib.so");
+        persist(t, &lib).unwrap();
+        assert_eq!(std::fs::metadata(&lib).unwrap().permissions().mode() & 0o777, 0o755);
+        std::fs::remove_file(&lib).unwrap();
         // No temporaries left behind.
         let names: Vec<_> = std::fs::read_dir(d.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
         assert_eq!(names.len(), 2, "{names:?}");
