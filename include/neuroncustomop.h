@@ -324,6 +324,107 @@ extern "C" {
 #endif // __cplusplus
 
 #if defined(NEURON_DEVICE)
+// `operator new(size_t)`.
+void *_Znwj(size_t n);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new[](size_t)`.
+void *_Znaj(size_t n);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new(size_t, const std::nothrow_t&)`.
+void *_ZnwjRKSt9nothrow_t(size_t n, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new[](size_t, const std::nothrow_t&)`.
+void *_ZnajRKSt9nothrow_t(size_t n, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new(size_t, std::align_val_t)`.
+void *_ZnwjSt11align_val_t(size_t n, size_t align);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new[](size_t, std::align_val_t)`.
+void *_ZnajSt11align_val_t(size_t n, size_t align);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new(size_t, std::align_val_t, const std::nothrow_t&)`.
+void *_ZnwjSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator new[](size_t, std::align_val_t, const std::nothrow_t&)`.
+void *_ZnajSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*)`; every form below frees the same way (the
+// heap knows each block's size and alignment).
+void _ZdlPv(void *p);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*)`.
+void _ZdaPv(void *p);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*, size_t)`.
+void _ZdlPvj(void *p, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*, size_t)`.
+void _ZdaPvj(void *p, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*, const std::nothrow_t&)`.
+void _ZdlPvRKSt9nothrow_t(void *p, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*, const std::nothrow_t&)`.
+void _ZdaPvRKSt9nothrow_t(void *p, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*, std::align_val_t)`.
+void _ZdlPvSt11align_val_t(void *p, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*, std::align_val_t)`.
+void _ZdaPvSt11align_val_t(void *p, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*, size_t, std::align_val_t)`.
+void _ZdlPvjSt11align_val_t(void *p, size_t, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*, size_t, std::align_val_t)`.
+void _ZdaPvjSt11align_val_t(void *p, size_t, size_t);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete(void*, std::align_val_t, const std::nothrow_t&)`.
+void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
+// `operator delete[](void*, std::align_val_t, const std::nothrow_t&)`.
+void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t, const uint8_t*);
+#endif
+
+#if defined(NEURON_DEVICE)
 // `switchBack` for code that calls it at the end of a wrapper (the
 // original's generated wrapper does): here the switch back happens when
 // the wrapper returns into the trampoline, so this is a plain, harmless
@@ -800,12 +901,20 @@ int32_t neuron_kernel_posix_memalign(void **out, size_t align, size_t n);
 #if !defined(NEURON_DEVICE)
 // `realloc(p, n)`: a block of the core's heap moves within it; any other
 // block is the process's.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `realloc`).
 void *neuron_kernel_realloc(void *p, size_t n);
 #endif
 
 #if !defined(NEURON_DEVICE)
 // `free(p)`: the core's heap takes its own blocks back; any other block
 // goes to the process's allocator.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `free`).
 void neuron_kernel_free(void *p);
 #endif
 

@@ -88,7 +88,18 @@ impl<H: neuron_hal::Hal> Bound<H> {
     /// is one more.
     pub fn tcm_alloc(&mut self, n: usize) -> Option<core::ptr::NonNull<u8>> {
         match self.state.tcm_malloc(n) {
-            Ok(p) => Some(p),
+            Ok(p) => {
+                // The simulator's fill, not what the pool held before: on
+                // the device the block holds whatever was there, and a
+                // result computed from it shows as such (0xFF bytes are a
+                // NaN in every float type the kernel may read).
+                #[cfg(not(target_arch = "xtensa"))]
+                // SAFETY: a fresh block of `n` bytes the pool just handed out.
+                unsafe {
+                    p.as_ptr().write_bytes(self.empty_fill, n)
+                };
+                Some(p)
+            }
             Err(e) => {
                 let clean = !self.errors.has_unacknowledged();
                 self.record(e);

@@ -92,13 +92,10 @@ const KERNEL_HEADERS: &[&str] = &[
     "string.h",
     "math.h",
     "stdio.h",
-    "cassert",
-    "cstdlib",
-    "cstring",
-    "cmath",
-    "cstdio",
-    "cstdint",
-    "cstddef",
+    "wchar.h",
+    "time.h",
+    // Their C++ forms (<cmath>, <cstdlib>, ...) are libc++'s on the device
+    // (include/device-libcxx, customop/tests/device_qemu.rs).
 ];
 
 #[test]
@@ -192,6 +189,53 @@ NEURON_CUSTOM_OPS(k)
 "#;
     let (ok, diag) = syntax_check("stl_after", stl, &flags);
     assert!(ok, "a kernel using the C++ library after torch.h does not compile:\n{diag}");
+}
+
+/// The vendor's device library is C++14: `--cflags -std=c++14` must work.
+/// Every accessor form (taken by value, 16-bit float elements read as
+/// float and updated in place, streams, TCM) compiles at C++14 without
+/// C++17's guaranteed copy elision, and a real copy of an accessor is
+/// still refused (here: a link error, the copy constructor is never
+/// defined; at C++17 a compile error).
+#[test]
+fn kernel_headers_compile_at_cxx14() {
+    let body = r#"#include <torch/torch.h>
+torch::Tensor k(const torch::Tensor& t, torch::Tensor h) {
+    torch::Tensor out = torch::zeros(t.sizes(), torch::kFloat);
+    auto a = t.accessor<float, 2>();
+    auto o = out.accessor<float, 2>();
+    auto ha = h.accessor<c10::Half, 1>();
+    float f = ha[0];
+    c10::Half x = ha[1];
+    ha[0] += 1.0f;
+    ha[1] = x;
+    auto rs = t.read_stream_accessor<float>();
+    auto ws = out.write_stream_accessor<float>();
+    ws.write(rs.read() + f);
+    auto tcm = t.tcm_accessor();
+    (void)tcm;
+    o[0][0] = a[0][0];
+    return out;
+}
+NEURON_CUSTOM_OPS(k)
+"#;
+    // Without -Werror: the headers use `if constexpr`, which g++ and clang
+    // accept at C++14 as an extension, with a warning.
+    let (ok, diag) = syntax_check("cxx14", body, &["-std=c++14"]);
+    assert!(ok, "the kernel headers do not compile at -std=c++14:\n{diag}");
+    // A copy compiles at C++14 and fails to link: build an object and
+    // look for the undefined copy constructor.
+    let copy = "#include <torch/torch.h>\nfloat k(const torch::Tensor& t) { auto a = t.accessor<float, 1>(); auto b = a; return b[0]; }\n";
+    let path = staticlib::out_dir().join("cxx14_copy.cpp");
+    std::fs::write(&path, copy).unwrap();
+    let obj = path.with_extension("o");
+    let out = Command::new(cxx()).args(["-std=c++14", "-c", "-I"]).arg(include_dir()).arg(&path).arg("-o").arg(&obj).output().unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let nm = Command::new("nm").args(["-u", "-C"]).arg(&obj).output().expect("nm");
+    let undefined = String::from_utf8_lossy(&nm.stdout);
+    assert!(undefined.contains("at::Accessor<float, 1ul, true>::Accessor(at::Accessor<float, 1ul, true> const&)"), "{undefined}");
+    let (ok, _) = syntax_check("cxx17_copy", copy, &[]);
+    assert!(!ok, "an accessor copy compiles at C++17");
 }
 
 #[test]

@@ -238,7 +238,7 @@ struct Device {
 /// cluster's image (qemu).
 fn device_build(o: &BuildOptions, bd: &BuildDir, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
     let tc = Toolchain::find()?;
-    let flags = Toolchain::flags(include, cflags);
+    let flags = tc.flags(include, cflags);
     let xdir = objdir.join("xtensa");
     std::fs::create_dir_all(&xdir).map_err(|e| Error::io("create", &xdir, e))?;
     let mut sources: Vec<PathBuf> = Vec::new();
@@ -251,6 +251,28 @@ fn device_build(o: &BuildOptions, bd: &BuildDir, schema: &Schema, cflags: &[Stri
     for s in &sources {
         let obj = xdir.join(object_name(s));
         outcomes.push((s.clone(), tc.compile(&flags, s, &obj)?));
+        if Toolchain::has_global_constructors(&obj) {
+            return Err(Error::new(
+                ErrorKind::Compile,
+                format!(
+                    "{}: a global object needs code run when the image loads (a namespace-scope object whose constructor is not \
+                     constexpr, e.g. a class with a constructor, or one with a destructor, e.g. a global std::vector): the device image \
+                     does not run global constructors (the simulator does), so on the device it would hold zeros. Make it a \
+                     function-local `static` (built on first use) or constexpr",
+                    s.display()
+                ),
+            ));
+        }
+        objects.push(obj);
+    }
+    // The few libc++ sources the kernel needs, with the kernel's flags but
+    // the language level libc++ is written in (its sources use C++20 and
+    // later; what they define does not depend on the level).
+    let mut lib_flags = flags.clone();
+    lib_flags.push("-std=c++23".into());
+    for s in tc.libcxx_sources_for(&objects) {
+        let obj = xdir.join(format!("libcxx-{}", object_name(&s)));
+        tc.compile(&lib_flags, &s, &obj)?;
         objects.push(obj);
     }
     let images = if o.target == Target::Q7 {

@@ -100,3 +100,16 @@ fn a_missing_xtensa_toolchain_is_a_clear_environment_error() {
     assert_eq!(r.status.code(), Some(10), "{}", text(&r));
     assert!(text(&r).contains("pip install ziglang==0.17.1"), "{}", text(&r));
 }
+
+/// The C++ standard library in the per-core images: the kernel using
+/// libc++ (<vector>, <algorithm>, ...) links into the eight FLL images,
+/// which pass the layout check with its new/delete and sort in each
+/// core's window.
+#[test]
+fn a_kernel_using_the_standard_library_makes_valid_fll_images() {
+    let multi = built("stdlib", &["--target", "q7", "--multicore"]);
+    let all: Vec<Linked> = (0..8).map(|c| image(&multi, &format!("stdlib_cpu{c}.elf"), &format!("fll-cpu{c}"))).collect();
+    let problems = check::fll(&all, &["register_funcs", "sort_vector_stack_switch", "_Znwj", "_ZdlPvj"]);
+    assert!(problems.is_empty(), "{problems:#?}");
+    assert!(all.iter().all(|im| im.elf.symbols.keys().any(|s| s.contains("__sort"))), "libc++'s sort in every image");
+}

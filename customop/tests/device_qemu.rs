@@ -361,3 +361,379 @@ fn a_kernel_failing_the_same_way_on_both_is_a_failed_run_with_its_status() {
         assert!(t.contains("qemu core 0: returned 0, status 35"), "{t}");
     }
 }
+
+/// The C++ standard library inside a kernel (SPEC §11: libc++ on the
+/// device, the host's library on the simulator): one build of a kernel
+/// using <vector>, <algorithm>, <array>, <numeric>, <limits>, <cmath>,
+/// <utility> and <type_traits>; every op bit-identical across the two and
+/// equal to the same computation done here.
+#[test]
+fn the_standard_library_works_in_a_device_kernel_as_on_the_simulator() {
+    let dir = built("stdlib", QEMU);
+    let x: Vec<f32> = vec![3.5, -1.25, 0.0, 7.75, -2.5, 2.25, -0.5, 1.0, 5.5, -3.75, 0.25, 4.0, -6.5, 0.75, 2.0, -0.125];
+    let n = x.len();
+    let f = npy_file("q_std_x.npy", &f32s(&[n as u64], &x)).display().to_string();
+
+    // sort, then a stable partition (non-negatives first, order kept) with
+    // the first half reversed.
+    let mut sorted = x.clone();
+    sorted.sort_by(f32::total_cmp);
+    let mut w: Vec<f32> = sorted.iter().copied().filter(|v| *v >= 0.0).chain(sorted.iter().copied().filter(|v| *v < 0.0)).collect();
+    w[..n / 2].reverse();
+    let want_sort: Vec<f32> = sorted.iter().zip(&w).map(|(s, w)| s * 2.0 + w).collect();
+    assert_eq!(both(&dir, "sort_vector", &[&f], 1, "std").0.to_f32(), want_sort, "sort_vector");
+
+    // partial_sum - mean (accumulate, in order) + inner_product(iota(4)).
+    let mean = x.iter().fold(0.0f32, |a, v| a + v) / n as f32;
+    let mut acc = 0.0f32;
+    let want: Vec<f32> = x
+        .iter()
+        .map(|v| {
+            acc += v;
+            acc - mean + 14.0
+        })
+        .collect();
+    assert_eq!(both(&dir, "numeric_ops", &[&f], 1, "std").0.to_f32(), want, "numeric_ops");
+
+    // max and argmax, min, the ends swapped, two limits in front.
+    let (best, at) = x.iter().enumerate().fold((f32::MIN, -1i32), |b, (i, v)| if *v > b.0 { (*v, i as i32) } else { b });
+    let lo = x.iter().fold(f32::MAX, |a, v| a.min(*v));
+    let mut v = x.clone();
+    v.swap(0, n - 1);
+    let mut want: Vec<f32> = v.iter().map(|f| (f - best).max(-1.0) + at as f32 + lo).collect();
+    want[0] = f32::EPSILON;
+    want[1] = i16::MAX as f32;
+    assert_eq!(both(&dir, "limits_utility", &[&f], 1, "std").0.to_f32(), want, "limits_utility");
+
+    // <cmath>'s float overloads (exactly rounded ones: the same bits on
+    // the host's libm and the device's).
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| v.abs().sqrt() + v.floor() + v.ceil() + v.trunc() + v.round() + v.max(0.0) + v % 1.5 + v * 8.0 + 1.0f32.copysign(v) + 0.0 + v.abs())
+        .collect();
+    assert_eq!(both(&dir, "cmath_ops", &[&f], 1, "std").0.to_f32(), want, "cmath_ops");
+    // frexp, modf, nearbyint, lround, scalbn, ilogb, logb, remainder,
+    // nextafter from the float's bits (every input normal or zero).
+    let want: Vec<f32> = x
+        .iter()
+        .map(|&v| {
+            if v == 0.0 {
+                return 0.0;
+            }
+            let b = v.to_bits();
+            let ilogb = ((b >> 23) & 0xff) as i32 - 127;
+            let m = f32::from_bits((b & 0x807f_ffff) | (126 << 23));
+            let next = f32::from_bits(if v > 0.0 { b + 1 } else { b - 1 });
+            m + (ilogb + 1) as f32
+                + (v - v.trunc())
+                + v.trunc() * 2.0
+                + v.round_ties_even()
+                + v.round()
+                + v * 0.25
+                + ilogb as f32
+                + ilogb as f32
+                + (v - 2.0 * (v / 2.0).round_ties_even())
+                + (next - v) * 1_048_576.0
+        })
+        .collect();
+    assert_eq!(both(&dir, "cmath_more", &[&f], 1, "std").0.to_f32(), want, "cmath_more");
+    // The vendor's C++14 (`--cflags -std=c++14`, after the tool's
+    // -std=c++17 on both sides): the same kernel, the same bits.
+    let dir14 = built("stdlib", &["--target", "qemu", "--cflags", "-std=c++14"]);
+    assert_eq!(both(&dir14, "sort_vector", &[&f], 1, "std14").0.to_f32(), want_sort, "sort_vector, C++14");
+    assert_eq!(both(&dir14, "cmath_more", &[&f], 1, "std14").0.to_f32(), want, "cmath_more, C++14");
+
+    // A function-local static vector (__cxa_atexit on the device).
+    let want: Vec<f32> = x.iter().map(|v| v + 0.5).collect();
+    assert_eq!(both(&dir, "static_scratch", &[&f], 1, "std").0.to_f32(), want, "static_scratch");
+    // A vector of 1000 floats on the heap, and a nothrow new that fits.
+    let want: Vec<f32> = x.iter().map(|v| v + 1000.0).collect();
+    assert_eq!(both(&dir, "vector_fill", &[&f, "1000"], 1, "std").0.to_f32(), want, "vector_fill");
+    let want: Vec<f32> = x.iter().map(|v| v + 1.0).collect();
+    assert_eq!(both(&dir, "nothrow_probe", &[&f, "1000"], 1, "std").0.to_f32(), want, "nothrow_probe");
+    let want = vec![x[3]; n];
+    assert_eq!(both(&dir, "vector_at", &[&f, "3"], 1, "std").0.to_f32(), want, "vector_at");
+}
+
+/// `new` on the device takes the core's 1 MiB libc heap: a std::vector of
+/// a million floats (4 MB) does not fit, and without exceptions operator
+/// new stops the core with the abort report (error 10) naming the size,
+/// not a null pointer written through; `new (std::nothrow)` returns null.
+/// libc++'s other "throws" (`at()` past the end) are the abort report too
+/// (error 99, libc++'s message).
+#[test]
+fn allocation_failure_and_library_throws_end_in_the_abort_report_on_the_device() {
+    let dir = built("stdlib", QEMU);
+    let x: Vec<f32> = (0..8).map(|i| i as f32).collect();
+    let f = npy_file("q_std_heap.npy", &f32s(&[8], &x)).display().to_string();
+    let on_qemu = |op: &str, arg: &str| {
+        let out = scratch("out").join(format!("std-{op}-{arg}.npy"));
+        let _ = std::fs::remove_file(&out);
+        let o = customop(&["run", &dir.display().to_string(), op, &f, arg, "-o", &out.display().to_string(), "--on", "qemu"]);
+        (o, out)
+    };
+    let (o, _) = on_qemu("vector_fill", "1000000");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("abort on core 0: error 10 (out of memory): operator new(4000000 bytes) found no room on the core's libc heap"), "{t}");
+    let (o, out) = on_qemu("nothrow_probe", "1000000");
+    assert!(o.status.success(), "{}", text(&o));
+    assert_eq!(npy::read(&out).unwrap().to_f32(), x.iter().map(|v| v - 1.0).collect::<Vec<_>>(), "null from new(std::nothrow)");
+    let (o, _) = on_qemu("vector_at", "8");
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(
+        t.contains("error 99 (the C++ standard library stopped the kernel): out_of_range was thrown in -fno-exceptions mode with message \"vector\""),
+        "{t}"
+    );
+}
+
+/// A kernel that uses none of the C++ library links none of it (the
+/// device runtime's `new`/`delete`, libc++'s compiled `std::sort`, the
+/// abort paths): `--gc-sections` drops them, so its image is no larger
+/// than before the library existed.
+#[test]
+fn a_kernel_without_the_standard_library_links_none_of_it() {
+    let dir = built("relu2d", QEMU);
+    let bytes = std::fs::read(dir.join("relu2d_qemu.elf")).unwrap();
+    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    for sym in ["_Znwj", "_ZdlPv", "neuron_libcxx_abort", "__cxa_pure_virtual"] {
+        assert!(!elf.symbols.contains_key(sym), "{sym} linked into a kernel that does not use it");
+    }
+    assert!(!elf.symbols.keys().any(|s| s.contains("__sort")), "libc++'s sort linked into a kernel that does not sort");
+    // The check can fail: the stdlib kernel has them.
+    let dir = built("stdlib", QEMU);
+    let bytes = std::fs::read(dir.join("stdlib_qemu.elf")).unwrap();
+    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    assert!(elf.symbols.contains_key("_Znwj") && elf.symbols.keys().any(|s| s.contains("__sort")), "the stdlib kernel links new and sort");
+}
+
+/// A header the device cannot have (streams, threads, files) fails the
+/// device build with one message that says so, not libc++'s wall of
+/// errors; the simulator side (the host's library) compiles it.
+#[test]
+fn an_unavailable_standard_header_is_one_clear_error() {
+    let src = scratch("iostream");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <iostream>\n#include <vector>\n#include <torch/torch.h>\n\
+         torch::Tensor say(const torch::Tensor& t) { std::cout << t.numel() << std::endl; return t; }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(io, m) { m.def(\"say\", &s, \"say\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    let r = customop(&["build", "--name", "io", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(4), "{t}");
+    assert!(t.contains("fatal error: \"<iostream> is not available on the device (SPEC §11): the device has no streams or files"), "{t}");
+    assert_eq!(t.matches("error:").count(), 1, "one message:\n{t}");
+    assert!(t.contains("1 error generated"), "{t}");
+}
+
+/// The vendor's device library is C++14: the standard headers compile for
+/// the device at `-std=c++14` (the user's `--cflags` come after ours) as
+/// at the default C++17, and the flags reach clang (C++17's
+/// `std::clamp` is refused at C++14).
+#[test]
+fn the_standard_headers_compile_for_the_device_at_cxx14_and_cxx17() {
+    use customop::xtensa::toolchain::Toolchain;
+    let tc = Toolchain::find().expect("the Xtensa toolchain");
+    let dir = scratch("cxx14");
+    let src = dir.join("std14.cpp");
+    std::fs::write(
+        &src,
+        "#include <vector>\n#include <algorithm>\n#include <array>\n#include <numeric>\n#include <limits>\n#include <cmath>\n\
+         #include <utility>\n#include <type_traits>\n\
+         float f(int n) { std::vector<float> v(n, 1.5f); std::sort(v.begin(), v.end()); std::array<int, 2> a{{1, 2}};\n\
+           return std::accumulate(v.begin(), v.end(), 0.0f) + std::sqrt(2.0f) + a[1] + std::numeric_limits<float>::epsilon()\n\
+             + std::is_same<std::decay<const int&>::type, int>::value + std::max(1, 2) + std::make_pair(1, 2).first;\n\
+         #ifdef WANT_CLAMP\n  return std::clamp(1, 2, 3);\n#endif\n}\n",
+    )
+    .unwrap();
+    let include = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    for (std, clamp, ok) in [("-std=c++14", false, true), ("-std=c++17", true, true), ("-std=c++14", true, false)] {
+        let mut user = vec![std.to_owned()];
+        if clamp {
+            user.push("-DWANT_CLAMP".into());
+        }
+        let obj = dir.join(format!("std14-{std}-{clamp}.o"));
+        let r = tc.compile(&tc.flags(&include, &user), &src, &obj);
+        assert_eq!(r.is_ok(), ok, "{std} clamp {clamp}: {r:?}");
+    }
+}
+
+/// Every `std::` function of libc++'s `<cmath>`, in float and double,
+/// links against the device library: an object calling them all has no
+/// undefined symbol the device runtime does not define.
+#[test]
+fn every_cmath_function_links_on_the_device() {
+    use customop::xtensa::{devlib, toolchain::Toolchain};
+    let tc = Toolchain::find().expect("the Xtensa toolchain");
+    let dir = scratch("cmath");
+    let src = dir.join("all_cmath.cpp");
+    let one = [
+        "abs",
+        "acos",
+        "asin",
+        "atan",
+        "ceil",
+        "cos",
+        "cosh",
+        "exp",
+        "fabs",
+        "floor",
+        "log",
+        "log10",
+        "sin",
+        "sinh",
+        "sqrt",
+        "tan",
+        "tanh",
+        "acosh",
+        "asinh",
+        "atanh",
+        "cbrt",
+        "erf",
+        "erfc",
+        "exp2",
+        "expm1",
+        "ilogb",
+        "lgamma",
+        "llrint",
+        "llround",
+        "log1p",
+        "log2",
+        "logb",
+        "lrint",
+        "lround",
+        "nearbyint",
+        "rint",
+        "round",
+        "tgamma",
+        "trunc",
+    ];
+    let two = ["atan2", "fmod", "pow", "copysign", "fdim", "fmax", "fmin", "hypot", "nextafter", "remainder"];
+    let mut body =
+        String::from("#include <cmath>\ndouble all(float xf, float yf, double xd, double yd, int n, long l) {\n  double s = 0; int e; float fi; double di;\n");
+    for f in one {
+        body += &format!("  s += std::{f}(xf) + std::{f}(xd);\n");
+    }
+    for f in two {
+        body += &format!("  s += std::{f}(xf, yf) + std::{f}(xd, yd);\n");
+    }
+    body += "  s += std::fma(xf, yf, xf) + std::fma(xd, yd, xd) + std::frexp(xf, &e) + std::frexp(xd, &e) + std::ldexp(xf, n) + std::ldexp(xd, n);\n\
+      s += std::modf(xf, &fi) + std::modf(xd, &di) + std::remquo(xf, yf, &e) + std::remquo(xd, yd, &e) + std::scalbn(xf, n) + std::scalbln(xd, l);\n\
+      s += std::hypot(xd, yd, xd) + std::nan(\"\") + std::nanf(\"\") + std::nexttoward(xf, (long double)yd) + std::fpclassify(xf);\n  return s;\n}\n";
+    std::fs::write(&src, body).unwrap();
+    let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
+    let obj = dir.join("all_cmath.o");
+    tc.compile(&tc.flags(&include, &[]), &src, &obj).unwrap();
+    let nm = |args: &[&str], file: &Path| -> Vec<String> {
+        let o = std::process::Command::new("xtensa-lx106-elf-nm").args(args).arg(file).output().expect("xtensa-lx106-elf-nm");
+        String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split_whitespace().last().map(str::to_owned)).collect()
+    };
+    let undefined = nm(&["-u"], &obj);
+    assert!(undefined.iter().any(|s| s == "lgammaf") && undefined.iter().any(|s| s == "frexp"), "{undefined:?}");
+    let archive = devlib::archive(devlib::Runtime::Qemu).unwrap();
+    let defined: std::collections::HashSet<String> = nm(&["--defined-only"], &archive).into_iter().collect();
+    let missing: Vec<&String> = undefined.iter().filter(|s| !defined.contains(*s)).collect();
+    assert!(missing.is_empty(), "<cmath> functions the device library lacks: {missing:?}");
+}
+
+/// Hardening is off by default (as the vendor's libc++ and the host's
+/// library); a kernel that turns libc++'s checks on for the device gets a
+/// failed check as the abort report with libc++'s message (the *enforce*
+/// semantic of our `__config_site`), not a bare trap. The in-range call
+/// runs as usual.
+#[test]
+fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
+    let src = scratch("hardening");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <vector>\n#include <torch/torch.h>\n\
+         torch::Tensor pick(const torch::Tensor& t, int64_t i) {\n\
+           std::vector<float> v(4, 2.5f);\n\
+           torch::Tensor o = torch::empty(t.sizes(), torch::kFloat);\n\
+           auto b = o.accessor<float, 1>();\n\
+           for (int64_t k = 0; k < t.size(0); k++) b[k] = v[static_cast<size_t>(i)];\n\
+           return o;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t, int64_t i) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(h, m) { m.def(\"pick\", &s, \"pick\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    customop_ok(&[
+        "build",
+        "--name",
+        "h",
+        "--compute",
+        &k,
+        "--shape",
+        &s,
+        "--out",
+        &o,
+        "--target",
+        "qemu",
+        "--cflags",
+        "-D_LIBCPP_HARDENING_MODE=_LIBCPP_HARDENING_MODE_FAST",
+    ]);
+    let x = npy_file("q_hard.npy", &f32s(&[3], &[0.0; 3])).display().to_string();
+    let y = scratch("out").join("hard.npy").display().to_string();
+    customop_ok(&["run", &o, "pick", &x, "1", "-o", &y, "--on", "qemu"]);
+    assert_eq!(npy::read(Path::new(&y)).unwrap().to_f32(), [2.5; 3]);
+    let r = customop(&["run", &o, "pick", &x, "4", "-o", &y, "--on", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{t}");
+    assert!(t.contains("error 99 (the C++ standard library stopped the kernel): ") && t.contains("vector[] index out of bounds"), "{t}");
+}
+
+/// Global constructors: the device image does not run them (the loader
+/// calls `register_funcs` and the launchers only), the simulator's dlopen
+/// does, so a namespace-scope object with a constructor would be zeros on
+/// the device only. The device build refuses it, naming the source; the
+/// twin with a function-local static runs on both
+/// (`the_standard_library_works_in_a_device_kernel_as_on_the_simulator`,
+/// op `static_scratch`).
+#[test]
+fn a_global_object_with_a_constructor_is_refused_by_the_device_build() {
+    let src = scratch("global_ctor");
+    std::fs::write(
+        src.join("k.cpp"),
+        "#include <torch/torch.h>\n\
+         struct Table { float v[4]; Table() { for (int i = 0; i < 4; i++) v[i] = i * 0.5f; } };\n\
+         static Table table;\n\
+         torch::Tensor k(const torch::Tensor& t) {\n\
+           torch::Tensor o = torch::empty(t.sizes(), torch::kFloat);\n\
+           auto a = t.accessor<float, 1>(); auto b = o.accessor<float, 1>();\n\
+           for (int64_t i = 0; i < t.size(0); i++) b[i] = a[i] + table.v[i % 4];\n\
+           return o;\n\
+         }\n",
+    )
+    .unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+         NEURON_LIBRARY(g, m) { m.def(\"k\", &s, \"k\"); }\n",
+    )
+    .unwrap();
+    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+    let r = customop(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(4), "{t}");
+    assert!(t.contains("k.cpp: a global object needs code run when the image loads") && t.contains("function-local `static`"), "{t}");
+    // The simulator alone builds it (dlopen runs the constructor there).
+    customop_ok(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o]);
+}

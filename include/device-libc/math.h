@@ -1,5 +1,6 @@
 // What the device library defines of <math.h>: Rust's compiler_builtins
-// math (the `libm` port), in double and float (`sinf`, ...), with the
+// math (the `libm` port) and the rest of C99's from the same port
+// (src/device/math.rs), in double and float (`sinf`, ...), with the
 // classification macros as compiler builtins. Floats are soft-float on
 // the Q7's configuration: a float call is cheaper than a double one.
 #pragma once
@@ -14,6 +15,15 @@
 #define M_PI 3.14159265358979323846
 #define M_PI_2 1.57079632679489661923
 #define M_SQRT2 1.41421356237309504880
+// fpclassify's results (libc++'s std::fpclassify passes them to the
+// compiler's builtin).
+#define FP_NAN 0
+#define FP_INFINITE 1
+#define FP_ZERO 2
+#define FP_SUBNORMAL 3
+#define FP_NORMAL 4
+#define FP_ILOGB0 (-2147483647 - 1)
+#define FP_ILOGBNAN (-2147483647 - 1)
 #define isnan(x) __builtin_isnan(x)
 #define isinf(x) __builtin_isinf(x)
 #define isfinite(x) __builtin_isfinite(x)
@@ -100,6 +110,98 @@ double fma(double x, double y, double z);
 float fmaf(float x, float y, float z);
 double ldexp(double x, int e);
 float ldexpf(float x, int e);
+// From the device library's own math (src/device/math.rs), so that every
+// std:: function of libc++'s <cmath> links.
+double atanh(double x);
+float atanhf(float x);
+double lgamma(double x);
+float lgammaf(float x);
+double frexp(double x, int* e);
+float frexpf(float x, int* e);
+double modf(double x, double* i);
+float modff(float x, float* i);
+double remquo(double x, double y, int* q);
+float remquof(float x, float y, int* q);
+double remainder(double x, double y);
+float remainderf(float x, float y);
+double nearbyint(double x);
+float nearbyintf(float x);
+long lrint(double x);
+long lrintf(float x);
+long long llrint(double x);
+long long llrintf(float x);
+long lround(double x);
+long lroundf(float x);
+long long llround(double x);
+long long llroundf(float x);
+double scalbn(double x, int n);
+float scalbnf(float x, int n);
+double scalbln(double x, long n);
+float scalblnf(float x, long n);
+int ilogb(double x);
+int ilogbf(float x);
+double logb(double x);
+float logbf(float x);
+double nextafter(double x, double y);
+float nextafterf(float x, float y);
+double nexttoward(double x, long double y);
+float nexttowardf(float x, long double y);
+double nan(const char* tag);
+float nanf(const char* tag);
 #ifdef __cplusplus
 }
+#endif
+
+#if __SIZEOF_LONG_DOUBLE__ == __SIZEOF_DOUBLE__
+// `long double` is `double` on the Xtensa core: the `l` functions are the
+// double ones (libc++'s <complex> and <cmath> name some).
+static inline long double acosl(long double x) { return acos((double)x); }
+static inline long double acoshl(long double x) { return acosh((double)x); }
+static inline long double asinl(long double x) { return asin((double)x); }
+static inline long double asinhl(long double x) { return asinh((double)x); }
+static inline long double atanl(long double x) { return atan((double)x); }
+static inline long double cbrtl(long double x) { return cbrt((double)x); }
+static inline long double ceill(long double x) { return ceil((double)x); }
+static inline long double cosl(long double x) { return cos((double)x); }
+static inline long double coshl(long double x) { return cosh((double)x); }
+static inline long double erfl(long double x) { return erf((double)x); }
+static inline long double erfcl(long double x) { return erfc((double)x); }
+static inline long double expl(long double x) { return exp((double)x); }
+static inline long double exp2l(long double x) { return exp2((double)x); }
+static inline long double expm1l(long double x) { return expm1((double)x); }
+static inline long double fabsl(long double x) { return fabs((double)x); }
+static inline long double floorl(long double x) { return floor((double)x); }
+static inline long double logl(long double x) { return log((double)x); }
+static inline long double log10l(long double x) { return log10((double)x); }
+static inline long double log1pl(long double x) { return log1p((double)x); }
+static inline long double log2l(long double x) { return log2((double)x); }
+static inline long double rintl(long double x) { return rint((double)x); }
+static inline long double roundl(long double x) { return round((double)x); }
+static inline long double sinl(long double x) { return sin((double)x); }
+static inline long double sinhl(long double x) { return sinh((double)x); }
+static inline long double sqrtl(long double x) { return sqrt((double)x); }
+static inline long double tanl(long double x) { return tan((double)x); }
+static inline long double tanhl(long double x) { return tanh((double)x); }
+static inline long double tgammal(long double x) { return tgamma((double)x); }
+static inline long double truncl(long double x) { return trunc((double)x); }
+static inline long double atan2l(long double x, long double y) { return atan2((double)x, (double)y); }
+static inline long double copysignl(long double x, long double y) { return copysign((double)x, (double)y); }
+static inline long double fdiml(long double x, long double y) { return fdim((double)x, (double)y); }
+static inline long double fmaxl(long double x, long double y) { return fmax((double)x, (double)y); }
+static inline long double fminl(long double x, long double y) { return fmin((double)x, (double)y); }
+static inline long double fmodl(long double x, long double y) { return fmod((double)x, (double)y); }
+static inline long double hypotl(long double x, long double y) { return hypot((double)x, (double)y); }
+static inline long double powl(long double x, long double y) { return pow((double)x, (double)y); }
+static inline long double fmal(long double x, long double y, long double z) { return fma((double)x, (double)y, (double)z); }
+static inline long double ldexpl(long double x, int e) { return ldexp((double)x, e); }
+static inline long double atanhl(long double x) { return atanh((double)x); }
+static inline long double lgammal(long double x) { return lgamma((double)x); }
+static inline long double frexpl(long double x, int* e) { return frexp((double)x, e); }
+static inline long double remquol(long double x, long double y, int* q) { return remquo((double)x, (double)y, q); }
+static inline long double remainderl(long double x, long double y) { return remainder((double)x, (double)y); }
+static inline long double nearbyintl(long double x) { return nearbyint((double)x); }
+static inline long double scalbnl(long double x, int n) { return scalbn((double)x, n); }
+static inline long double scalblnl(long double x, long n) { return scalbln((double)x, n); }
+static inline long double logbl(long double x) { return logb((double)x); }
+static inline long double nextafterl(long double x, long double y) { return nextafter((double)x, (double)y); }
 #endif

@@ -22,3 +22,26 @@ __attribute__((noreturn)) void abort(void);
 static inline int abs(int v) { return v < 0 ? -v : v; }
 static inline long labs(long v) { return v < 0 ? -v : v; }
 static inline long long llabs(long long v) { return v < 0 ? -v : v; }
+
+// div/ldiv/lldiv as C's (libc++'s <cstdlib> names them; inline, as abs).
+typedef struct {
+    int quot, rem;
+} div_t;
+typedef struct {
+    long quot, rem;
+} ldiv_t;
+typedef struct {
+    long long quot, rem;
+} lldiv_t;
+static inline div_t div(int a, int b) {
+    div_t r = {a / b, a % b};
+    return r;
+}
+static inline ldiv_t ldiv(long a, long b) {
+    ldiv_t r = {a / b, a % b};
+    return r;
+}
+static inline lldiv_t lldiv(long long a, long long b) {
+    lldiv_t r = {a / b, a % b};
+    return r;
+}

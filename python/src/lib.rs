@@ -1,4 +1,5 @@
-//! The Python package `neuroncustomop`: `load()` builds vendor-style
+//! The native module `neuroncustomop._native` of the Python package
+//! `neuroncustomop` (whose `__init__.py` re-exports it): `load()` builds vendor-style
 //! custom-op kernels through the `customop` library (the same build and
 //! run code as the `customop` command, not a wrapper around it) and
 //! returns their ops as Python callables that run on the host simulator
@@ -10,6 +11,7 @@
 //! - [`report`] — the run report as objects;
 //! - [`errors`] — `neuroncustomop.Error`;
 //! - [`staticlib_path`] — the host library kernels link against;
+//! - [`raw`] — the entry points of `neuroncustomop.custom_op` (PyTorch);
 //! - [`op_table`] — the extension's own (empty) kernel op table.
 
 mod arrays;
@@ -17,15 +19,19 @@ mod errors;
 mod invoke;
 mod library;
 mod op_table;
+mod raw;
 mod report;
 mod staticlib_path;
 
 use pyo3::prelude::*;
 
 #[pymodule]
-#[pyo3(name = "neuroncustomop")]
+#[pyo3(name = "_native")]
 fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::load, m)?)?;
+    m.add_function(wrap_pyfunction!(library::load_built, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::_output_spec, m)?)?;
+    m.add_function(wrap_pyfunction!(raw::_run_bytes, m)?)?;
     m.add("Error", m.py().get_type::<errors::Error>())?;
     m.add("UnknownOpError", errors::unknown_op_type(m.py())?)?;
     m.add("KernelCrashed", m.py().get_type::<errors::KernelCrashed>())?;

@@ -8,7 +8,7 @@ use crate::staticlib_path;
 use customop::build::{build, BuildOptions};
 use customop::compiler::{split_flags, Outcome};
 use customop::sim::SimApi;
-use customop::{Error, ErrorKind, Op as OpSchema, Schema, Target};
+use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
@@ -94,6 +94,12 @@ impl Library {
         &self.schema.name
     }
 
+    /// The `NEURON_LIBRARY` names of the shape sources (`torch.ops.<name>`).
+    #[getter]
+    fn libraries(&self) -> Vec<String> {
+        self.schema.libraries.clone()
+    }
+
     /// Built with `multicore=True` (ops then default to 8 cores).
     #[getter]
     fn multicore(&self) -> bool {
@@ -122,9 +128,9 @@ impl Library {
 /// One op: call it with its arguments in the compute function's order.
 #[pyclass(module = "neuroncustomop", frozen)]
 pub struct Op {
-    op: OpSchema,
-    api: SimApi,
-    multicore: bool,
+    pub(crate) op: OpSchema,
+    pub(crate) api: SimApi,
+    pub(crate) multicore: bool,
     /// The time bound of a call without `timeout=` (the library's).
     timeout: Option<Duration>,
 }
@@ -142,7 +148,7 @@ fn timeout_of(obj: &Bound<'_, PyAny>) -> customop::Result<Option<Duration>> {
     customop::contained::parse_timeout(&s.to_string(), "timeout=").map(Some).map_err(|_| bad())
 }
 
-fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
+pub(crate) fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &str) -> customop::Result<u32> {
     let requested = match obj.filter(|o| !o.is_none()) {
         None => None,
         Some(o) => match o.extract::<u32>() {
@@ -169,6 +175,44 @@ fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut t
     Ok((cores_of(cores.as_ref(), multicore, op)?, report, timeout))
 }
 
+impl Op {
+    /// Runs the op on `placed` in a child process (`invoke::run`): nothing
+    /// in it touches Python, so other Python threads run meanwhile. Every
+    /// tick the wait takes the GIL to run Python's signal handlers: Ctrl-C
+    /// raises KeyboardInterrupt here, and the child is killed. A failed run
+    /// is a `neuroncustomop.Error` with its report attached. `timeout`
+    /// None is the library's.
+    pub(crate) fn run_contained(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<invoke::Ran> {
+        let (api, op, timeout) = (self.api, &self.op, timeout.or(self.timeout));
+        let mut stop: Option<PyErr> = None;
+        let ran = py.detach(|| {
+            let mut interrupted = || match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    stop = Some(e);
+                    true
+                }
+            };
+            invoke::run(api, op, placed, cores, timeout, &mut interrupted)
+        });
+        if let Some(e) = stop {
+            return Err(e);
+        }
+        // A Ctrl-C that ended the child before the wait saw it.
+        py.check_signals()?;
+        match ran {
+            Ok(r) => Ok(r),
+            Err(f) => {
+                let extra = match f.report.as_deref().map(report::parse) {
+                    Some(Ok(r)) => vec![("report", Py::new(py, r)?.into_any())],
+                    _ => vec![],
+                };
+                Err(errors::to_py_with(py, &f.error, &extra))
+            }
+        }
+    }
+}
+
 #[pymethods]
 impl Op {
     /// Runs the op: returns the output array, or `(output, report)` with
@@ -188,37 +232,7 @@ impl Op {
         for (i, a) in args.iter().enumerate() {
             placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
         }
-        let api = self.api;
-        // The kernel runs in a child process; nothing in it touches
-        // Python, so other Python threads run meanwhile. Every tick the
-        // wait takes the GIL to run Python's signal handlers: Ctrl-C
-        // raises KeyboardInterrupt here, and the child is killed.
-        let mut stop: Option<PyErr> = None;
-        let ran = py.detach(|| {
-            let mut interrupted = || match Python::attach(|py| py.check_signals()) {
-                Ok(()) => false,
-                Err(e) => {
-                    stop = Some(e);
-                    true
-                }
-            };
-            invoke::run(api, op, &placed, cores, timeout, &mut interrupted)
-        });
-        if let Some(e) = stop {
-            return Err(e);
-        }
-        // A Ctrl-C that ended the child before the wait saw it.
-        py.check_signals()?;
-        let ran = match ran {
-            Ok(r) => r,
-            Err(f) => {
-                let extra = match f.report.as_deref().map(report::parse) {
-                    Some(Ok(r)) => vec![("report", Py::new(py, r)?.into_any())],
-                    _ => vec![],
-                };
-                return Err(errors::to_py_with(py, &f.error, &extra));
-            }
-        };
+        let ran = self.run_contained(py, &placed, cores, timeout)?;
         let out = crate::arrays::to_python(py, ran.output)?;
         if !report {
             return Ok(out);
@@ -236,6 +250,24 @@ impl Op {
     #[getter]
     fn name(&self) -> &str {
         &self.op.name
+    }
+
+    /// The compute function's parameter kinds, in order: `tensor`,
+    /// `scalar`, `int`, `long_long`, `float`, `double`.
+    #[getter]
+    fn kinds(&self) -> Vec<&'static str> {
+        self.op
+            .params
+            .iter()
+            .map(|p| match p.kind {
+                ArgKind::Tensor => "tensor",
+                ArgKind::Scalar => "scalar",
+                ArgKind::Int => "int",
+                ArgKind::LongLong => "long_long",
+                ArgKind::Float => "float",
+                ArgKind::Double => "double",
+            })
+            .collect()
     }
 
     /// The compute function's parameter types, in order.
@@ -347,4 +379,25 @@ pub fn load(
         }
     }
     Ok(Library { schema, api, dir: out, log, timeout })
+}
+
+/// A library built before (by `load`, here or in another process, or by
+/// `customop build`): its build directory, or the shared object in it.
+#[pyfunction]
+pub fn load_built(py: Python<'_>, path: PathBuf) -> PyResult<Library> {
+    let fail = |e: Error| errors::to_py(py, &e);
+    let dir = if path.is_dir() { path.clone() } else { path.parent().map(PathBuf::from).unwrap_or_default() };
+    if !path.exists() {
+        return Err(fail(Error::new(ErrorKind::Io, format!("{}: no such file or directory (give a build directory or the lib*.so in it)", path.display()))));
+    }
+    let (schema, api) = py.detach(|| customop::run::load(&dir)).map_err(fail)?;
+    if !path.is_dir() && path.file_name() != std::path::Path::new(&schema.library_file).file_name() {
+        return Err(fail(bad_input(format!(
+            "{} is not the library of its build directory {} (that is {})",
+            path.display(),
+            dir.display(),
+            schema.library_file
+        ))));
+    }
+    Ok(Library { schema, api, dir, log: BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false }, timeout: None })
 }

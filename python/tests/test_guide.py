@@ -28,3 +28,28 @@ def test_the_guides_pytest_example_passes_as_printed(tmp_path):
     assert f"{claimed.group(1)} passed" in r.stdout, r.stdout
     assert (tmp_path / "build" / "my_ops" / "libmy_ops.so").is_file()
     assert (tmp_path / "build" / "my_ops_mc" / "libmy_ops_mc.so").is_file()
+
+
+def test_the_guides_pytorch_script_prints_what_the_guide_shows(tmp_path):
+    import os
+
+    import pytest
+
+    if not os.environ.get("NEURONCUSTOMOP_REQUIRE_TORCH"):
+        pytest.importorskip("torch")
+    mlp = tmp_path / "mlp"
+    mlp.mkdir()
+    (mlp / "relu.cpp").write_text(block("cpp", "// mlp/relu.cpp"))
+    (mlp / "shape.cpp").write_text(block("cpp", "// mlp/shape.cpp"))
+    (mlp / "train.py").write_text(block("python", "# mlp/train.py"))
+    shown = re.search(r"cd mlp && python train.py\n```\n\nprints[^\n]*\n[^`]*```text\n(.*?)```", GUIDE, re.S)
+    assert shown, "the guide shows what train.py prints"
+    r = subprocess.run([sys.executable, "train.py"], cwd=mlp, capture_output=True, text=True)
+    assert r.returncode == 0, r.stdout + r.stderr
+    # The losses vary with torch's version; everything else is as shown.
+    numbers = re.compile(r"\d+\.\d{4}")
+    assert numbers.sub("N", r.stdout) == numbers.sub("N", shown.group(1)), r.stdout
+    first, last = map(float, re.search(r"Loss (\S+) -> (\S+)", r.stdout).groups())
+    assert last < first
+    assert "Parameters bit-identical to torch.relu's: True" in r.stdout
+    assert (mlp / "librelu.so").is_file()

@@ -169,6 +169,11 @@ errors! {
     /// A kernel's `assert` failed (the device's `<assert.h>`): the abort
     /// report names the expression, file and line.
     AssertFailed = 98, "assertion failed in the kernel";
+    /// The device's C++ standard library stopped the kernel: a `throw` in
+    /// its `-fno-exceptions` build (e.g. `std::vector` past `max_size()`,
+    /// `at()` out of range), a failed hardening check, or a pure virtual
+    /// call. The abort report carries libc++'s message.
+    CxxLibraryAbort = 99, "the C++ standard library stopped the kernel";
     // -- host simulator (its C API `neuron_sim_*` and `Simulator`) --
     /// A run names an op the kernel did not register (or an empty name).
     UnknownOp = 100, "no op of this name is registered";

@@ -24,7 +24,7 @@ fn write(fd: u32, buf: &[u8]) {
 /// A line buffer written out in one call.
 struct Line {
     len: usize,
-    buf: [u8; 200],
+    buf: [u8; 320],
 }
 
 impl Write for Line {
@@ -40,7 +40,7 @@ impl Write for Line {
 }
 
 fn emit(args: core::fmt::Arguments<'_>) {
-    let mut l = Line { len: 0, buf: [0; 200] };
+    let mut l = Line { len: 0, buf: [0; 320] };
     let _ = l.write_fmt(args);
     let _ = l.write_str("\n");
     write(2, &l.buf[..l.len]);

@@ -10,7 +10,7 @@ use std::string::String;
 use std::vec::Vec;
 
 /// The sentinel a run fills the output with unless the caller chose one.
-pub const DEFAULT_SENTINEL: u8 = 0xA5;
+pub const DEFAULT_SENTINEL: u8 = 0xFF;
 
 /// How many bytes are read (or written) at a time, so a large output
 /// never needs one large host buffer. A multiple of every element size.

@@ -16,22 +16,35 @@ use neuron_runtime::Error;
 
 /// Where the core's libc heap answers: `None` when no core is bound.
 fn on_core<T>(f: impl FnOnce(&mut neuron_runtime::heap::LibcHeap) -> T) -> Option<T> {
+    on_core_filled(|h, _| f(h))
+}
+
+/// [`on_core`], also given the run's fill byte.
+fn on_core_filled<T>(f: impl FnOnce(&mut neuron_runtime::heap::LibcHeap, u8) -> T) -> Option<T> {
     if !is_bound() {
         return None;
     }
     let mut out = None;
     let _ = with_core(|b| {
-        out = Some(f(b.state.libc()));
+        out = Some(f(b.state.libc(), b.empty_fill));
         Ok(())
     });
     out
+}
+
+/// A fresh block of `n` bytes, holding the run's fill (the device's block
+/// holds whatever was there: a result computed from it shows as such).
+fn filled(p: core::ptr::NonNull<u8>, n: usize, fill: u8) -> *mut c_void {
+    // SAFETY: a fresh block of at least `n` bytes the heap just handed out.
+    unsafe { p.as_ptr().write_bytes(fill, n) };
+    p.as_ptr().cast()
 }
 
 /// `malloc(n)`: null when the core's heap has no room (as on the device).
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_kernel_malloc(n: usize) -> *mut c_void {
     // SAFETY: the process's malloc, for a call with no core bound.
-    on_core(|h| h.malloc(n).map_or(null_mut(), |p| p.as_ptr().cast())).unwrap_or_else(|| unsafe { libc::malloc(n) })
+    on_core_filled(|h, fill| h.malloc(n).map_or(null_mut(), |p| filled(p, n, fill))).unwrap_or_else(|| unsafe { libc::malloc(n) })
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
@@ -45,7 +58,7 @@ pub extern "C" fn neuron_kernel_calloc(n: usize, size: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_kernel_memalign(align: usize, n: usize) -> *mut c_void {
     // SAFETY: the process's allocator, for a call with no core bound.
-    on_core(|h| h.memalign(align, n).map_or(null_mut(), |p| p.as_ptr().cast())).unwrap_or_else(|| unsafe { libc::memalign(align, n) })
+    on_core_filled(|h, fill| h.memalign(align, n).map_or(null_mut(), |p| filled(p, n, fill))).unwrap_or_else(|| unsafe { libc::memalign(align, n) })
 }
 
 /// `posix_memalign(out, align, n)`: 0, or `ENOMEM`/`EINVAL`.

@@ -63,6 +63,18 @@ pub const FRONT_END_FLAGS: &[&str] = &[
     "-UNDEBUG",
 ];
 
+/// libc++'s own sources a device kernel may need compiled (relative to
+/// the package's `libcxx/`), each with the mangled-name prefix of what it
+/// defines: the headers declare `std::sort`'s instantiations for the
+/// arithmetic types `extern` (`__sort<__less<float>&, float*>`), defined in
+/// `algorithm.cpp`. A source is compiled (with the kernel's flags, into its
+/// build directory, cached) only when a kernel object's IR declares such a
+/// symbol, so a build that does not sort does not pay for it; and
+/// `--gc-sections` keeps only the instantiations called. The rest of
+/// libc++'s out-of-line part (`new`/`delete`, the abort paths) is the
+/// device library's (`src/device/cxx.rs`).
+pub const LIBCXX_SOURCES: &[(&str, &str)] = &[("src/algorithm.cpp", "@_ZNSt3__16__sortI")];
+
 /// The `llc` flags (the IR carries the target features).
 pub const LLC_FLAGS: &[&str] = &["-mtriple=xtensa-none-elf", "-O2", "-function-sections", "-data-sections", "-filetype=obj"];
 
@@ -90,6 +102,16 @@ pub struct Toolchain {
     pub python: PathBuf,
     /// The nightly's `llc`.
     pub llc: PathBuf,
+    /// The package's libc++ (`<lib_dir>/libcxx`: `include/`, `src/`).
+    pub libcxx: PathBuf,
+}
+
+/// A string field of `zig env`'s output (ZON: `.name = "value",`).
+fn zon_field(text: &str, name: &str) -> Option<String> {
+    let key = format!(".{name} = \"");
+    let line = text.lines().map(str::trim).find(|l| l.starts_with(&key))?;
+    let rest = &line[key.len()..];
+    Some(rest[..rest.find('"')?].to_owned())
 }
 
 fn missing(msg: String) -> Error {
@@ -101,10 +123,11 @@ impl Toolchain {
     /// what to install when one is missing.
     pub fn find() -> Result<Self> {
         let python = std::env::var_os("PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
-        let out = Command::new(&python).args(["-m", "ziglang", "version"]).output().map_err(|e| {
+        // `env` rather than `version`: one call gives the version and the
+        // lib directory (where libc++'s headers and sources are).
+        let out = Command::new(&python).args(["-m", "ziglang", "env"]).output().map_err(|e| {
             missing(format!("the Xtensa C++ toolchain needs Python with the ziglang package: cannot run {}: {e} ({ZIG_INSTALL})", python.display()))
         })?;
-        let version = String::from_utf8_lossy(&out.stdout).trim().to_owned();
         if !out.status.success() {
             return Err(missing(format!(
                 "the Xtensa C++ toolchain needs the PyPI package ziglang {ZIG_VERSION}: `{} -m ziglang` failed ({}): install it with `{ZIG_INSTALL}`",
@@ -112,8 +135,14 @@ impl Toolchain {
                 String::from_utf8_lossy(&out.stderr).trim()
             )));
         }
+        let env = String::from_utf8_lossy(&out.stdout);
+        let version = zon_field(&env, "version").unwrap_or_default();
         if version != ZIG_VERSION {
             return Err(missing(format!("ziglang {version} is installed, the Xtensa build is verified with {ZIG_VERSION}: `{ZIG_INSTALL}`")));
+        }
+        let libcxx = zon_field(&env, "lib_dir").map(|d| Path::new(&d).join("libcxx")).unwrap_or_default();
+        if !libcxx.join("include/vector").is_file() || !libcxx.join(LIBCXX_SOURCES[0].0).is_file() {
+            return Err(missing(format!("ziglang {ZIG_VERSION} has no libc++ headers and sources at {}: reinstall it (`{ZIG_INSTALL}`)", libcxx.display())));
         }
         let out = Command::new("rustup")
             .args(["run", NIGHTLY, "rustc", "--print", "sysroot"])
@@ -130,23 +159,56 @@ impl Toolchain {
                 llc.display()
             )));
         }
-        Ok(Self { python, llc })
+        Ok(Self { python, llc, libcxx })
     }
 
     /// The front end's full flag list for `include` and the user's flags.
-    pub fn flags(include: &Path, user: &[String]) -> Vec<String> {
+    pub fn flags(&self, include: &Path, user: &[String]) -> Vec<String> {
         let mut f: Vec<String> = FRONT_END_FLAGS.iter().map(|s| (*s).to_owned()).collect();
         f.insert(2, mcpu_flag());
+        // libc++ configured for the device (SPEC §11): our `__config_site`
+        // first (zig's `__config` includes none), then our one-message
+        // stand-ins for the headers the device cannot have, then libc++'s
+        // headers, which `#include_next` the C headers below. `-I`, not
+        // `-isystem` (TOOLCHAIN.md: zig puts clang's builtin headers
+        // first, which breaks libc++'s <stddef.h>), so the header scan
+        // (`-MM`) lists them and the build cache sees them change.
+        let ours = include.join("device-libcxx");
+        f.push("-include".into());
+        f.push(ours.join("__config_site").display().to_string());
+        f.push("-I".into());
+        f.push(ours.display().to_string());
+        f.push("-I".into());
+        f.push(self.libcxx.join("include").display().to_string());
         f.push("-I".into());
         f.push(include.display().to_string());
         // The C library headers the device library backs (<stdlib.h>,
         // <stdio.h>, <math.h>, ...): freestanding clang has none of them.
-        // `-I`, not `-isystem`: the header scan (`-MM`) then lists them,
-        // so the build cache sees them change.
         f.push("-I".into());
         f.push(include.join("device-libc").display().to_string());
         f.extend(user.iter().cloned());
         f
+    }
+
+    /// The libc++ sources (see [`LIBCXX_SOURCES`]) that the kernel objects
+    /// `objects` need: those whose symbols one of their IR files (the
+    /// `.ll` beside each object) declares.
+    pub fn libcxx_sources_for(&self, objects: &[PathBuf]) -> Vec<PathBuf> {
+        let irs: Vec<String> = objects.iter().filter_map(|o| std::fs::read_to_string(o.with_extension("ll")).ok()).collect();
+        LIBCXX_SOURCES
+            .iter()
+            .filter(|(_, prefix)| irs.iter().any(|ir| ir.lines().any(|l| l.starts_with("declare") && l.contains(prefix))))
+            .map(|(src, _)| self.libcxx.join(src))
+            .collect()
+    }
+
+    /// Whether the kernel object `obj` (its IR, the `.ll` beside it) has
+    /// global constructors: objects at namespace scope initialised, or
+    /// destructors registered, when the image loads. The device images do
+    /// not run them (no `.init_array`: the loader calls `register_funcs`
+    /// and the op launchers only), while the simulator's `dlopen` does.
+    pub fn has_global_constructors(obj: &Path) -> bool {
+        std::fs::read_to_string(obj.with_extension("ll")).is_ok_and(|ir| ir.lines().any(|l| l.starts_with("@llvm.global_ctors")))
     }
 
     /// Compiles `src` to the Xtensa object `obj` (through `obj.ll`), unless
@@ -196,12 +258,34 @@ mod tests {
     }
 
     #[test]
+    fn libcxx_sources_are_compiled_only_for_a_kernel_that_declares_their_symbols() {
+        let tc = Toolchain { python: "python3".into(), llc: "llc".into(), libcxx: "/zig/lib/libcxx".into() };
+        let dir = std::env::temp_dir().join(format!("customop-libcxx-sel-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (sorts, plain) = (dir.join("sorts.o"), dir.join("plain.o"));
+        std::fs::write(sorts.with_extension("ll"), "define void @f() {\n}\ndeclare void @_ZNSt3__16__sortIRNS_6__lessIffEEPfEEvT0_S5_T_(ptr, ptr, ptr)\n")
+            .unwrap();
+        // Defining (not declaring) or merely naming the symbol does not count.
+        std::fs::write(plain.with_extension("ll"), "; _ZNSt3__16__sortI\ndefine void @_ZNSt3__16__sortIx() {\n}\n").unwrap();
+        assert_eq!(tc.libcxx_sources_for(std::slice::from_ref(&plain)), Vec::<PathBuf>::new());
+        assert_eq!(tc.libcxx_sources_for(&[plain, sorts]), vec![PathBuf::from("/zig/lib/libcxx/src/algorithm.cpp")]);
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
     fn the_flags_keep_frame_pointers_exceptions_and_rtti_off() {
-        let f = Toolchain::flags(Path::new("inc"), &["-DX=1".into()]);
+        let tc = Toolchain { python: "python3".into(), llc: "llc".into(), libcxx: "/zig/lib/libcxx".into() };
+        let f = tc.flags(Path::new("inc"), &["-DX=1".into()]);
         for want in ["-fomit-frame-pointer", "-fno-exceptions", "-fno-rtti", "-g0"] {
             assert!(f.iter().any(|x| x == want), "{want}");
         }
         assert_eq!(f[2], mcpu_flag());
+        // Our __config_site forced first; our stand-ins before libc++'s
+        // headers, which come before the C headers they #include_next.
+        let at = |x: &str| f.iter().position(|y| y == x).unwrap_or_else(|| panic!("{x} in {f:?}"));
+        assert_eq!(at("inc/device-libcxx/__config_site"), at("-include") + 1);
+        assert!(at("inc/device-libcxx") < at("/zig/lib/libcxx/include"));
+        assert!(at("/zig/lib/libcxx/include") < at("inc/device-libc"));
         // The user's flags come last, so `-fno-omit-frame-pointer` wins.
         assert_eq!(f.last().map(String::as_str), Some("-DX=1"));
     }

@@ -186,7 +186,7 @@ public:
     // as from libtorch's Half&).
     template <class U = T, class = neuron::detail::enable_if_t<!detail::is_arithmetic<U>()>>
     operator float() const {
-        return static_cast<float>(static_cast<T>(*this));
+        return static_cast<float>(this->operator T());
     }
     const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
@@ -198,15 +198,15 @@ public:
         if (p) detail::store_element<T>(p, v);
         return *this;
     }
-    const ElementRef& operator=(const ElementRef& o) const { return *this = static_cast<T>(o); }
+    const ElementRef& operator=(const ElementRef& o) const { return *this = o.operator T(); }
     template <class V>
-    const ElementRef& operator+=(const V& v) const { return *this = static_cast<T>(static_cast<T>(*this) + v); }
+    const ElementRef& operator+=(const V& v) const { return *this = static_cast<T>(this->operator T() + v); }
     template <class V>
-    const ElementRef& operator-=(const V& v) const { return *this = static_cast<T>(static_cast<T>(*this) - v); }
+    const ElementRef& operator-=(const V& v) const { return *this = static_cast<T>(this->operator T() - v); }
     template <class V>
-    const ElementRef& operator*=(const V& v) const { return *this = static_cast<T>(static_cast<T>(*this) * v); }
+    const ElementRef& operator*=(const V& v) const { return *this = static_cast<T>(this->operator T() * v); }
     template <class V>
-    const ElementRef& operator/=(const V& v) const { return *this = static_cast<T>(static_cast<T>(*this) / v); }
+    const ElementRef& operator/=(const V& v) const { return *this = static_cast<T>(this->operator T() / v); }
 
 private:
     // Pinned: the address is the NX pointer itself.
@@ -288,7 +288,15 @@ public:
             if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t.sizes;
         }
     }
+#if __cplusplus >= 201703L
     Accessor(const Accessor&) = delete;
+#else
+    // C++14 (--cflags -std=c++14, the vendor's level) wants a copy
+    // constructor to return one by value (`auto a = t.accessor<float,
+    // 2>()`), though every compiler elides that copy: declared, never
+    // defined, so a real copy is still refused (at link time).
+    Accessor(const Accessor&);
+#endif
     Accessor& operator=(const Accessor&) = delete;
     ~Accessor() {
         if (ok_) neuron_accessor_release(&t_, ACCESSOR_KIND_UNBUFFERED);
@@ -306,7 +314,15 @@ template <class T, uint32_t Mode>
 class StreamAccessor {
 public:
     explicit StreamAccessor(const neuron_tensor& t) : s_() { neuron_stream_open(&s_, &t, Mode, detail::isa_dtype_of<T>(), sizeof(T)); }
+#if __cplusplus >= 201703L
     StreamAccessor(const StreamAccessor&) = delete;
+#else
+    // C++14 (--cflags -std=c++14, the vendor's level) wants a copy
+    // constructor to return one by value (`auto a = t.accessor<float,
+    // 2>()`), though every compiler elides that copy: declared, never
+    // defined, so a real copy is still refused (at link time).
+    StreamAccessor(const StreamAccessor&);
+#endif
     StreamAccessor& operator=(const StreamAccessor&) = delete;
     ~StreamAccessor() { close(); }
     // Flushes (write streams), frees the buffer, deregisters. 0 or -1.

@@ -56,3 +56,16 @@ torch::Tensor set_then_add_dst(const torch::Tensor& t) {
     }
     return out;
 }
+
+// Stages through a tcm_malloc buffer of which it wrote only the first half:
+// on the device the rest holds whatever was there; on the simulator the
+// fill, a NaN, so the result shows it.
+torch::Tensor tcm_half_written(const torch::Tensor& t) {
+    torch::Tensor out = torch::zeros(t.sizes(), torch::kFloat);
+    const int64_t n = t.numel();
+    float* buf = (float*)torch::neuron::tcm_malloc(sizeof(float) * n);
+    for (int64_t i = 0; i < n / 2; i++) buf[i] = 1.0f;
+    out.tcm_accessor().tcm_to_tensor<float>(buf, 0, n);
+    torch::neuron::tcm_free(buf);
+    return out;
+}

@@ -9,4 +9,5 @@ NEURON_LIBRARY(sanitizer, m) {
     m.def("clamp_in_place", &same, "clamp_in_place");
     m.def("add_into_dst", &same, "add_into_dst");
     m.def("set_then_add_dst", &same, "set_then_add_dst");
+    m.def("tcm_half_written", &same, "tcm_half_written");
 }
