@@ -220,6 +220,10 @@ impl Toolchain {
             key = cache::fnv1a(key, &[0]);
         }
         key = cache::fnv1a(key, src.display().to_string().as_bytes());
+        // The IR beside the object is part of what a compile produces.
+        if !obj.with_extension("ll").is_file() {
+            let _ = std::fs::remove_file(obj.with_extension("stamp"));
+        }
         cached(src, obj, key, |tmp_obj, dep| {
             let ir = tmp_obj.with_extension("ll");
             let mut zig = Command::new(&self.python);
@@ -234,8 +238,13 @@ impl Toolchain {
             let mut llc = Command::new(&self.llc);
             llc.args(LLC_FLAGS).arg(&ir).arg("-o").arg(tmp_obj);
             let r = run_tool(&mut llc, &format!("compiling {} for Xtensa (llc)", src.display()), "the nightly's llvm-tools");
-            let _ = std::fs::remove_file(&ir);
-            r
+            if r.is_err() {
+                let _ = std::fs::remove_file(&ir);
+                return r;
+            }
+            // The IR stays beside the object (`obj.ll`): the build reads it
+            // for the libc++ sources the kernel needs and global constructors.
+            std::fs::rename(&ir, obj.with_extension("ll")).map_err(|e| crate::error::Error::io("write", &obj.with_extension("ll"), e))
         })
     }
 }
