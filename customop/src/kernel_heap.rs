@@ -61,12 +61,15 @@ fn rename_file(dir: &Path) -> Result<PathBuf> {
 }
 
 /// A copy of compute object `obj` whose allocations go to the core's libc
-/// heap: `obj` with the extension `heap.o`, written whole or not at all.
+/// heap: in the folder `kernel-heap` beside it (apart from the compiler's
+/// objects), written whole or not at all.
 pub fn redirect(obj: &Path) -> Result<PathBuf> {
-    let dir = obj.parent().unwrap_or(Path::new("."));
-    let syms = rename_file(dir)?;
-    let out = obj.with_extension("heap.o");
-    let tmp = obj.with_extension(format!("heap.o.{}.tmp", std::process::id()));
+    let dir = obj.parent().unwrap_or(Path::new(".")).join("kernel-heap");
+    std::fs::create_dir_all(&dir).map_err(|e| crate::error::Error::io("create", &dir, e))?;
+    let syms = rename_file(&dir)?;
+    let name = obj.file_name().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("kernel.o"));
+    let out = dir.join(&name);
+    let tmp = dir.join(format!("{}.{}.tmp", name.display(), std::process::id()));
     let mut cmd = Command::new(std::env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into()));
     cmd.arg(format!("--redefine-syms={}", syms.display())).arg(obj).arg(&tmp);
     let r = run_tool(&mut cmd, &format!("renaming the allocations of {}", obj.display()), "install binutils (objcopy)");

@@ -25,10 +25,10 @@ use std::sync::{Arc, Mutex, RwLock};
 use std::vec::Vec;
 
 /// An element no one wrote.
-const UNWRITTEN: u8 = 0;
-/// An element written by a copy of written data, or found changed though
-/// no hook saw the write: initialised, writer unknown.
-const UNKNOWN_WRITER: u8 = 0xFF;
+pub const UNWRITTEN: u8 = 0;
+/// An element found changed though no hook saw the write: initialised,
+/// writer unknown.
+pub const UNKNOWN_WRITER: u8 = 0xFF;
 
 /// What a region holds, and so what is checked on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -70,7 +70,14 @@ pub struct Finding {
     pub first: u64,
     /// Element accesses found (a read of one element twice counts twice).
     pub count: u64,
+    /// Cross-core writes: the elements both cores wrote, as half-open
+    /// ranges in the order found (at most [`MAX_RANGES`], then counted
+    /// only); empty for the other kinds.
+    pub ranges: Vec<(u64, u64)>,
 }
+
+/// Ranges a cross-core write finding keeps.
+pub const MAX_RANGES: usize = 64;
 
 /// A watched SoC range.
 #[derive(Debug)]
@@ -192,12 +199,42 @@ impl Sanitizer {
 
     fn record(&self, kind: FindingKind, r: &Region, cpu: u32, other: Option<u32>, element: u64, count: u64) {
         let mut f = self.findings.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(x) = f.iter_mut().find(|x| x.kind == kind && x.cpu == cpu && x.region == r.name) {
-            x.count += count;
-            x.first = x.first.min(element);
-            return;
+        // A cross-core write is one finding per pair of cores (the lower
+        // one as `cpu`), with the elements both wrote.
+        let (cpu, other) = match (kind, other) {
+            (FindingKind::CrossCoreWrite, Some(o)) => (cpu.min(o), Some(cpu.max(o))),
+            _ => (cpu, other),
+        };
+        let pairwise = kind == FindingKind::CrossCoreWrite;
+        let x = match f.iter_mut().position(|x| x.kind == kind && x.cpu == cpu && x.region == r.name && (!pairwise || x.other == other)) {
+            Some(i) => {
+                let x = &mut f[i];
+                x.count += count;
+                x.first = x.first.min(element);
+                x
+            }
+            None => {
+                f.push(Finding { kind, region: r.name.clone(), cpu, other, first: element, count, ranges: Vec::new() });
+                f.last_mut().expect("just pushed")
+            }
+        };
+        if pairwise {
+            let full = x.ranges.len() >= MAX_RANGES;
+            match x.ranges.iter_mut().find(|g| g.1 == element || (g.0 <= element && element < g.1)) {
+                Some(g) => g.1 = g.1.max(element + 1),
+                None if !full => x.ranges.push((element, element + 1)),
+                None => {}
+            }
         }
-        f.push(Finding { kind, region: r.name.clone(), cpu, other, first: element, count });
+    }
+
+    /// Per element of the region at `base`, as the last run left it:
+    /// [`UNWRITTEN`] (no hook saw a write), a writer core + 1, or
+    /// [`UNKNOWN_WRITER`]. `None` for no such region.
+    pub fn written_by(&self, base: u64) -> Option<Vec<u8>> {
+        let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
+        Some(r.state.iter().map(|x| x.load(Ordering::Relaxed)).collect())
     }
 
     /// Core `cpu` read SoC `[addr, addr + len)`.
@@ -300,6 +337,7 @@ fn still_filled(soc: &MockSoc, r: &Region, e: u64) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::vec;
 
     fn setup() -> (Arc<MockSoc>, u64) {
         let soc = MockSoc::new().unwrap();
@@ -321,7 +359,10 @@ mod tests {
         s.begin();
         s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
         s.read(&soc, &mut v, 0, base + 8, 16);
-        assert_eq!(s.end(), [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4 }]);
+        assert_eq!(
+            s.end(),
+            [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4, ranges: vec![] }]
+        );
     }
 
     #[test]
@@ -352,9 +393,25 @@ mod tests {
         s.read(&soc, &mut v3, 3, base + 4096, 64);
         let f = s.end();
         assert_eq!(f.len(), 3, "{f:?}");
-        assert!(f.contains(&Finding { kind: FindingKind::CrossCoreRead, region: "the output".into(), cpu: 3, other: Some(0), first: 3, count: 1 }));
-        assert!(f.contains(&Finding { kind: FindingKind::CrossCoreWrite, region: "the output".into(), cpu: 3, other: Some(0), first: 2, count: 1 }));
-        assert!(f.contains(&Finding { kind: FindingKind::InputWritten, region: "argument 0".into(), cpu: 3, other: None, first: 5, count: 1 }));
+        assert!(f.contains(&Finding {
+            kind: FindingKind::CrossCoreRead,
+            region: "the output".into(),
+            cpu: 3,
+            other: Some(0),
+            first: 3,
+            count: 1,
+            ranges: vec![]
+        }));
+        assert!(f.contains(&Finding {
+            kind: FindingKind::CrossCoreWrite,
+            region: "the output".into(),
+            cpu: 0,
+            other: Some(3),
+            first: 2,
+            count: 1,
+            ranges: vec![(2, 3)]
+        }));
+        assert!(f.contains(&Finding { kind: FindingKind::InputWritten, region: "argument 0".into(), cpu: 3, other: None, first: 5, count: 1, ranges: vec![] }));
     }
 
     #[test]

@@ -5,6 +5,8 @@
 use super::simulator::RunFailure;
 use neuron_hal_mock::sanitizer::{Finding, FindingKind};
 use neuron_runtime::Error;
+use std::string::String;
+use std::vec::Vec;
 
 /// The run failure for `f`, found while op `op` ran.
 pub fn failure(op: &str, f: &Finding) -> RunFailure {
@@ -35,4 +37,12 @@ pub fn failure(op: &str, f: &Finding) -> RunFailure {
         ),
     };
     RunFailure { code: e.code(), cpu: Some(cpu), reason }
+}
+
+/// A cross-core write finding in the words of the overlap check: "cores
+/// 6 and 7 both wrote output bytes [3500, 3528)" (`elem` bytes per
+/// element).
+pub fn overlap(f: &Finding, elem: u64) -> String {
+    let bytes: Vec<(u64, u64)> = f.ranges.iter().map(|&(a, b)| (a * elem, b * elem)).collect();
+    std::format!("cores {} and {} both wrote output bytes {}", f.cpu, f.other.unwrap_or(f.cpu), super::writes::list(&bytes))
 }

@@ -244,6 +244,9 @@ pub struct Simulator {
     /// Whether the run in progress is a multicore one (accessors other
     /// than TCM are refused on every core, SPEC §12).
     multicore: bool,
+    /// Whether runs are watched by the sanitizer: always, unless the
+    /// environment says `NEURON_SIM_SANITIZE=0` (to measure its cost).
+    sanitize: bool,
 }
 
 impl Simulator {
@@ -268,6 +271,7 @@ impl Simulator {
             last_ok: false,
             running: String::new(),
             multicore: false,
+            sanitize: std::env::var_os("NEURON_SIM_SANITIZE").is_none_or(|v| v != "0"),
         })
     }
 
@@ -365,6 +369,11 @@ impl Simulator {
         use neuron_hal_mock::sanitizer::RegionKind;
         let s = self.soc.sanitizer();
         s.begin();
+        if !self.sanitize {
+            // Nothing watched, nothing of an earlier run left.
+            s.end();
+            return;
+        }
         let elem = |d: &RawTensorDesc| Dtype::from_code(d.dtype).map_or(1, |t| t.elem_size().max(1)) as u64;
         for (i, a) in self.args.iter().enumerate() {
             s.watch(a.desc.storage, a.desc.buffer_bytes, elem(&a.desc), 0, RegionKind::Input, std::format!("argument {i}"));
@@ -587,31 +596,38 @@ impl Simulator {
             c.multicore_refused = self.cores[c.cpu as usize].state().multicore_refused().map(|a| self.tensor_at(a));
         }
         rep.device_limits = rep.cores.iter().filter_map(|c| super::device_limits::stack_failure(name, c)).collect();
+        let (cross_writes, findings): (Vec<_>, Vec<_>) = findings.into_iter().partition(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::CrossCoreWrite);
         rep.device_limits.extend(findings.iter().map(|f| super::sanitizer_report::failure(name, f)));
         rep.warnings = super::device_limits::warnings(name, &rep.cores);
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
+            let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
+            let held = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            // Who wrote each output element, as the hooks saw it.
+            let seen = self.soc.sanitizer().written_by(o.storage);
+            rep.overlaps = cross_writes.iter().map(|f| super::sanitizer_report::overlap(f, elem)).collect();
             let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
-            if cores > 1 && clean && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
+            // The attribution runs (each core again, alone) only where the
+            // hooks cannot say who wrote: an output element changed by a
+            // store they did not see, or a guard overwritten.
+            let in_doubt = !rep.guard_errors.is_empty() || seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held));
+            if cores > 1 && clean && in_doubt && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
                 let w = super::writes::attribute(self, f, cores, at, o)?;
                 rep.overlaps = w.overlaps;
                 rep.guard_errors.extend(w.outside);
-                // Their byte ranges say more than the sanitizer's first
-                // element, and name the cores in order.
-                if !rep.overlaps.is_empty() {
-                    rep.device_limits.retain(|d| d.code != Error::CoreWritesOverlap.code());
-                }
             }
-        }
-        if let Some(o) = placed {
-            let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            let mut ranges = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            // An element the hooks saw written is written, whatever it holds.
+            let mut ranges = match &seen {
+                Some(s) => super::writes::not_seen_written(&held, s),
+                None => held,
+            };
             if !ranges.is_empty() && rep.judge().is_none() {
                 // An element still holding the sentinel may have been
-                // written with exactly those bytes: run again over a second
-                // sentinel and keep only what holds it in both runs (exact
-                // for a kernel whose writes do not depend on the output's
-                // old contents). A run that already failed is not repeated.
+                // written with exactly those bytes by a store no hook saw:
+                // run again over a second sentinel and keep only what
+                // holds it in both runs (exact for a kernel whose writes
+                // do not depend on the output's old contents). A run that
+                // already failed is not repeated.
                 ranges = self.confirm_unwritten(f, cores, at, o, elem, &ranges)?;
             }
             if !ranges.is_empty() {

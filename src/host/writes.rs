@@ -9,6 +9,10 @@
 //! Bytes two cores both wrote are overlaps; a core that overwrote the
 //! guard region after the output wrote outside it. The parallel run's
 //! output is put back afterwards.
+//!
+//! These runs are needed only for writes the sanitizer's hooks did not
+//! see (a raw pointer store): [`unseen_writes`] says whether any output
+//! element changed without a hook seeing who wrote it.
 
 use super::coverage;
 use super::simulator::Simulator;
@@ -74,6 +78,39 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
     Ok(Writes { overlaps, outside })
 }
 
+/// Whether an output element changed without the hooks seeing its writer:
+/// `seen` per element (the sanitizer's `written_by`), `held` the element
+/// ranges that still hold the sentinel (so the others changed).
+pub fn unseen_writes(seen: &[u8], held: &[(u64, u64)]) -> bool {
+    use neuron_hal_mock::sanitizer::{UNKNOWN_WRITER, UNWRITTEN};
+    let mut next = held.iter().peekable();
+    seen.iter().enumerate().any(|(i, &s)| {
+        let i = i as u64;
+        while next.peek().is_some_and(|r| r.1 <= i) {
+            next.next();
+        }
+        let holds = next.peek().is_some_and(|r| r.0 <= i);
+        s == UNKNOWN_WRITER || (s == UNWRITTEN && !holds)
+    })
+}
+
+/// The ranges of `held` (elements holding the sentinel) less the elements
+/// a hook saw written (a kernel may write the sentinel's very bytes).
+pub fn not_seen_written(held: &[(u64, u64)], seen: &[u8]) -> Vec<(u64, u64)> {
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for &(a, b) in held {
+        for i in a..b {
+            if seen.get(i as usize).is_none_or(|&s| s == neuron_hal_mock::sanitizer::UNWRITTEN) {
+                match out.last_mut() {
+                    Some(r) if r.1 == i => r.1 = i + 1,
+                    _ => out.push((i, i + 1)),
+                }
+            }
+        }
+    }
+    out
+}
+
 /// The true runs of `mask` as half-open ranges.
 fn ranges(mask: &[bool]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
@@ -87,7 +124,7 @@ fn ranges(mask: &[bool]) -> Vec<(u64, u64)> {
     out
 }
 
-fn list(r: &[(u64, u64)]) -> String {
+pub(crate) fn list(r: &[(u64, u64)]) -> String {
     let mut s = String::new();
     for (i, (a, b)) in r.iter().take(8).enumerate() {
         if i > 0 {
@@ -99,4 +136,26 @@ fn list(r: &[(u64, u64)]) -> String {
         s.push_str(&std::format!(", ... ({} more ranges)", r.len() - 8));
     }
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::vec;
+
+    #[test]
+    fn only_a_change_no_hook_saw_is_in_doubt() {
+        // Elements 0-1 written by core 0, 2-3 still the sentinel.
+        assert!(!unseen_writes(&[1, 1, 0, 0], &[(2, 4)]));
+        // Element 1 changed, no hook saw it.
+        assert!(unseen_writes(&[1, 0, 0, 0], &[(2, 4)]));
+        // A writer the sanitizer could not name.
+        assert!(unseen_writes(&[1, 0xFF, 0, 0], &[(1, 4)]));
+        assert!(!unseen_writes(&[], &[]));
+    }
+
+    #[test]
+    fn elements_a_hook_saw_written_are_not_unwritten() {
+        assert_eq!(not_seen_written(&[(0, 4), (6, 8)], &[0, 2, 0, 0, 1, 1, 0, 3]), vec![(0, 1), (2, 4), (6, 7)]);
+    }
 }

@@ -11,11 +11,25 @@ from ._native import (
     BuildLog,
     CoreReport,
     Error,
+    KernelCrashed,
     Library,
     Op,
     Report,
+    RunTimedOut,
     UnknownOpError,
     load,
 )
 
-__all__ = ["ACCEPTED_DTYPES", "BuildLog", "CoreReport", "Error", "Library", "Op", "Report", "UnknownOpError", "load"]
+__all__ = [
+    "ACCEPTED_DTYPES",
+    "BuildLog",
+    "CoreReport",
+    "Error",
+    "KernelCrashed",
+    "Library",
+    "Op",
+    "Report",
+    "RunTimedOut",
+    "UnknownOpError",
+    "load",
+]
