@@ -297,11 +297,23 @@ pub fn cores_for(requested: Option<u32>, multicore: bool, build: &str, option: &
     Ok(cores)
 }
 
-/// A run status that comes from the simulator's own bookkeeping of the
-/// output (coverage, per-core writes), which the device does not keep.
+/// A run status that comes from the simulator's own bookkeeping (the
+/// output's coverage, per-core writes, the sanitizer, the stack and
+/// multicore-accessor rules), which the device does not keep: there it is
+/// a wrong result or a crash, not a status.
 fn sim_only_verdict(rc: i32) -> bool {
     use neuroncustomop::runtime::Error;
-    [Error::OutputNotCovered, Error::CoreWritesOverlap].iter().any(|e| e.code() == rc)
+    [
+        Error::OutputNotCovered,
+        Error::CoreWritesOverlap,
+        Error::StackExceeded,
+        Error::MulticoreAccessor,
+        Error::InputWritten,
+        Error::UninitialisedRead,
+        Error::CrossCoreRead,
+    ]
+    .iter()
+    .any(|e| e.code() == rc)
 }
 
 /// Runs the op on a fresh simulator: the run status, the report, the

@@ -737,3 +737,24 @@ fn a_global_object_with_a_constructor_is_refused_by_the_device_build() {
     // The simulator alone builds it (dlopen runs the constructor there).
     customop_ok(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o]);
 }
+
+/// `--on both` with a kernel the simulator's sanitizer fails and the
+/// emulated device runs (reading memory nothing wrote is no status there):
+/// the simulator's finding, shown next to the device's report, not a
+/// disagreement.
+#[test]
+fn a_sanitizer_finding_on_both_is_the_simulators_beside_the_devices_report() {
+    let dir = built("sanitizer", QEMU);
+    let x: Vec<f32> = (0..8).map(|i| i as f32 - 3.0).collect();
+    let f = npy_file("q_sanitizer_x.npy", &f32s(&[8], &x)).display().to_string();
+    let o =
+        customop(&["run", &dir.display().to_string(), "empty_accumulate", &f, "-o", &scratch("out").join("q_san.npy").display().to_string(), "--on", "both"]);
+    let t = text(&o);
+    assert_eq!(o.status.code(), Some(7), "{t}");
+    assert!(t.contains("on the simulator; the emulated cluster cannot check this"), "{t}");
+    assert!(t.contains("uninitialised read of an empty tensor [8]"), "{t}");
+    assert!(t.to_lowercase().contains("core 0"), "{t}");
+    // Its correct twin agrees bit for bit.
+    let (out, _) = both(&dir, "zeros_accumulate", &[&f], 1, "sanitizer");
+    assert_eq!(out.to_f32(), x);
+}

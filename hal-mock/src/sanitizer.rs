@@ -5,30 +5,32 @@
 //! `torch::empty` tensor a kernel makes; the runtime reports each SoC range
 //! it copies (`Hal::note_soc_read`/`note_soc_write`/`note_soc_copy`) and the
 //! host accessors each element they load or store. Per element of a
-//! written region the sanitizer keeps who wrote it last (nobody, a core,
-//! or unknown), and so finds:
+//! written region the sanitizer keeps which cores wrote it (a bit each),
+//! and so finds:
 //!
 //! - a read of an element nothing wrote (an uninitialised read), confirmed
 //!   by the element still holding the fill the simulator put there, so a
 //!   write the hooks did not see (a raw pointer store) is never reported;
 //! - a read of an element another core wrote in the same run (no barrier
 //!   between cores on the device: what it reads depends on timing);
-//! - two cores writing the same element;
+//! - elements two cores wrote (every pair, with the element ranges);
 //! - a write into an input.
 //!
-//! Each kind is counted per region, with the first element and core.
+//! Each kind is counted per region and core, with the first element.
 
 use crate::soc::MockSoc;
 use std::string::String;
-use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::vec::Vec;
 
 /// An element no one wrote.
-pub const UNWRITTEN: u8 = 0;
+pub const UNWRITTEN: u16 = 0;
 /// An element found changed though no hook saw the write: initialised,
 /// writer unknown.
-pub const UNKNOWN_WRITER: u8 = 0xFF;
+pub const UNKNOWN_WRITER: u16 = 1 << 8;
+/// The writer bits (bit `c`: core `c` wrote the element).
+const CORE_BITS: u16 = 0xFF;
 
 /// What a region holds, and so what is checked on it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,25 +56,25 @@ pub enum FindingKind {
     InputWritten,
 }
 
-/// One kind of finding on one region, by one core: the first element and
-/// how many element accesses.
+/// One kind of finding on one region, by one core (a cross-core write:
+/// by one pair of cores): the first element and how many.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     /// What.
     pub kind: FindingKind,
     /// The region's name ("argument 1", "the output", ...).
     pub region: String,
-    /// The core that read or wrote.
+    /// The core that read or wrote (a cross-core write: the lower core).
     pub cpu: u32,
-    /// The other core (a cross-core finding: the one that wrote first).
+    /// The other core: the one that wrote what `cpu` read, or the higher
+    /// core of a cross-core write.
     pub other: Option<u32>,
     /// The first element (index in the region) the finding was made on.
     pub first: u64,
-    /// Element accesses found (a read of one element twice counts twice).
+    /// Element accesses found (a cross-core write: elements both wrote).
     pub count: u64,
     /// Cross-core writes: the elements both cores wrote, as half-open
-    /// ranges in the order found (at most [`MAX_RANGES`], then counted
-    /// only); empty for the other kinds.
+    /// ranges in order (at most [`MAX_RANGES`]); empty for the others.
     pub ranges: Vec<(u64, u64)>,
 }
 
@@ -90,9 +92,9 @@ struct Region {
     /// The byte every element was filled with when watched (what an
     /// unwritten element still holds).
     fill: u8,
-    /// Per element: [`UNWRITTEN`], a writer core + 1, or [`UNKNOWN_WRITER`]
-    /// (empty for an input).
-    state: Box<[AtomicU8]>,
+    /// Per element: the writer bits, or [`UNKNOWN_WRITER`] (empty for an
+    /// input).
+    state: Box<[AtomicU16]>,
 }
 
 impl Region {
@@ -106,6 +108,11 @@ impl Region {
         let hi = end.min(self.base + self.len) - self.base - 1;
         Some((lo / self.elem, hi / self.elem))
     }
+}
+
+/// The lowest core in writer bits `bits`.
+fn lowest(bits: u16) -> u32 {
+    bits.trailing_zeros()
 }
 
 /// The regions at one moment: cores keep one and check the generation.
@@ -137,20 +144,25 @@ impl Sanitizer {
     }
 
     /// Stops watching (until the next [`begin`](Self::begin)); returns
-    /// what was found.
+    /// what was found, the cross-core writes last (every pair of cores,
+    /// in order, with the elements both wrote).
     pub fn end(&self) -> Vec<Finding> {
         self.on.store(false, Ordering::Release);
         let mut f = core::mem::take(&mut *self.findings.lock().unwrap_or_else(|e| e.into_inner()));
+        let regions = Arc::clone(&self.regions.read().unwrap_or_else(|e| e.into_inner()));
         // A read of an element another core wrote later in the run is a
         // race (it read before the write this time), not memory no one
         // writes: named as such, with the writer.
-        let regions = Arc::clone(&self.regions.read().unwrap_or_else(|e| e.into_inner()));
         for x in f.iter_mut().filter(|x| x.kind == FindingKind::UninitialisedRead) {
             let s = regions.iter().find(|r| r.name == x.region).and_then(|r| r.state.get(x.first as usize)).map_or(UNWRITTEN, |s| s.load(Ordering::Relaxed));
-            if s != UNWRITTEN && s != UNKNOWN_WRITER && u32::from(s) != x.cpu + 1 {
+            let others = s & CORE_BITS & !(1 << x.cpu);
+            if others != 0 {
                 x.kind = FindingKind::CrossCoreRead;
-                x.other = Some(u32::from(s) - 1);
+                x.other = Some(lowest(others));
             }
+        }
+        for r in regions.iter().filter(|r| r.kind != RegionKind::Input) {
+            f.extend(cross_writes(r));
         }
         f
     }
@@ -170,7 +182,7 @@ impl Sanitizer {
         }
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU8::new(UNWRITTEN)).collect() });
+        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU16::new(UNWRITTEN)).collect() });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -197,41 +209,26 @@ impl Sanitizer {
         &view.regions
     }
 
-    fn record(&self, kind: FindingKind, r: &Region, cpu: u32, other: Option<u32>, element: u64, count: u64) {
+    /// Records a finding of `kind` on `r` by `cpu` (merged with one of the
+    /// same kind, region and core).
+    pub fn record_on(&self, kind: FindingKind, region: &str, cpu: u32, other: Option<u32>, element: u64, count: u64) {
         let mut f = self.findings.lock().unwrap_or_else(|e| e.into_inner());
-        // A cross-core write is one finding per pair of cores (the lower
-        // one as `cpu`), with the elements both wrote.
-        let (cpu, other) = match (kind, other) {
-            (FindingKind::CrossCoreWrite, Some(o)) => (cpu.min(o), Some(cpu.max(o))),
-            _ => (cpu, other),
-        };
-        let pairwise = kind == FindingKind::CrossCoreWrite;
-        let x = match f.iter_mut().position(|x| x.kind == kind && x.cpu == cpu && x.region == r.name && (!pairwise || x.other == other)) {
-            Some(i) => {
-                let x = &mut f[i];
-                x.count += count;
-                x.first = x.first.min(element);
-                x
-            }
-            None => {
-                f.push(Finding { kind, region: r.name.clone(), cpu, other, first: element, count, ranges: Vec::new() });
-                f.last_mut().expect("just pushed")
-            }
-        };
-        if pairwise {
-            let full = x.ranges.len() >= MAX_RANGES;
-            match x.ranges.iter_mut().find(|g| g.1 == element || (g.0 <= element && element < g.1)) {
-                Some(g) => g.1 = g.1.max(element + 1),
-                None if !full => x.ranges.push((element, element + 1)),
-                None => {}
-            }
+        if let Some(x) = f.iter_mut().find(|x| x.kind == kind && x.cpu == cpu && x.region == region) {
+            x.count += count;
+            x.first = x.first.min(element);
+            return;
         }
+        f.push(Finding { kind, region: region.into(), cpu, other, first: element, count, ranges: Vec::new() });
     }
 
-    /// Per element of the region at `base`, as the last run left it:
-    /// [`UNWRITTEN`] (no hook saw a write), a writer core + 1, or
+    fn record(&self, kind: FindingKind, r: &Region, cpu: u32, other: Option<u32>, element: u64, count: u64) {
+        self.record_on(kind, &r.name, cpu, other, element, count);
+    }
+
+    /// Per element of the region at `base`, as the last run left it: the
+    /// writer bits ([`UNWRITTEN`] when no hook saw a write), or
     /// [`UNKNOWN_WRITER`]. `None` for no such region.
-    pub fn written_by(&self, base: u64) -> Option<Vec<u8>> {
+    pub fn written_by(&self, base: u64) -> Option<Vec<u16>> {
         let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
         Some(r.state.iter().map(|x| x.load(Ordering::Relaxed)).collect())
@@ -242,7 +239,7 @@ impl Sanitizer {
         if !self.is_on() {
             return;
         }
-        let me = cpu as u8 + 1;
+        let me = 1u16 << cpu;
         for r in self.refresh(view) {
             let Some((lo, hi)) = r.elements(addr, len) else { continue };
             if r.kind == RegionKind::Input {
@@ -257,10 +254,10 @@ impl Sanitizer {
                         first_unwritten.get_or_insert(e);
                     } else {
                         // Written where no hook saw it (a raw pointer).
-                        r.state[e as usize].store(UNKNOWN_WRITER, Ordering::Relaxed);
+                        r.state[e as usize].fetch_or(UNKNOWN_WRITER, Ordering::Relaxed);
                     }
-                } else if s != me && s != UNKNOWN_WRITER {
-                    self.record(FindingKind::CrossCoreRead, r, cpu, Some(u32::from(s) - 1), e, 1);
+                } else if s & CORE_BITS & !me != 0 {
+                    self.record(FindingKind::CrossCoreRead, r, cpu, Some(lowest(s & CORE_BITS & !me)), e, 1);
                 }
             }
             if let Some(e) = first_unwritten {
@@ -274,7 +271,7 @@ impl Sanitizer {
         if !self.is_on() {
             return;
         }
-        let me = cpu as u8 + 1;
+        let me = 1u16 << cpu;
         for r in self.refresh(view) {
             let Some((lo, hi)) = r.elements(addr, len) else { continue };
             if r.kind == RegionKind::Input {
@@ -282,18 +279,17 @@ impl Sanitizer {
                 continue;
             }
             for e in lo..=hi {
-                let s = r.state[e as usize].swap(me, Ordering::Relaxed);
-                if s != UNWRITTEN && s != me && s != UNKNOWN_WRITER {
-                    self.record(FindingKind::CrossCoreWrite, r, cpu, Some(u32::from(s) - 1), e, 1);
-                }
+                r.state[e as usize].fetch_or(me, Ordering::Relaxed);
             }
         }
     }
 
-    /// Core `cpu` copied SoC `[src, src + len)` to `[dst, dst + len)`: the
-    /// destination's elements are as written as the source's (a returned
-    /// tensor copied over the output is checked where it is read, not at
-    /// the copy). The source is not read in the sanitizer's sense.
+    /// Core `cpu` copied SoC `[src, src + len)` to `[dst, dst + len)`: a
+    /// destination element is written by `cpu` where its source element
+    /// was written, and holds nothing anyone wrote where it was not (a
+    /// returned tensor copied over the output is checked where it is
+    /// read, not at the copy). The source is not read in the sanitizer's
+    /// sense.
     pub fn copy(&self, view: &mut CoreView, cpu: u32, dst: u64, src: u64, len: u64) {
         if !self.is_on() || len == 0 {
             return;
@@ -315,14 +311,59 @@ impl Sanitizer {
                 let s = from
                     .elements(src + (at.max(dst) - dst), 1)
                     .map_or(UNKNOWN_WRITER, |(se, _)| from.state.get(se as usize).map_or(UNKNOWN_WRITER, |x| x.load(Ordering::Relaxed)));
-                let now = if s == UNWRITTEN { UNWRITTEN } else { cpu as u8 + 1 };
-                let old = r.state[e as usize].swap(now, Ordering::Relaxed);
-                if now != UNWRITTEN && old != UNWRITTEN && old != now && old != UNKNOWN_WRITER {
-                    self.record(FindingKind::CrossCoreWrite, r, cpu, Some(u32::from(old) - 1), e, 1);
+                if s == UNWRITTEN {
+                    r.state[e as usize].store(UNWRITTEN, Ordering::Relaxed);
+                } else {
+                    r.state[e as usize].fetch_or(1 << cpu, Ordering::Relaxed);
                 }
             }
         }
     }
+}
+
+/// Every pair of cores that wrote elements of `r`, in core order, with the
+/// elements both wrote.
+fn cross_writes(r: &Region) -> Vec<Finding> {
+    let mut pairs: Vec<Finding> = Vec::new();
+    for (e, s) in r.state.iter().enumerate() {
+        let bits = s.load(Ordering::Relaxed) & CORE_BITS;
+        if bits.count_ones() < 2 {
+            continue;
+        }
+        let e = e as u64;
+        for a in 0..8u32 {
+            for b in a + 1..8u32 {
+                if bits & (1 << a) == 0 || bits & (1 << b) == 0 {
+                    continue;
+                }
+                let i = match pairs.iter().position(|x| x.cpu == a && x.other == Some(b)) {
+                    Some(i) => i,
+                    None => {
+                        pairs.push(Finding {
+                            kind: FindingKind::CrossCoreWrite,
+                            region: r.name.clone(),
+                            cpu: a,
+                            other: Some(b),
+                            first: e,
+                            count: 0,
+                            ranges: Vec::new(),
+                        });
+                        pairs.len() - 1
+                    }
+                };
+                let x = &mut pairs[i];
+                x.count += 1;
+                let full = x.ranges.len() >= MAX_RANGES;
+                match x.ranges.last_mut() {
+                    Some(g) if g.1 == e => g.1 = e + 1,
+                    _ if !full => x.ranges.push((e, e + 1)),
+                    _ => {}
+                }
+            }
+        }
+    }
+    pairs.sort_by_key(|x| (x.cpu, x.other));
+    pairs
 }
 
 /// Whether element `e` of `r` still holds the region's fill.
@@ -389,6 +430,7 @@ mod tests {
         s.write(&mut v0, 0, base, 16);
         s.read(&soc, &mut v3, 3, base + 12, 4);
         s.write(&mut v3, 3, base + 8, 4);
+        s.write(&mut v3, 3, base + 4, 4);
         s.write(&mut v3, 3, base + 4096 + 20, 4);
         s.read(&soc, &mut v3, 3, base + 4096, 64);
         let f = s.end();
@@ -407,9 +449,9 @@ mod tests {
             region: "the output".into(),
             cpu: 0,
             other: Some(3),
-            first: 2,
-            count: 1,
-            ranges: vec![(2, 3)]
+            first: 1,
+            count: 2,
+            ranges: vec![(1, 3)]
         }));
         assert!(f.contains(&Finding { kind: FindingKind::InputWritten, region: "argument 0".into(), cpu: 3, other: None, first: 5, count: 1, ranges: vec![] }));
     }

@@ -49,6 +49,14 @@ pub struct CoreReport {
     pub libc_heap_high_water: u64,
     /// Deepest stack use.
     pub stack_high_water: u64,
+    /// The kernel's own stack use (below the launcher, where it calls the
+    /// library), and the stack it has on the device.
+    pub kernel_stack: u64,
+    /// As above: what the device gives the kernel.
+    pub stack_on_device: u64,
+    /// In a multicore run: this core printed, and the device keeps core
+    /// 0's printf output only.
+    pub printf_not_kept: bool,
     /// What the kernel printed, one entry a line.
     pub printf: Vec<String>,
     /// printf bytes lost to the ring's wrap-around.
@@ -89,6 +97,11 @@ pub struct Report {
     pub failed_threads: Vec<u32>,
     /// The output elements no core wrote, when some were not.
     pub unwritten: Option<String>,
+    /// What the device would refuse or misrun (SPEC §12) besides the
+    /// verdict: `(code, reason)`.
+    pub device_limits: Vec<(i64, String)>,
+    /// What runs on the device, but not as it did here.
+    pub warnings: Vec<String>,
     /// Set when the simulator refused the run before any core started.
     pub refused: Option<String>,
     /// The report's text, as `customop run --report` prints it.
@@ -196,6 +209,10 @@ fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
         c.dataram_heap_high_water = num(between(h, "data-RAM heap ", " B,")?)?;
         c.libc_heap_high_water = num(between(h, "libc heap ", " B,")?)?;
         c.stack_high_water = num(between(h, "stack ", " B")?)?;
+        c.kernel_stack = num(between(h, "the kernel's own: ", " B of")?)?;
+        c.stack_on_device = num(between(h, " B of the ", " B it has")?)?;
+    } else if l == "  printf not kept on the device: in multicore mode only core 0's printf output is" {
+        c.printf_not_kept = true;
     } else {
         let p = l.strip_prefix("  printf (")?;
         c.printf_lost = num(between(p, "", " bytes lost")?)?;
@@ -215,6 +232,11 @@ fn run_line(r: &mut Report, l: &str) -> Option<()> {
             None => rest.strip_prefix(": ")?,
         };
         r.verdict = Some((num(code)?, reason.to_owned()));
+    } else if let Some(d) = l.strip_prefix("  device limit: error ") {
+        let (code, rest) = d.split_once(' ')?;
+        r.device_limits.push((num(code)?, rest.split_once("): ").map_or(rest, |x| x.1).to_owned()));
+    } else if let Some(w) = l.strip_prefix("  warning: ") {
+        r.warnings.push(w.to_owned());
     } else if let Some(g) = l.strip_prefix("  guard: ") {
         r.guard_errors.push(g.to_owned());
     } else if let Some(o) = l.strip_prefix("  overlap: ") {

@@ -19,6 +19,10 @@ def test_a_kernel_that_prints_has_its_lines_in_the_report(built, cores):
         assert core.printf_lost == 0
     assert rep.printf == [f"core {i} says tag 7, first 1.50" for i in range(cores)]
     assert f"    core {cores - 1} says tag 7, first 1.50\n" in str(rep)
+    # The device keeps core 0's printf only: the others are marked, and warned of.
+    assert [c.printf_not_kept for c in rep.cores] == [False] + [True] * (cores - 1)
+    assert [w for w in rep.warnings if "keeps core 0's printf output only" in w] == ([] if cores == 1 else [rep.warnings[0]])
+    assert all(0 < c.kernel_stack <= c.stack_on_device == 8192 for c in rep.cores)
 
 
 def test_the_fields_are_the_numbers_of_the_text(built):

@@ -122,8 +122,15 @@ pub unsafe extern "C" fn neuron_tensor_to_tcm(t: *const TensorView, dtype: u8, t
 /// `t` null (refused) or readable; `tcm` valid for `n` elements of reads.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_tcm_to_tensor(t: *const TensorView, dtype: u8, tcm: *const c_void, flat_offset: u64, n: u64) -> i32 {
-    // SAFETY: forwarded from the caller.
-    status(with_core(|b| with_view(t, |v| unsafe { b.state.tcm_to_tensor(v, dtype, tcm.cast(), flat_offset, n) })))
+    status(with_core(|b| {
+        // SAFETY: forwarded from the caller.
+        #[cfg(not(target_arch = "xtensa"))]
+        unsafe {
+            crate::host::tcm_watch::check_copy_out(b, dtype, tcm.cast(), n)
+        };
+        // SAFETY: forwarded from the caller.
+        with_view(t, |v| unsafe { b.state.tcm_to_tensor(v, dtype, tcm.cast(), flat_offset, n) })
+    }))
 }
 
 /// Sets the size of the `tcm_malloc` pool (default 16 KiB; a multiple of

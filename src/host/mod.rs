@@ -17,6 +17,7 @@ pub mod sim_call;
 mod sim_core;
 pub mod sim_ffi;
 pub mod simulator;
+pub mod tcm_watch;
 mod writes;
 
 pub use sim_core::{with_bound_hal, SimCore};

@@ -76,7 +76,7 @@ impl fmt::Display for RunReport {
         for c in &self.cores {
             write!(f, "{c}")?;
             if self.cores.len() > 1 && c.cpu != 0 && !c.printf.is_empty() {
-                writeln!(f, "    (not kept on the device: in multicore mode only core 0's printf output is)")?;
+                writeln!(f, "  printf not kept on the device: in multicore mode only core 0's printf output is")?;
             }
         }
         Ok(())

@@ -81,7 +81,7 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
 /// Whether an output element changed without the hooks seeing its writer:
 /// `seen` per element (the sanitizer's `written_by`), `held` the element
 /// ranges that still hold the sentinel (so the others changed).
-pub fn unseen_writes(seen: &[u8], held: &[(u64, u64)]) -> bool {
+pub fn unseen_writes(seen: &[u16], held: &[(u64, u64)]) -> bool {
     use neuron_hal_mock::sanitizer::{UNKNOWN_WRITER, UNWRITTEN};
     let mut next = held.iter().peekable();
     seen.iter().enumerate().any(|(i, &s)| {
@@ -90,13 +90,13 @@ pub fn unseen_writes(seen: &[u8], held: &[(u64, u64)]) -> bool {
             next.next();
         }
         let holds = next.peek().is_some_and(|r| r.0 <= i);
-        s == UNKNOWN_WRITER || (s == UNWRITTEN && !holds)
+        s & UNKNOWN_WRITER != 0 || (s == UNWRITTEN && !holds)
     })
 }
 
 /// The ranges of `held` (elements holding the sentinel) less the elements
 /// a hook saw written (a kernel may write the sentinel's very bytes).
-pub fn not_seen_written(held: &[(u64, u64)], seen: &[u8]) -> Vec<(u64, u64)> {
+pub fn not_seen_written(held: &[(u64, u64)], seen: &[u16]) -> Vec<(u64, u64)> {
     let mut out: Vec<(u64, u64)> = Vec::new();
     for &(a, b) in held {
         for i in a..b {
@@ -150,7 +150,7 @@ mod tests {
         // Element 1 changed, no hook saw it.
         assert!(unseen_writes(&[1, 0, 0, 0], &[(2, 4)]));
         // A writer the sanitizer could not name.
-        assert!(unseen_writes(&[1, 0xFF, 0, 0], &[(1, 4)]));
+        assert!(unseen_writes(&[1, 0x100, 0, 0], &[(1, 4)]));
         assert!(!unseen_writes(&[], &[]));
     }
 

@@ -171,6 +171,11 @@ impl<H: Hal> CoreState<H> {
         self.access.tcm.allocate(n, 64)
     }
 
+    /// Where the TCM pool lies (its first byte and length), once carved.
+    pub fn tcm_pool_span(&self) -> Option<(*const u8, usize)> {
+        self.access.tcm_mem.map(|p| (p.as_ptr().cast_const(), self.access.tcm_bytes as usize))
+    }
+
     /// `tcm_free(p)`: null is harmless.
     pub fn tcm_free(&mut self, p: *mut u8) -> Result<()> {
         self.access.tcm.free(p)
