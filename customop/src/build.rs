@@ -1,6 +1,7 @@
 //! `customop build`: scan the sources, generate the wrapper and shape
 //! entry, compile (with the cache), link, record the schema.
 
+use crate::atomic;
 use crate::cache;
 use crate::codegen;
 use crate::compiler::{Compiler, Outcome};
@@ -8,6 +9,7 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::link;
 use crate::scan::{self, Source};
 use crate::schema::{Schema, Target, SCHEMA_VERSION};
+use crate::workdir::BuildDir;
 use crate::xtensa::devlib::{self, Runtime};
 use crate::xtensa::toolchain::Toolchain;
 use crate::xtensa::{check, images};
@@ -67,24 +69,46 @@ fn object_name(src: &Path) -> String {
     format!("{stem}-{:08x}.o", cache::hash_str(&abs.display().to_string()) as u32)
 }
 
-fn write_if_changed(path: &Path, text: &str) -> Result<()> {
-    if std::fs::read_to_string(path).is_ok_and(|t| t == text) {
-        return Ok(());
+/// The longest `--name` (it becomes file names and C symbols).
+pub const MAX_NAME: usize = 64;
+
+/// Checks a library name: a C identifier of at most [`MAX_NAME`] characters.
+pub fn check_name(name: &str) -> Result<()> {
+    let ident = name.chars().next().is_some_and(|c| c.is_ascii_alphabetic() || c == '_') && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+    if !ident {
+        return Err(Error::new(ErrorKind::Usage, format!("--name `{name}`: give a C identifier (letters, digits and `_`, not starting with a digit)")));
     }
-    std::fs::write(path, text).map_err(|e| Error::io("write", path, e))
+    if name.len() > MAX_NAME {
+        return Err(Error::new(ErrorKind::Usage, format!("--name is {} characters long: at most {MAX_NAME}", name.len())));
+    }
+    Ok(())
+}
+
+/// The files a build puts directly in the build directory.
+fn products(o: &BuildOptions, library_file: &str) -> Vec<String> {
+    let mut p = vec![crate::schema::SCHEMA_FILE.to_owned()];
+    if o.target != Target::Q7 {
+        p.push(library_file.to_owned());
+    }
+    if o.target != Target::Sim {
+        p.extend(images::products(o.target == Target::Q7, &o.name, o.multicore));
+    }
+    p
 }
 
 /// Builds a library.
 pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
-    if o.name.is_empty() || !o.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
-        return Err(Error::new(ErrorKind::Usage, format!("--name `{}`: use letters, digits and `_`", o.name)));
-    }
+    check_name(&o.name)?;
     if o.compute.is_empty() || o.shape.is_empty() {
         return Err(Error::new(ErrorKind::Usage, "give at least one --compute source and one --shape source"));
     }
     let shapes = o.shape.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
     let computes = o.compute.iter().cloned().map(Source::read).collect::<Result<Vec<_>>>()?;
-    let scanned = scan::scan(&shapes, &computes)?;
+    let mut defines = scan::defines(&o.cflags);
+    if o.multicore {
+        defines.push("CUSTOMOP_MULTICORE=1".into());
+    }
+    let scanned = scan::scan_with(&shapes, &computes, &defines)?;
     let library_file = match o.target {
         Target::Q7 if o.multicore => format!("{}_cpu0.elf", o.name),
         Target::Q7 => format!("{}.elf", o.name),
@@ -99,13 +123,18 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
         ops: scanned.ops,
         library_file: library_file.clone(),
         images: Vec::new(),
+        library_size: 0,
+        library_hash: String::new(),
     };
-    let objdir = o.out.join("obj");
+    // Held until the build returns: one build of this directory at a time.
+    let mut bd = BuildDir::open(&o.out)?;
+    bd.claim(&products(o, &library_file))?;
+    let objdir = bd.work().join("obj");
     std::fs::create_dir_all(&objdir).map_err(|e| Error::io("create", &objdir, e))?;
-    let gen_ops = o.out.join(codegen::OPS_SOURCE);
-    let gen_shapes = o.out.join(codegen::SHAPES_SOURCE);
-    write_if_changed(&gen_ops, &codegen::ops_source(&schema))?;
-    write_if_changed(&gen_shapes, &codegen::shapes_source(&schema))?;
+    let gen_ops = bd.work().join(codegen::OPS_SOURCE);
+    let gen_shapes = bd.work().join(codegen::SHAPES_SOURCE);
+    atomic::write_if_changed(&gen_ops, &codegen::ops_source(&schema))?;
+    atomic::write_if_changed(&gen_shapes, &codegen::shapes_source(&schema))?;
 
     let mut cflags = o.cflags.clone();
     if o.multicore {
@@ -113,13 +142,17 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     }
     let include = include_dir(o.include.as_deref());
     let (mut outcomes, mut linked, mut library) = (Vec::new(), false, o.out.join(&library_file));
-    if o.target != Target::Q7 {
-        (outcomes, linked) = host_build(o, &cflags, &include, &objdir, &gen_ops, &gen_shapes, &library)?;
-    }
     let mut schema = schema;
+    if o.target != Target::Q7 {
+        library = bd.product(&library_file);
+        (outcomes, linked) = host_build(o, &bd, &cflags, &include, &objdir, &gen_ops, &gen_shapes, &library)?;
+        let bytes = std::fs::read(&library).map_err(|e| Error::io("read", &library, e))?;
+        schema.library_size = bytes.len() as u64;
+        schema.library_hash = crate::integrity::digest(&bytes);
+    }
     let (mut images, mut device_objects) = (Vec::new(), Vec::new());
     if o.target != Target::Sim {
-        let d = device_build(o, &schema, &cflags, &include, &objdir, &gen_ops)?;
+        let d = device_build(o, &bd, &schema, &cflags, &include, &objdir, &gen_ops)?;
         device_objects = d.objects;
         images = d.images;
         schema.images = images.iter().map(|(p, _)| p.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default()).collect();
@@ -134,8 +167,10 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
 /// The simulator build: every source with the host compiler, one shared
 /// object with the host staticlib. Returns each source's outcome and
 /// whether the library was relinked.
+#[allow(clippy::too_many_arguments)]
 fn host_build(
     o: &BuildOptions,
+    bd: &BuildDir,
     cflags: &[String],
     include: &Path,
     objdir: &Path,
@@ -175,12 +210,17 @@ fn host_build(
     }
     let link_stamp = objdir.join("link.stamp");
     let inputs: Vec<(PathBuf, u64)> = objects.iter().filter_map(|p| cache::hash_file(p).map(|h| (p.clone(), h))).collect();
-    let linked = if library.is_file() && cache::Stamp::is_current(&link_stamp, key) {
+    let linked = if cache::Stamp::is_current(&link_stamp, key, library) {
         false
     } else {
         let _ = std::fs::remove_file(&link_stamp);
-        link::shared_object(&cc, &o.out, &objects, &staticlib, library)?;
-        std::fs::write(&link_stamp, cache::Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &link_stamp, e))?;
+        // Linked under a temporary name, renamed over the old library
+        // only once whole: a failed or killed link keeps the last good one.
+        let tmp = atomic::temp_in(&bd.tmp(), "lib-", ".so")?;
+        link::shared_object(&cc, bd.work(), &objects, &staticlib, &tmp)?;
+        let output = cache::hash_file(&tmp).ok_or_else(|| Error::new(ErrorKind::Compile, format!("linking {} wrote nothing", library.display())))?;
+        atomic::persist(tmp, library)?;
+        atomic::write(&link_stamp, cache::Stamp { command: key, output, inputs }.render().as_bytes())?;
         true
     };
     Ok((outcomes, linked))
@@ -196,7 +236,7 @@ struct Device {
 /// (the kernel side; shape sources are host code) compiled once for
 /// Xtensa, then linked into the FLL images (q7, checked) or the emulated
 /// cluster's image (qemu).
-fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
+fn device_build(o: &BuildOptions, bd: &BuildDir, schema: &Schema, cflags: &[String], include: &Path, objdir: &Path, gen_ops: &Path) -> Result<Device> {
     let tc = Toolchain::find()?;
     let flags = tc.flags(include, cflags);
     let xdir = objdir.join("xtensa");
@@ -237,7 +277,7 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
     }
     let images = if o.target == Target::Q7 {
         let rt = devlib::archive(Runtime::Fll)?;
-        let imgs = images::q7(&o.out, &o.name, o.multicore, &objects, &rt)?;
+        let imgs = images::q7(&o.out, bd.work(), &o.name, o.multicore, &objects, &rt)?;
         let mut symbols: Vec<String> =
             ["register_funcs", "get_func_ptr", "customop_setup", "customop_cleanup", "switch_stack_or_call_wrapper"].iter().map(|s| (*s).to_owned()).collect();
         // Every launcher of the generated op table (`<fn>_stack_switch`).
@@ -255,8 +295,22 @@ fn device_build(o: &BuildOptions, schema: &Schema, cflags: &[String], include: &
         imgs.into_iter().map(|i| (i.path, i.stripped)).collect()
     } else {
         let rt = devlib::archive(Runtime::Qemu)?;
-        let img = images::qemu(&o.out, &o.name, &objects, &rt)?;
+        let img = images::qemu(&o.out, bd.work(), &o.name, &objects, &rt)?;
         vec![(img.path, None)]
     };
     Ok(Device { objects: outcomes, images })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_name_is_a_c_identifier_of_at_most_64_characters() {
+        assert!(check_name("relu_2").is_ok() && check_name(&"a".repeat(64)).is_ok());
+        assert!(check_name(&"a".repeat(300)).unwrap_err().message.contains("--name is 300 characters long: at most 64"));
+        for bad in ["", "2relu", "my-op", "a b"] {
+            assert!(check_name(bad).unwrap_err().message.contains("give a C identifier"), "{bad}");
+        }
+    }
 }

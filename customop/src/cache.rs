@@ -30,11 +30,14 @@ pub fn hash_file(p: &Path) -> Option<u64> {
     std::fs::read(p).ok().map(|b| fnv1a(FNV_BASIS, &b))
 }
 
-/// What an object was built from.
+/// What an object (or a linked library) was built from, and what it is.
 #[derive(Debug, PartialEq, Eq)]
 pub struct Stamp {
     /// Hash of the compiler, flags and source path.
     pub command: u64,
+    /// The content hash of the output this stamp was written for: a stamp
+    /// never vouches for a file some other build put there.
+    pub output: u64,
     /// Every input (source and headers) with its content hash.
     pub inputs: Vec<(PathBuf, u64)>,
 }
@@ -44,28 +47,33 @@ impl Stamp {
     pub fn parse(text: &str) -> Option<Self> {
         let mut lines = text.lines();
         let command = u64::from_str_radix(lines.next()?.strip_prefix("command ")?, 16).ok()?;
+        let output = u64::from_str_radix(lines.next()?.strip_prefix("output ")?, 16).ok()?;
         let mut inputs = Vec::new();
         for l in lines {
             let (h, p) = l.split_once(' ')?;
+            if h.len() != 16 || p.is_empty() {
+                return None;
+            }
             inputs.push((PathBuf::from(p), u64::from_str_radix(h, 16).ok()?));
         }
-        Some(Self { command, inputs })
+        Some(Self { command, output, inputs })
     }
 
     /// The stamp file's text.
     pub fn render(&self) -> String {
-        let mut s = format!("command {:016x}\n", self.command);
+        let mut s = format!("command {:016x}\noutput {:016x}\n", self.command, self.output);
         for (p, h) in &self.inputs {
             s.push_str(&format!("{h:016x} {}\n", p.display()));
         }
         s
     }
 
-    /// Whether `stamp_file` says the object is current for `command`:
-    /// same command, every input unchanged.
-    pub fn is_current(stamp_file: &Path, command: u64) -> bool {
+    /// Whether `stamp_file` says `output` is current for `command`: same
+    /// command, `output` the very file it was written for, every input
+    /// unchanged.
+    pub fn is_current(stamp_file: &Path, command: u64, output: &Path) -> bool {
         let Some(s) = std::fs::read_to_string(stamp_file).ok().and_then(|t| Self::parse(&t)) else { return false };
-        s.command == command && !s.inputs.is_empty() && s.inputs.iter().all(|(p, h)| hash_file(p) == Some(*h))
+        s.command == command && !s.inputs.is_empty() && hash_file(output) == Some(s.output) && s.inputs.iter().all(|(p, h)| hash_file(p) == Some(*h))
     }
 }
 
@@ -105,8 +113,9 @@ mod tests {
     fn depfiles_and_stamps_round_trip() {
         let d = depfile_inputs("obj/a.o: src/a.cpp \\\n include/torch/torch.h my\\ dir/x.h\n");
         assert_eq!(d, [PathBuf::from("src/a.cpp"), "include/torch/torch.h".into(), "my dir/x.h".into()]);
-        let s = Stamp { command: 0xabc, inputs: vec![("a b.cpp".into(), 7)] };
+        let s = Stamp { command: 0xabc, output: 5, inputs: vec![("a b.cpp".into(), 7)] };
         assert_eq!(Stamp::parse(&s.render()), Some(s));
+        assert_eq!(Stamp::parse("command 1\n"), None);
         assert_eq!(hash_str("a"), 0xaf63dc4c8601ec8c);
     }
 }

@@ -17,7 +17,8 @@ usage:
                [--timeout SECONDS]
 
 build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
-       (DIR/ops.cpp, DIR/shapes.cpp), compiles and links DIR/libNAME.so (default DIR: build/NAME).
+       (DIR/customop-build/ops.cpp, shapes.cpp), compiles and links DIR/libNAME.so (default DIR:
+       build/NAME); it replaces only files it wrote (DIR/customop-build/manifest).
 run:   each ARG is a .npy file (a tensor argument) or a number (a scalar argument); the op's
        shape function gives the output's shape and dtype; the kernel runs on the simulator
        (default: 8 cores for a --multicore build, else 1); the output goes to OUT.npy.
@@ -137,10 +138,11 @@ fn dispatch(args: &[String]) -> Result<()> {
                 }
             }
             let dir = b.library.parent().unwrap_or(std::path::Path::new("."));
+            let work = dir.join(crate::workdir::WORK_DIR);
             println!(
                 "generated {} (kernel side) and {} (host side); schema {}",
-                dir.join(crate::codegen::OPS_SOURCE).display(),
-                dir.join(crate::codegen::SHAPES_SOURCE).display(),
+                work.join(crate::codegen::OPS_SOURCE).display(),
+                work.join(crate::codegen::SHAPES_SOURCE).display(),
                 dir.join(crate::schema::SCHEMA_FILE).display()
             );
             Ok(())

@@ -1,4 +1,5 @@
-//! The generated sources, readable C++ written to the build directory:
+//! The generated sources, readable C++ written to the build directory's
+//! `customop-build/` (never beside the user's sources, whose names they share):
 //!
 //! - `ops.cpp` (the kernel side, the same for every target): per compute
 //!   function `<fn>_wrapper` running SPEC §6's call sequence and the
@@ -173,6 +174,8 @@ mod tests {
             ],
             library_file: "libdemo.so".into(),
             images: Vec::new(),
+            library_size: 0,
+            library_hash: String::new(),
         }
     }
 

@@ -1,6 +1,7 @@
 //! The compiler driver: one C++ source to one object, skipped when the
 //! cache says the object is current ([`crate::cache`]).
 
+use crate::atomic;
 use crate::cache::{self, Stamp};
 use crate::error::{Error, ErrorKind, Result};
 use std::path::{Path, PathBuf};
@@ -37,7 +38,7 @@ impl Compiler {
     }
 
     fn command_key(&self, src: &Path) -> u64 {
-        let mut h = cache::hash_str(&self.cxx.display().to_string());
+        let mut h = cache::hash_str(&identity(&self.cxx));
         for f in &self.flags {
             h = cache::fnv1a(h, f.as_bytes());
             h = cache::fnv1a(h, &[0]);
@@ -48,36 +49,86 @@ impl Compiler {
     /// Compiles `src` to `obj` unless the cache says `obj` is current.
     /// A compiler failure is an error carrying its diagnostics.
     pub fn compile(&self, src: &Path, obj: &Path) -> Result<Outcome> {
-        cached(src, obj, self.command_key(src), |dep| {
+        cached(src, obj, self.command_key(src), |tmp_obj, dep| {
             let mut cmd = Command::new(&self.cxx);
-            cmd.args(&self.flags).arg("-MMD").arg("-MF").arg(dep).arg("-c").arg(src).arg("-o").arg(obj);
+            cmd.args(&self.flags).arg("-MMD").arg("-MF").arg(dep).arg("-c").arg(src).arg("-o").arg(tmp_obj);
             run_tool(&mut cmd, &format!("compiling {}", src.display()), "set CXX to a C++17 compiler")
         })
     }
 }
 
-/// Runs `compile` (which writes `obj` and a make-style dependency file at
-/// the path it is given) unless `obj`'s stamp says it is current for
-/// `key`; then records the source and every header the dependency file
-/// lists. One cache for every toolchain (host g++, the Xtensa one).
-pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path) -> Result<()>) -> Result<Outcome> {
+/// What identifies a compiler: its resolved path, size and modification
+/// time (an upgraded compiler recompiles everything).
+pub fn identity(program: &Path) -> String {
+    let found = if program.components().count() > 1 {
+        Some(program.to_path_buf())
+    } else {
+        std::env::var_os("PATH").and_then(|paths| std::env::split_paths(&paths).map(|d| d.join(program)).find(|p| p.is_file()))
+    };
+    let Some(p) = found.and_then(|p| std::fs::canonicalize(p).ok()) else { return program.display().to_string() };
+    let m = std::fs::metadata(&p).ok();
+    let mtime = m.as_ref().and_then(|m| m.modified().ok()).and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    format!("{} {} {mtime}", p.display(), m.map_or(0, |m| m.len()))
+}
+
+/// Runs `compile` (which writes the object and a make-style dependency
+/// file at the temporary paths it is given) unless `obj`'s stamp says it
+/// is current for `key`; then renames the object into place and records
+/// its hash, the source's and every header's. One cache for every
+/// toolchain (host g++, the Xtensa one).
+///
+/// Kills and concurrency: the compiler writes a unique temporary, so a
+/// compiler left running by a killed build publishes nothing; an input
+/// modified while it compiled leaves the object unstamped (compiled again
+/// next time) rather than stamped with contents it was not built from.
+pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path, &Path) -> Result<()>) -> Result<Outcome> {
     let stamp = obj.with_extension("stamp");
-    let dep = obj.with_extension("d");
-    if obj.is_file() && Stamp::is_current(&stamp, key) {
+    if Stamp::is_current(&stamp, key, obj) {
         return Ok(Outcome::Cached);
     }
     let _ = std::fs::remove_file(&stamp);
-    compile(&dep)?;
-    let deps = std::fs::read_to_string(&dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
+    let dir = obj.parent().unwrap_or(Path::new("."));
+    let started = std::time::SystemTime::now();
+    let tmp_obj = atomic::temp_in(dir, TEMP_PREFIX, ".o")?;
+    let tmp_dep = atomic::temp_in(dir, TEMP_PREFIX, ".d")?;
+    compile(&tmp_obj, &tmp_dep)?;
+    let deps = std::fs::read_to_string(&tmp_dep).map(|t| cache::depfile_inputs(&t)).unwrap_or_default();
     let inputs = std::iter::once(src.to_path_buf()).chain(deps).filter_map(|p| cache::hash_file(&p).map(|h| (p, h))).collect::<Vec<_>>();
-    std::fs::write(&stamp, Stamp { command: key, inputs }.render()).map_err(|e| Error::io("write", &stamp, e))?;
+    let unchanged = inputs.iter().all(|(p, _)| std::fs::metadata(p).and_then(|m| m.modified()).is_ok_and(|t| t < started));
+    let output = cache::hash_file(&tmp_obj).ok_or_else(|| Error::new(ErrorKind::Compile, format!("compiling {} wrote no object", src.display())))?;
+    atomic::persist(tmp_obj, obj)?;
+    if unchanged {
+        atomic::write(&stamp, Stamp { command: key, output, inputs }.render().as_bytes())?;
+    }
     Ok(Outcome::Compiled)
+}
+
+/// The prefix of the cache's temporaries (a later build removes strays).
+pub const TEMP_PREFIX: &str = ".tmp-";
+
+/// Makes `cmd`'s process die when this one does (a build killed with
+/// SIGKILL leaves no compiler running).
+pub fn die_with_parent(cmd: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: the closure runs in the child between fork and exec and
+    // calls only prctl and getppid, which are async-signal-safe.
+    unsafe {
+        cmd.pre_exec(|| {
+            libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+            // The parent may have died before the prctl: then exit now.
+            if libc::getppid() == 1 {
+                libc::_exit(1);
+            }
+            Ok(())
+        });
+    }
 }
 
 /// Runs a tool; its failure is a compile error with the command line and
 /// the tool's output, a tool that cannot start an environment error
 /// (`hint` says what to install or set).
 pub fn run_tool(cmd: &mut Command, what: &str, hint: &str) -> Result<()> {
+    die_with_parent(cmd);
     let out =
         cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("{what}: cannot run {}: {e} ({hint})", cmd.get_program().to_string_lossy())))?;
     if !out.status.success() {

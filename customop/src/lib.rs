@@ -14,6 +14,7 @@
 //! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`;
 //!   [`qemu_blob`], [`qemu_run`], [`differential`]: its `--on qemu|both`.
 
+pub mod atomic;
 pub mod build;
 pub mod cache;
 pub mod cli;
@@ -23,6 +24,7 @@ pub mod contained;
 pub mod differential;
 pub mod dylib;
 pub mod error;
+pub mod integrity;
 pub mod isolate;
 pub mod kernel_heap;
 pub mod link;
@@ -36,6 +38,7 @@ pub mod schema;
 pub mod shape;
 pub mod sim;
 pub mod staticlib;
+pub mod workdir;
 pub mod xtensa;
 
 pub use error::{Error, ErrorKind, Result};

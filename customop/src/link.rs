@@ -40,11 +40,13 @@ fn version_script(dir: &Path) -> Result<PathBuf> {
         s.push_str(&format!("    {e};\n"));
     }
     s.push_str("  local: *;\n};\n");
-    std::fs::write(&path, s).map_err(|e| Error::io("write", &path, e))?;
+    crate::atomic::write_if_changed(&path, &s)?;
     Ok(path)
 }
 
-/// Links `objects` with `staticlib` into the shared object `out`.
+/// Links `objects` with `staticlib` into the shared object `out` (a
+/// temporary the caller renames into place); the version script goes in
+/// `dir`.
 pub fn shared_object(cc: &Compiler, dir: &Path, objects: &[PathBuf], staticlib: &Path, out: &Path) -> Result<()> {
     let map = version_script(dir)?;
     let mut cmd = Command::new(&cc.cxx);
@@ -55,6 +57,7 @@ pub fn shared_object(cc: &Compiler, dir: &Path, objects: &[PathBuf], staticlib: 
         cmd.arg(format!("-Wl,-u,{e}"));
     }
     cmd.arg(staticlib).args(["-lpthread", "-ldl", "-lm"]);
+    crate::compiler::die_with_parent(&mut cmd);
     let res = cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("cannot run the linker {}: {e}", cc.cxx.display())))?;
     if !res.status.success() {
         return Err(Error::new(

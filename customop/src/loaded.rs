@@ -35,8 +35,9 @@ fn loaded() -> &'static Mutex<Loaded> {
 }
 
 /// The simulator API of the library at `path`, loading it (again, if the
-/// file changed since this process loaded it).
-pub fn api(path: &Path) -> Result<SimApi> {
+/// file changed since this process loaded it) once it matches the `size`
+/// and `hash` its build recorded ([`crate::integrity`]).
+pub fn api(path: &Path, size: u64, hash: &str) -> Result<SimApi> {
     let key = std::fs::canonicalize(path).map_err(|e| Error::io("read", path, e))?;
     let id = FileId::of(&key)?;
     let mut map = loaded().lock().unwrap_or_else(|e| e.into_inner());
@@ -45,13 +46,15 @@ pub fn api(path: &Path) -> Result<SimApi> {
             return Ok(*api);
         }
     }
+    let bytes = crate::integrity::verify(&key, size, hash)?;
     let api = if map.contains_key(&key) {
         // Loaded before, changed since: from a fresh name.
         static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!(".{}.{}.{n}.so", key.file_name().and_then(|s| s.to_str()).unwrap_or("lib"), std::process::id());
         let copy = key.with_file_name(name);
-        std::fs::copy(&key, &copy).map_err(|e| Error::io("copy", &copy, e))?;
+        // The bytes just verified, not the file again.
+        std::fs::write(&copy, &bytes).map_err(|e| Error::io("copy", &copy, e))?;
         let lib = Library::open(&copy);
         let _ = std::fs::remove_file(&copy);
         load_api(lib?)?

@@ -9,7 +9,7 @@ use std::path::Path;
 /// The file in the build directory that holds the schema.
 pub const SCHEMA_FILE: &str = "customop.json";
 /// Version of the schema file's layout.
-pub const SCHEMA_VERSION: u32 = 1;
+pub const SCHEMA_VERSION: u32 = 2;
 /// At most this many ops per library (SPEC §10).
 pub const MAX_OPS: usize = 10;
 /// At most this many arguments per op (SPEC §6).
@@ -145,6 +145,13 @@ pub struct Schema {
     /// (q7) or the emulated cluster's image (qemu); none for sim.
     #[serde(default)]
     pub images: Vec<String>,
+    /// The size of `library_file` as built (sim and qemu targets).
+    #[serde(default)]
+    pub library_size: u64,
+    /// Its content hash ([`crate::integrity::digest`]), checked before
+    /// it is loaded.
+    #[serde(default)]
+    pub library_hash: String,
 }
 
 impl Schema {
@@ -160,7 +167,7 @@ impl Schema {
     pub fn save(&self, dir: &Path) -> Result<()> {
         let path = dir.join(SCHEMA_FILE);
         let text = serde_json::to_string_pretty(self).expect("a schema serialises");
-        std::fs::write(&path, text + "\n").map_err(|e| Error::io("write", &path, e))
+        crate::atomic::write(&path, (text + "\n").as_bytes())
     }
 
     /// Reads `dir/customop.json`.
@@ -169,12 +176,33 @@ impl Schema {
         let text = std::fs::read_to_string(&path).map_err(|e| {
             Error::new(ErrorKind::BadInput, format!("{} is not a build directory of `customop build`: cannot read {}: {e}", dir.display(), path.display()))
         })?;
-        let s: Self = serde_json::from_str(&text).map_err(|e| Error::new(ErrorKind::BadInput, format!("{} is not a valid schema: {e}", path.display())))?;
+        Self::parse(&path, &text)
+    }
+
+    /// Parses a schema file's text (`path` names it in messages).
+    pub fn parse(path: &Path, text: &str) -> Result<Self> {
+        let s: Self = serde_json::from_str(text).map_err(|e| Error::new(ErrorKind::BadInput, format!("{} is not a valid schema: {e}", path.display())))?;
         if s.version != SCHEMA_VERSION {
             return Err(Error::new(
                 ErrorKind::BadInput,
                 format!("{} has schema version {}, this tool reads {SCHEMA_VERSION}: rebuild with `customop build`", path.display(), s.version),
             ));
+        }
+        let invalid = |what: String| Error::new(ErrorKind::BadInput, format!("{} is not a valid schema: {what}", path.display()));
+        // Files the schema names are in the build directory itself.
+        for f in std::iter::once(&s.library_file).chain(&s.images) {
+            if f.is_empty() || f.contains('/') || f == ".." || f == "." {
+                return Err(invalid(format!("`{f}` is not a file name in the build directory")));
+            }
+        }
+        if s.ops.is_empty() || s.ops.len() > MAX_OPS {
+            return Err(invalid(format!("{} ops (1 to {MAX_OPS})", s.ops.len())));
+        }
+        if let Some(op) = s.ops.iter().find(|o| o.params.len() > MAX_ARGS) {
+            return Err(invalid(format!("op `{}` has {} arguments (at most {MAX_ARGS})", op.name, op.params.len())));
+        }
+        if s.target != Target::Q7 && s.library_hash.is_empty() {
+            return Err(invalid(String::from("no library_hash (built by an older customop: rebuild)")));
         }
         Ok(s)
     }

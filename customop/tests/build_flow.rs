@@ -111,7 +111,7 @@ fn stack_size_define_reaches_the_launcher() {
     let out = src.join("build");
     // Above the 4 MiB maximum: the launcher's one abort, naming the error.
     build_dir(&src, "scale.cpp", &out, &["--cflags", "-DSTACK_SIZE=5000000"]);
-    let generated = std::fs::read_to_string(out.join("ops.cpp")).unwrap();
+    let generated = std::fs::read_to_string(out.join("customop-build/ops.cpp")).unwrap();
     assert!(generated.contains("switch_stack_or_call_wrapper(scale_stream_wrapper, STACK_SIZE)"), "{generated}");
     let x = npy_file("stack_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
     let r = customop(&["run", &out.display().to_string(), "scale_stream", &x, "-o", &scratch("out").join("stack.npy").display().to_string()]);
@@ -126,7 +126,7 @@ fn stack_size_define_reaches_the_launcher() {
 #[test]
 fn generated_wrapper_and_schema_are_readable() {
     let dir = built("scalar_args", &[]);
-    let ops = std::fs::read_to_string(dir.join("ops.cpp")).unwrap();
+    let ops = std::fs::read_to_string(dir.join("customop-build/ops.cpp")).unwrap();
     for line in [
         "torch::Tensor affine(const torch::Tensor&, const torch::Scalar&, int64_t);",
         "extern \"C\" void affine_wrapper(void) {\n    customop_setup(true);\n    torch::Tensor a0 = torchneuron::detail::tensor_arg(customop_next_tensor());\n    torch::Scalar a1 = torchneuron::detail::scalar_arg(customop_next_scalar());\n    int64_t a2 = static_cast<int64_t>(customop_next_int64());\n    if (customop_status() == 0) {\n        torch::Tensor out = affine(a0, a1, a2);\n        customop_return_tensor(torchneuron::detail::raw(out));\n    }\n    customop_cleanup();\n}",
@@ -136,7 +136,7 @@ fn generated_wrapper_and_schema_are_readable() {
     ] {
         assert!(ops.contains(line), "ops.cpp lacks:\n{line}\n---\n{ops}");
     }
-    let shapes = std::fs::read_to_string(dir.join("shapes.cpp")).unwrap();
+    let shapes = std::fs::read_to_string(dir.join("customop-build/shapes.cpp")).unwrap();
     assert!(shapes.contains("NEURON_LIBRARY_INIT_(scalar_ops)(lib);"), "{shapes}");
     let schema = customop::Schema::load(&dir).unwrap();
     assert_eq!(schema.libraries, ["scalar_ops"]);
@@ -215,7 +215,7 @@ fn generated_sources_and_register_h_compile_freestanding_and_warning_free() {
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
     for kernel in ["scalar_args", "tensor_ops", "relu2d"] {
         let dir = built(kernel, &[]);
-        for f in ["ops.cpp", "shapes.cpp"] {
+        for f in ["customop-build/ops.cpp", "customop-build/shapes.cpp"] {
             let o = std::process::Command::new("g++")
                 .args(["-std=c++17", "-ffreestanding", "-nostdinc++", "-fsyntax-only", "-Wall", "-Wextra", "-Werror", "-I"])
                 .arg(&include)

@@ -312,8 +312,11 @@ fn a_kernel_compiled_with_frame_pointers_runs_through_the_alloca_handler() {
     let dir = built("spellings", &["--target", "qemu", "--cflags", "-fno-omit-frame-pointer"]);
     let sysroot = std::process::Command::new("rustup").args(["run", "nightly-2026-10-15", "rustc", "--print", "sysroot"]).output().unwrap();
     let objdump = Path::new(String::from_utf8_lossy(&sysroot.stdout).trim()).join("lib/rustlib/x86_64-unknown-linux-gnu/bin/llvm-objdump");
-    let objs: Vec<_> =
-        std::fs::read_dir(dir.join("obj/xtensa")).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "o")).collect();
+    let objs: Vec<_> = std::fs::read_dir(dir.join("customop-build/obj/xtensa"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "o"))
+        .collect();
     let d = std::process::Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).args(&objs).output().expect("llvm-objdump of the nightly");
     assert!(String::from_utf8_lossy(&d.stdout).contains("movsp"), "the frame-pointer build has movsp");
     let n = 33u64;

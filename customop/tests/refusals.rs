@@ -193,18 +193,23 @@ fn a_failing_kernel_fails_the_run_with_the_reason() {
 }
 
 #[test]
-fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_run() {
+fn a_shape_function_with_other_parameters_than_the_compute_function_is_refused_at_build() {
     // The compute function takes two tensors, the shape function one.
     let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
     let (c, s) = sources("shape_arity", compute, &format!("{SHAPE_FN}NEURON_LIBRARY(l, m) {{ m.def(\"two\", &sh, \"two\"); }}\n"));
     let dir = scratch("refusals").join("shape_arity").join("build").display().to_string();
+    let r = customop(&["build", "--name", "shape_arity", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    assert_eq!(r.status.code(), Some(3), "{}", text(&r));
+    let want = format!("op `two`: shape function `sh` ({}:", s.display());
+    assert!(text(&r).contains(&want) && text(&r).contains(&format!("takes 1 argument(s), compute function `two` ({}:2) takes 2", c.display())), "{}", text(&r));
+    // With a matching shape function it builds, and the core count is checked.
+    let shape2 = "torch::Tensor sh(torch::Tensor t, torch::Tensor u) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
+                  NEURON_LIBRARY(l, m) { m.def(\"two\", &sh, \"two\"); }\n";
+    let (c, s) = sources("shape_arity2", compute, shape2);
+    let dir = scratch("refusals").join("shape_arity2").join("build").display().to_string();
     customop_ok(&["build", "--name", "shape_arity", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
     let x = npy_file("arity_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
     let out = scratch("out").join("arity.npy").display().to_string();
-    let r = customop(&["run", &dir, "two", &x, &x, "-o", &out]);
-    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
-    assert!(text(&r).contains("the shape function takes another number of arguments than the compute function"), "{}", text(&r));
-    // And the core count is checked.
     for bad in ["9", "2", "0"] {
         let r = customop(&["run", &dir, "two", &x, &x, "-o", &out, "--cores", bad]);
         assert_eq!(r.status.code(), Some(2), "{}", text(&r));
@@ -217,17 +222,17 @@ fn a_shape_function_with_other_parameters_than_the_compute_function_fails_the_ru
 }
 
 #[test]
-fn a_shape_function_parameter_of_another_kind_fails_the_run() {
+fn a_shape_function_parameter_of_another_kind_is_refused_at_build() {
     let compute = "torch::Tensor two(const torch::Tensor& a, const torch::Tensor& b) { return a; }\n";
     let shape = "torch::Tensor sh2(torch::Tensor t, double k) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
                  NEURON_LIBRARY(l, m) { m.def(\"two\", &sh2, \"two\"); }\n";
     let (c, s) = sources("shape_kind", compute, shape);
     let dir = scratch("refusals").join("shape_kind").join("build").display().to_string();
-    customop_ok(&["build", "--name", "shape_kind", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
-    let x = npy_file("kind_x.npy", &f32s(&[2], &[1.0, 2.0])).display().to_string();
-    let r = customop(&["run", &dir, "two", &x, &x, "-o", &scratch("out").join("kind.npy").display().to_string()]);
-    assert_eq!(r.status.code(), Some(8), "{}", text(&r));
-    assert!(text(&r).contains("op `two`: the shape function's parameter does not take argument 2"), "{}", text(&r));
+    let r = customop(&["build", "--name", "shape_kind", "--compute", &c.display().to_string(), "--shape", &s.display().to_string(), "--out", &dir]);
+    assert_eq!(r.status.code(), Some(3), "{}", text(&r));
+    let t = text(&r);
+    assert!(t.contains(&format!("op `two`: argument 2 is `double` in shape function `sh2` ({}:", s.display())), "{t}");
+    assert!(t.contains(&format!("but `const torch::Tensor&` in compute function `two` ({}:2)", c.display())), "{t}");
 }
 
 /// A kernel that crashes the simulator (here the vendor docs' classic: a

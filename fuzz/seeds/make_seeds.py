@@ -77,3 +77,49 @@ s = bytearray()
 for r in range(5):  # four regions round robin, then back
     s += bytes([9]) + struct.pack("<Q", r)
 out("translate", "thrash", bytes(s))
+
+# npy_read: .npy files as NumPy writes them, and the header forms it reads.
+def npy(header, payload, version=(1, 0)):
+    h = header.encode()
+    pre = 10 if version[0] == 1 else 12
+    h += b" " * ((64 - (pre + len(h) + 1) % 64) % 64) + b"\n"
+    size = struct.pack("<H", len(h)) if version[0] == 1 else struct.pack("<I", len(h))
+    return b"\x93NUMPY" + bytes(version) + size + h + payload
+out("npy_read", "f32-2x3", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }", struct.pack("<6f", 1, -2, 3.5, 0, 5, 6)))
+out("npy_read", "i64-v2", npy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", struct.pack("<2q", -1, 2**62), (2, 0)))
+out("npy_read", "bf16-v3", npy('{"descr": "<u2", "fortran_order": False, "shape": (3,)}', bytes(6), (3, 0)))
+out("npy_read", "u1-4d", npy("{'descr': '|u1', 'fortran_order': False, 'shape': (1, 2, 1, 2), }", bytes(range(4))))
+out("npy_read", "fortran", npy("{'descr': '<f4', 'fortran_order': True, 'shape': (2,), }", bytes(8)))
+out("npy_read", "dup-shape", npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (1,)}", bytes(8)))
+
+# scan_source: vendor-style sources (first byte: bit 0 defines FAST).
+KERNELS = os.path.join(HERE, "..", "..", "customop", "tests", "kernels")
+for k in ("relu2d", "scalar_args", "tensor_ops", "spellings"):
+    d = os.path.join(KERNELS, k)
+    text = b"".join(open(os.path.join(d, f), "rb").read() for f in sorted(os.listdir(d)) if f.endswith(".cpp"))
+    out("scan_source", k, b"\0" + text)
+out("scan_source", "conditionals", b"\1\xef\xbb\xbf// caf\xe9\n#define T torch::Tensor\ntypedef torch::Tensor U;\n"
+    b"#ifdef FAST\nT f(U a) { return a; }\n#else\nT f(U a, int64_t n) { return a; }\n#endif\n#if 0\nint f();\n#endif\n"
+    b"torch::Tensor sh(torch::Tensor a) { return a; }\nNEURON_LIBRARY(l, m) { m.def(\"f\", &sh, \"f\"); }\n")
+
+# schema_json: a customop.json as `customop build` writes it.
+out("schema_json", "sim", b'''{
+  "version": 2,
+  "name": "affine",
+  "libraries": ["affine_ops"],
+  "target": "sim",
+  "multicore": false,
+  "ops": [{"name": "affine", "compute_fn": "affine", "shape_fn": "affine_shape",
+           "params": [{"kind": "tensor", "cpp_type": "const torch::Tensor&"}, {"kind": "scalar", "cpp_type": "const torch::Scalar&"}],
+           "declared_at": "shape.cpp:9"}],
+  "library_file": "libaffine.so",
+  "images": [],
+  "library_size": 15669176,
+  "library_hash": "fnv1a64:ebc97e68ab3eba95"
+}
+''')
+
+# depfile_stamp: a g++ -MMD file, a stamp and a manifest.
+out("depfile_stamp", "depfile", b"obj/.tmp-x.o: src/a.cpp \\\n include/torch/torch.h my\\ dir/x.h \\\r\n b.h\n")
+out("depfile_stamp", "stamp", b"command 00000000deadbeef\noutput 0123456789abcdef\n00000000000000ff src/a.cpp\n0000000000000001 include/torch/torch.h\n")
+out("depfile_stamp", "manifest", b"# Files `customop build` wrote\ncustomop.json\nlibk.so\n")

@@ -69,7 +69,10 @@ pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Place
         // As `customop run`: an integral Scalar marshals as int64, a
         // floating one as float32.
         (ArgKind::Scalar, Number::Int(v)) => value(p.kind, Dtype::I64, v.to_le_bytes().to_vec(), Value::Int(v)),
-        (ArgKind::Scalar, Number::Float(v)) => value(p.kind, Dtype::F32, (v as f32).to_le_bytes().to_vec(), Value::Float(v)),
+        (ArgKind::Scalar, Number::Float(v)) => match customop::run::marshal_float(&what, p.kind, v) {
+            Ok(f) => value(p.kind, Dtype::F32, f.to_le_bytes().to_vec(), Value::Float(v)),
+            Err(e) => return Ok(Err(e)),
+        },
         (ArgKind::Int, Number::Int(v)) => match i32::try_from(v) {
             Ok(v) => value(p.kind, Dtype::I32, v.to_le_bytes().to_vec(), Value::Int(v.into())),
             Err(_) => return Ok(Err(bad_input(format!("{what} is an int: {v} does not fit in 32 bits")))),
@@ -84,7 +87,10 @@ pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Place
                 Number::Int(i) => i as f64,
                 Number::Float(f) => f,
             };
-            value(p.kind, Dtype::F32, (v as f32).to_le_bytes().to_vec(), Value::Float(v))
+            match customop::run::marshal_float(&what, p.kind, v) {
+                Ok(f) => value(p.kind, Dtype::F32, f.to_le_bytes().to_vec(), Value::Float(v)),
+                Err(e) => return Ok(Err(e)),
+            }
         }
         (ArgKind::Tensor, _) => unreachable!("tensors are placed above"),
     }))

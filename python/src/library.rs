@@ -57,6 +57,23 @@ impl Library {
         }
     }
 
+    /// `lib["op"]`: any op, whatever its name (attribute access cannot
+    /// reach an op named `name`, `ops` or another attribute of the library).
+    fn __getitem__(&self, py: Python<'_>, name: &Bound<'_, PyAny>) -> PyResult<Op> {
+        let Ok(name) = name.extract::<String>() else {
+            let got = name.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            return Err(errors::to_py(py, &usage(format!("lib[...]: give an op name (a str), not {got}"))));
+        };
+        self.schema
+            .op(&name)
+            .map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout })
+            .map_err(|e| errors::to_py(py, &e))
+    }
+
+    fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {
+        name.extract::<String>().is_ok_and(|n| self.schema.ops.iter().any(|o| o.name == n))
+    }
+
     fn __dir__(&self) -> Vec<String> {
         self.schema.ops.iter().map(|o| o.name.clone()).collect()
     }
@@ -298,20 +315,31 @@ fn default_dir(name: &str) -> PathBuf {
 #[pyfunction]
 // The vendor's `custom_op.load` keywords, one parameter each.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = false, extra_cflags = None, verbose = false, timeout = None))]
+#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None))]
 pub fn load(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
     compute_srcs: &Bound<'_, PyAny>,
     shape_srcs: &Bound<'_, PyAny>,
     build_directory: Option<&Bound<'_, PyAny>>,
-    multicore: bool,
+    multicore: Option<&Bound<'_, PyAny>>,
     extra_cflags: Option<&Bound<'_, PyAny>>,
-    verbose: bool,
+    verbose: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
     let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
+    // Taken as objects and checked here: a wrong type is a
+    // neuroncustomop.Error naming the keyword, not PyO3's bare TypeError.
+    let flag = |o: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<bool> {
+        let Some(o) = o.filter(|o| !o.is_none()) else { return Ok(false) };
+        if o.is_instance_of::<PyBool>() {
+            Ok(o.is_truthy()?)
+        } else {
+            Err(fail(usage(format!("{what}={}: give True or False", o.repr().map(|r| r.to_string()).unwrap_or_default()))))
+        }
+    };
+    let (multicore, verbose) = (flag(multicore, "multicore")?, flag(verbose, "verbose")?);
     let name: String = name.extract().map_err(|_| fail(usage("name: give a string")))?;
     let compute = paths(compute_srcs, "compute_srcs").map_err(fail)?;
     let shape = paths(shape_srcs, "shape_srcs").map_err(fail)?;
@@ -323,8 +351,8 @@ pub fn load(
     let staticlib = staticlib_path::find(py)?;
     let opts = BuildOptions { name, compute, shape, multicore, target: Target::Sim, out: out.clone(), cflags, staticlib: Some(staticlib), include: None };
     // The compiler runs for seconds: other Python threads go on meanwhile.
-    let built = py.detach(|| build(&opts).and_then(|b| customop::loaded::api(&b.library).map(|api| (b, api)))).map_err(fail)?;
-    let (b, api) = built;
+    let built = py.detach(|| build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))).map_err(fail)?;
+    let (b, schema, api) = built;
     let show = |p: &PathBuf| p.display().to_string();
     let log = BuildLog {
         compiled: b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).map(|(p, _)| show(p)).collect(),
@@ -350,7 +378,7 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library { schema: b.schema, api, dir: out, log, timeout })
+    Ok(Library { schema, api, dir: out, log, timeout })
 }
 
 /// A library built before (by `load`, here or in another process, or by

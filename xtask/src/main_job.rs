@@ -18,34 +18,19 @@ fn input() -> Vec<f32> {
     (0..SHAPE[0] * SHAPE[1]).map(|i| ((i * 7919) % 2001) as f32 / 100.0 - 10.0).collect()
 }
 
-/// A little-endian f32 `.npy` (format 1.0) of `shape`.
+/// A little-endian f32 `.npy` of `shape` (customop's codec).
 pub(crate) fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
-    let dims: Vec<String> = shape.iter().map(|d| d.to_string()).collect();
-    let mut header = format!("{{'descr': '<f4', 'fortran_order': False, 'shape': ({},), }}", dims.join(", "));
-    // The header (with its 10-byte preamble) pads to a multiple of 64, ending in '\n'.
-    while (10 + header.len() + 1) % 64 != 0 {
-        header.push(' ');
-    }
-    header.push('\n');
-    let mut out = b"\x93NUMPY\x01\x00".to_vec();
-    out.extend_from_slice(&(header.len() as u16).to_le_bytes());
-    out.extend_from_slice(header.as_bytes());
-    out.extend(v.iter().flat_map(|x| x.to_le_bytes()));
-    out
+    customop_npy::render(&customop_npy::Array::from_f32(&shape.iter().map(|&d| d as u64).collect::<Vec<_>>(), v))
 }
 
 /// The f32 payload of a `.npy` written by customop (`<f4`, C order).
 pub(crate) fn read_npy_f32(p: &Path) -> Result<Vec<f32>> {
     let b = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
-    if b.len() < 10 || &b[..6] != b"\x93NUMPY" {
-        return Err(format!("{}: not a .npy file", p.display()));
+    let a = customop_npy::parse_bytes(&b).map_err(|e| format!("{}: {e}", p.display()))?;
+    if a.dtype != customop_npy::Dtype::F32 {
+        return Err(format!("{}: output dtype is {:?}, not float32", p.display(), a.dtype));
     }
-    let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
-    let header = String::from_utf8_lossy(b.get(10..10 + hlen).ok_or("truncated .npy header")?);
-    if !header.contains("'<f4'") {
-        return Err(format!("{}: output dtype is not float32: {header}", p.display()));
-    }
-    Ok(b[10 + hlen..].as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect())
+    Ok(a.to_f32())
 }
 
 fn customop(bin: &Path) -> Command {
@@ -55,7 +40,7 @@ fn customop(bin: &Path) -> Command {
 }
 
 pub(crate) fn run_example() -> Result<u8> {
-    crate::preflight::check(crate::preflight::For::MainJob)?;
+    crate::preflight::ensure(crate::preflight::For::MainJob)?;
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     run(Command::new(cargo).current_dir(root()).args(["build", "--release", "-p", "customop"]))?;
     let bin = xtask_target_base().join("release/customop");

@@ -178,9 +178,39 @@ pub(crate) fn check(for_: For) -> Result {
     Err(msg)
 }
 
+/// Whether this process runs as root (apt-get then works as it is).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| s.lines().find_map(|l| l.strip_prefix("Uid:").map(|r| r.split_whitespace().next() == Some("0"))))
+        .unwrap_or(false)
+}
+
+/// What the README's two commands run first: nothing when the machine has
+/// everything; as root, installs what `for_` lacks (what `cargo xtask
+/// setup` would); otherwise stops with the list and the one command to
+/// run.
+pub(crate) fn ensure(for_: For) -> Result {
+    let m = missing(for_);
+    if m.is_empty() {
+        return Ok(());
+    }
+    if !is_root() {
+        return check(for_).map_err(|e| format!("{e}\nRun, as root: cargo xtask setup"));
+    }
+    let list: Vec<&str> = m.iter().map(|(w, _)| w.as_str()).collect();
+    eprintln!("xtask: installing what this command needs and the machine lacks (as `cargo xtask setup` does): {}", list.join(", "));
+    install(for_)
+}
+
 /// `cargo xtask setup`: installs whatever of the table is missing.
 pub(crate) fn setup() -> Result {
-    let m = missing(For::Tests);
+    install(For::Tests)
+}
+
+/// Installs what `for_` needs and the machine lacks.
+fn install(for_: For) -> Result {
+    let m = missing(for_);
     let mut apt: Vec<&str> = m.iter().filter_map(|(_, s)| if let Source::Apt(p) = s { Some(*p) } else { None }).collect();
     apt.dedup();
     if !apt.is_empty() {
@@ -210,8 +240,11 @@ pub(crate) fn setup() -> Result {
     if m.iter().any(|(_, s)| *s == Source::CargoFuzz) {
         run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
     }
-    check(For::Tests)?;
-    println!("xtask: setup: everything `cargo xtask test` and `cargo xtask run-example` need is installed");
+    check(for_)?;
+    match for_ {
+        For::Tests => println!("xtask: setup: everything `cargo xtask test` and `cargo xtask run-example` need is installed"),
+        For::MainJob => println!("xtask: setup: everything `cargo xtask run-example` needs is installed"),
+    }
     Ok(())
 }
 

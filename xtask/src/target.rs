@@ -158,7 +158,7 @@ struct Step {
 
 /// `cargo xtask test`: everything, with a summary; Err if anything failed.
 pub fn test() -> Result {
-    crate::preflight::check(crate::preflight::For::Tests)?;
+    crate::preflight::ensure(crate::preflight::For::Tests)?;
     let t0 = Instant::now();
     let mut steps: Vec<Step> = Vec::new();
     let mut step = |name: &str, f: &mut dyn FnMut() -> Result| {

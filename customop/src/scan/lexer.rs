@@ -54,6 +54,42 @@ const PUNCTS: &[&str] =
 /// Tokenizes `src`. Never fails: an unterminated comment or literal ends
 /// at the end of the input.
 pub fn tokenize(src: &str) -> Vec<Token> {
+    lex(src, &[]).0
+}
+
+/// Tokenizes `src` as the compiler sees it with `-D` definitions
+/// `defines`: code in a branch of a decidable conditional that is not
+/// compiled is dropped ([`super::cond`]). Also returns the object-like
+/// macros the file defines (name, replacement).
+pub fn lex(src: &str, defines: &[String]) -> (Vec<Token>, Vec<(String, String)>) {
+    let mut cond = super::cond::Cond::with_defines(defines);
+    // (last line of a directive, whether code after it is compiled).
+    let mut switches: Vec<(u32, bool)> = Vec::new();
+    let toks = lex_raw(src, &mut |text, line| {
+        let before = cond.active();
+        cond.directive(text);
+        if cond.active() != before {
+            switches.push((line, cond.active()));
+        }
+    });
+    let mut k = 0;
+    let mut active = true;
+    let mut out = Vec::with_capacity(toks.len());
+    for t in toks {
+        while k < switches.len() && switches[k].0 < t.line {
+            active = switches[k].1;
+            k += 1;
+        }
+        if active {
+            out.push(t);
+        }
+    }
+    let mut macros: Vec<(String, String)> = cond.macros.into_iter().filter(|(n, _)| !defines.iter().any(|d| d.split('=').next() == Some(n))).collect();
+    macros.sort();
+    (out, macros)
+}
+
+fn lex_raw(src: &str, on_directive: &mut dyn FnMut(&str, u32)) -> Vec<Token> {
     let b = src.as_bytes();
     let mut out = Vec::new();
     let (mut i, mut line) = (0usize, 1u32);
@@ -90,10 +126,17 @@ pub fn tokenize(src: &str) -> Vec<Token> {
             b'#' if line_start => {
                 // A directive: to the end of the line, with continuations
                 // (comments inside it are skipped with it).
+                let mut text = Vec::new();
+                i += 1;
                 while i < b.len() && b[i] != b'\n' {
                     if let Some(k) = continuation(b, i) {
                         line += 1;
                         i += k;
+                        text.push(b' ');
+                    } else if b[i] == b'/' && b.get(i + 1) == Some(&b'/') {
+                        while i + 1 < b.len() && b[i + 1] != b'\n' {
+                            i += 1;
+                        }
                     } else if b[i] == b'/' && b.get(i + 1) == Some(&b'*') {
                         i += 2;
                         while i < b.len() && !(b[i] == b'*' && b.get(i + 1) == Some(&b'/')) {
@@ -101,9 +144,13 @@ pub fn tokenize(src: &str) -> Vec<Token> {
                             i += 1;
                         }
                         i += 1;
+                        text.push(b' ');
+                    } else {
+                        text.push(b[i]);
                     }
                     i += 1;
                 }
+                on_directive(&String::from_utf8_lossy(&text), line);
             }
             b'"' => {
                 let (s, next, lines) = string_body(b, i + 1);

@@ -44,63 +44,97 @@ fn script(dir: &Path, l: &layout::Layout) -> Result<PathBuf> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))?;
     let p = dir.join(format!("{}.ld", l.name));
     let text = layout::script(l);
-    if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&p, text).map_err(|e| Error::io("write", &p, e))?;
-    }
+    crate::atomic::write_if_changed(&p, &text)?;
     Ok(p)
 }
 
-/// Links `inputs` for layout `layout_name` into `out` (and `out.map`).
-pub fn link(ld_dir: &Path, layout_name: &str, out: &Path, entry: Option<&str>, inputs: &[PathBuf]) -> Result<Linked> {
-    let l = layout::layout(layout_name).ok_or_else(|| Error::new(ErrorKind::Usage, format!("unknown layout `{layout_name}`")))?;
-    let entry = entry.or(l.entry).expect("every caller names an entry or uses a layout with one");
-    let s = script(ld_dir, &l)?;
+/// The map file of image `out`.
+pub fn map_of(out: &Path) -> PathBuf {
     let mut map = out.as_os_str().to_owned();
     map.push(".map");
+    map.into()
+}
+
+/// The stripped copy of image `out`.
+pub fn stripped_of(out: &Path) -> PathBuf {
+    out.with_extension("stripped.elf")
+}
+
+/// Links `inputs` for layout `layout_name` into `out` (and `out.map`),
+/// under temporary names in `work/tmp` renamed into place once whole.
+pub fn link(work: &Path, layout_name: &str, out: &Path, entry: Option<&str>, inputs: &[PathBuf]) -> Result<Linked> {
+    let l = layout::layout(layout_name).ok_or_else(|| Error::new(ErrorKind::Usage, format!("unknown layout `{layout_name}`")))?;
+    let entry = entry.or(l.entry).expect("every caller names an entry or uses a layout with one");
+    let s = script(&work.join("ld"), &l)?;
+    let tmp = work.join("tmp");
+    let (tmp_out, tmp_map) = (crate::atomic::temp_in(&tmp, "image-", ".elf")?, crate::atomic::temp_in(&tmp, "image-", ".map")?);
     let mut cmd = Command::new(LD);
     cmd.arg("-T").arg(&s).args(["--gc-sections", "--orphan-handling=error", "--no-warn-rwx-segments"]);
-    cmd.arg("-Map").arg(&map).arg("-o").arg(out).args(["-e", entry, "-u", entry]);
+    cmd.arg("-Map").arg(&tmp_map).arg("-o").arg(&tmp_out).args(["-e", entry, "-u", entry]);
     cmd.arg("--start-group").args(inputs).arg("--end-group");
     run_tool(&mut cmd, &format!("linking {}", out.display()), "apt-get install binutils-xtensa-lx106")?;
-    let bytes = std::fs::read(out).map_err(|e| Error::io("read", out, e))?;
+    let bytes = std::fs::read(&tmp_out).map_err(|e| Error::io("read", out, e))?;
     let elf = Elf::parse(&bytes).map_err(|e| Error::new(ErrorKind::Compile, format!("{}: {e}", out.display())))?;
     if elf.machine != super::elf::EM_XTENSA {
         return Err(Error::new(ErrorKind::Compile, format!("{}: e_machine {} is not Xtensa", out.display(), elf.machine)));
     }
+    crate::atomic::persist(tmp_out, out)?;
+    crate::atomic::persist(tmp_map, &map_of(out))?;
     Ok(Linked { layout: l, path: out.to_path_buf(), stripped: None, elf, bytes })
 }
 
-fn strip(img: &mut Linked) -> Result<()> {
-    let p = img.path.with_extension("stripped.elf");
+fn strip(work: &Path, img: &mut Linked) -> Result<()> {
+    let p = stripped_of(&img.path);
+    let tmp = crate::atomic::temp_in(&work.join("tmp"), "image-", ".elf")?;
     let mut cmd = Command::new(STRIP);
-    cmd.arg("-o").arg(&p).arg(&img.path);
+    cmd.arg("-o").arg(&tmp).arg(&img.path);
     run_tool(&mut cmd, &format!("stripping {}", img.path.display()), "apt-get install binutils-xtensa-lx106")?;
+    crate::atomic::persist(tmp, &p)?;
     img.stripped = Some(p);
     Ok(())
 }
 
+/// The files the images of `name` are (in the build directory): each
+/// image, its map and (FLL) its stripped copy.
+pub fn products(target_q7: bool, name: &str, multicore: bool) -> Vec<String> {
+    let mut out = Vec::new();
+    for f in image_files(target_q7, name, multicore) {
+        out.push(format!("{f}.map"));
+        if target_q7 {
+            out.push(stripped_of(Path::new(&f)).display().to_string());
+        }
+        out.push(f);
+    }
+    out
+}
+
+fn image_files(target_q7: bool, name: &str, multicore: bool) -> Vec<String> {
+    match (target_q7, multicore) {
+        (false, _) => vec![format!("{name}_qemu.elf")],
+        (true, true) => (0..layout::Q7_CPUS).map(|c| format!("{name}_cpu{c}.elf")).collect(),
+        (true, false) => vec![format!("{name}.elf")],
+    }
+}
+
 /// The FLL images of `name` in `dir`: eight per-core ones (`multicore`)
-/// or the single one, each with a stripped copy.
-pub fn q7(dir: &Path, name: &str, multicore: bool, objects: &[PathBuf], runtime: &Path) -> Result<Vec<Linked>> {
+/// or the single one, each with a stripped copy (scripts and temporaries
+/// in `work`).
+pub fn q7(dir: &Path, work: &Path, name: &str, multicore: bool, objects: &[PathBuf], runtime: &Path) -> Result<Vec<Linked>> {
     let mut inputs = objects.to_vec();
     inputs.push(runtime.to_path_buf());
-    let plan: Vec<(String, String)> = if multicore {
-        (0..layout::Q7_CPUS).map(|c| (format!("fll-cpu{c}"), format!("{name}_cpu{c}.elf"))).collect()
-    } else {
-        vec![("fll-single".into(), format!("{name}.elf"))]
-    };
+    let layouts: Vec<String> = if multicore { (0..layout::Q7_CPUS).map(|c| format!("fll-cpu{c}")).collect() } else { vec!["fll-single".into()] };
     let mut out = Vec::new();
-    for (l, file) in plan {
-        let mut img = link(&dir.join("ld"), &l, &dir.join(file), Some(FLL_ENTRY), &inputs)?;
-        strip(&mut img)?;
+    for (l, file) in layouts.iter().zip(image_files(true, name, multicore)) {
+        let mut img = link(work, l, &dir.join(file), Some(FLL_ENTRY), &inputs)?;
+        strip(work, &mut img)?;
         out.push(img);
     }
     Ok(out)
 }
 
 /// The emulated cluster's image of `name` in `dir`.
-pub fn qemu(dir: &Path, name: &str, objects: &[PathBuf], runtime: &Path) -> Result<Linked> {
+pub fn qemu(dir: &Path, work: &Path, name: &str, objects: &[PathBuf], runtime: &Path) -> Result<Linked> {
     let mut inputs = objects.to_vec();
     inputs.push(runtime.to_path_buf());
-    link(&dir.join("ld"), "qemu", &dir.join(format!("{name}_qemu.elf")), None, &inputs)
+    link(work, "qemu", &dir.join(&image_files(false, name, false)[0]), None, &inputs)
 }

@@ -214,14 +214,18 @@ impl Toolchain {
     /// Compiles `src` to the Xtensa object `obj` (through `obj.ll`), unless
     /// the cache says it is current for these flags.
     pub fn compile(&self, flags: &[String], src: &Path, obj: &Path) -> Result<Outcome> {
-        let mut key = cache::hash_str(&format!("xtensa zig {ZIG_VERSION} {}", self.llc.display()));
+        let mut key = cache::hash_str(&format!("xtensa zig {ZIG_VERSION} {}", crate::compiler::identity(&self.llc)));
         for f in flags {
             key = cache::fnv1a(key, f.as_bytes());
             key = cache::fnv1a(key, &[0]);
         }
         key = cache::fnv1a(key, src.display().to_string().as_bytes());
-        cached(src, obj, key, |dep| {
-            let ir = obj.with_extension("ll");
+        // The IR beside the object is part of what a compile produces.
+        if !obj.with_extension("ll").is_file() {
+            let _ = std::fs::remove_file(obj.with_extension("stamp"));
+        }
+        cached(src, obj, key, |tmp_obj, dep| {
+            let ir = tmp_obj.with_extension("ll");
             let mut zig = Command::new(&self.python);
             zig.args(["-m", "ziglang", "c++"]).args(flags).args(["-S", "-emit-llvm"]).arg(src).arg("-o").arg(&ir);
             run_tool(&mut zig, &format!("compiling {} for Xtensa (clang front end)", src.display()), ZIG_INSTALL)?;
@@ -232,8 +236,15 @@ impl Toolchain {
             deps.args(["-m", "ziglang", "c++"]).args(flags).arg("-MM").arg("-MF").arg(dep).arg(src);
             run_tool(&mut deps, &format!("listing the headers of {} (clang front end)", src.display()), ZIG_INSTALL)?;
             let mut llc = Command::new(&self.llc);
-            llc.args(LLC_FLAGS).arg(&ir).arg("-o").arg(obj);
-            run_tool(&mut llc, &format!("compiling {} for Xtensa (llc)", src.display()), "the nightly's llvm-tools")
+            llc.args(LLC_FLAGS).arg(&ir).arg("-o").arg(tmp_obj);
+            let r = run_tool(&mut llc, &format!("compiling {} for Xtensa (llc)", src.display()), "the nightly's llvm-tools");
+            if r.is_err() {
+                let _ = std::fs::remove_file(&ir);
+                return r;
+            }
+            // The IR stays beside the object (`obj.ll`): the build reads it
+            // for the libc++ sources the kernel needs and global constructors.
+            std::fs::rename(&ir, obj.with_extension("ll")).map_err(|e| crate::error::Error::io("write", &obj.with_extension("ll"), e))
         })
     }
 }

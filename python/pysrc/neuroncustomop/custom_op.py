@@ -206,7 +206,8 @@ def _register(lib, cores, report):
     except RuntimeError as e:
         raise _usage(f"NEURON_LIBRARY({ns}): torch already has a library of that name ({e})") from None
     for name in lib.ops:
-        op = getattr(lib, name)
+        # By subscript: an op named `name` or `ops` is shadowed as an attribute.
+        op = lib[name]
         qualname = f"{ns}::{name}"
         params = ", ".join(f"{_SCHEMA_TYPES[k]} arg{i}" for i, k in enumerate(op.kinds))
         tlib.define(f"{name}({params}) -> Tensor")

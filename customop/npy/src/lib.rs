@@ -1,0 +1,236 @@
+//! `.npy` files (NumPy format versions 1.0 to 3.0), for the eight
+//! marshallable dtypes, little endian, C order.
+//!
+//! The one codec of the project: `customop` (which adds reading and
+//! writing files) and `xtask` use it.
+//!
+//! Written here rather than taken from a crate: the format is a magic, a
+//! version, a header dict and raw bytes, and the one thing a crate would
+//! have to be taught anyway is bfloat16, which NumPy has no descr for.
+//! The convention (documented in `docs/kernel-guide.md`): a bf16 tensor is
+//! a file of descr `<u2` holding the bf16 bit patterns (uint16 does not
+//! marshal, so the reading is unambiguous); `<V2`/`|V2` (what `np.save`
+//! writes for an `ml_dtypes.bfloat16` array) is read as bf16 too. A bf16
+//! output is written as `<u2`: `np.load(f).view(ml_dtypes.bfloat16)`.
+
+mod header;
+
+/// The ISA dtype codes (SPEC §6) of the eight marshallable dtypes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Dtype {
+    /// u8, code 2.
+    U8,
+    /// i8, code 3.
+    I8,
+    /// i16, code 4.
+    I16,
+    /// i32, code 6.
+    I32,
+    /// i64, code 7.
+    I64,
+    /// IEEE half, code 8.
+    F16,
+    /// bfloat16, code 10.
+    Bf16,
+    /// f32, code 12.
+    F32,
+}
+
+impl Dtype {
+    /// The ISA code.
+    pub fn code(self) -> u8 {
+        match self {
+            Self::U8 => 2,
+            Self::I8 => 3,
+            Self::I16 => 4,
+            Self::I32 => 6,
+            Self::I64 => 7,
+            Self::F16 => 8,
+            Self::Bf16 => 10,
+            Self::F32 => 12,
+        }
+    }
+
+    /// The dtype of ISA code `c`.
+    pub fn from_code(c: u8) -> Option<Self> {
+        [Self::U8, Self::I8, Self::I16, Self::I32, Self::I64, Self::F16, Self::Bf16, Self::F32].into_iter().find(|d| d.code() == c)
+    }
+
+    /// Bytes per element.
+    pub fn size(self) -> usize {
+        match self {
+            Self::U8 | Self::I8 => 1,
+            Self::I16 | Self::F16 | Self::Bf16 => 2,
+            Self::I32 | Self::F32 => 4,
+            Self::I64 => 8,
+        }
+    }
+
+    /// The descr this tool writes.
+    pub fn descr(self) -> &'static str {
+        match self {
+            Self::U8 => "|u1",
+            Self::I8 => "|i1",
+            Self::I16 => "<i2",
+            Self::I32 => "<i4",
+            Self::I64 => "<i8",
+            Self::F16 => "<f2",
+            Self::Bf16 => "<u2",
+            Self::F32 => "<f4",
+        }
+    }
+
+    /// The dtype a descr reads as, if it is one of the eight.
+    pub fn from_descr(d: &str) -> Option<Self> {
+        Some(match d {
+            "|u1" | "<u1" | "u1" => Self::U8,
+            "|i1" | "<i1" | "i1" => Self::I8,
+            "<i2" => Self::I16,
+            "<i4" => Self::I32,
+            "<i8" => Self::I64,
+            "<f2" => Self::F16,
+            "<u2" | "<V2" | "|V2" => Self::Bf16,
+            "<f4" => Self::F32,
+            _ => return None,
+        })
+    }
+}
+
+/// A tensor in memory: dtype, shape, little-endian bytes.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Array {
+    /// The element type.
+    pub dtype: Dtype,
+    /// The shape, outermost first (at least one dimension).
+    pub shape: Vec<u64>,
+    /// `numel * dtype.size()` bytes, C order.
+    pub data: Vec<u8>,
+}
+
+impl Array {
+    /// An array from f32 values.
+    pub fn from_f32(shape: &[u64], v: &[f32]) -> Self {
+        Self { dtype: Dtype::F32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+    }
+
+    /// The elements as f32 (F32 arrays).
+    pub fn to_f32(&self) -> Vec<f32> {
+        self.data.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect()
+    }
+
+    /// The number of elements.
+    pub fn numel(&self) -> u64 {
+        self.shape.iter().product()
+    }
+}
+
+pub const MAGIC: &[u8] = b"\x93NUMPY";
+
+/// Parses `.npy` bytes; the error says what is wrong.
+pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
+    if b.len() < 10 || &b[..6] != MAGIC {
+        return Err("no NumPy magic".into());
+    }
+    let (len, start): (usize, usize) = match (b[6], b[7]) {
+        (1, 0) => (u16::from_le_bytes([b[8], b[9]]).into(), 10),
+        (2 | 3, 0) if b.len() < 12 => return Err("header runs past the end".into()),
+        (2 | 3, 0) => (u32::from_le_bytes([b[8], b[9], b[10], b[11]]) as usize, 12),
+        (major, minor) => return Err(format!("format version {major}.{minor} is not one of 1.0, 2.0, 3.0")),
+    };
+    let header = b.get(start..start.saturating_add(len)).ok_or("header runs past the end")?;
+    let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
+    let h = header::parse(header)?;
+    let descr = h.descr;
+    let dtype = Dtype::from_descr(&descr)
+        .ok_or_else(|| format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)"))?;
+    if h.fortran_order {
+        return Err("Fortran order is not supported (save a C-contiguous array)".into());
+    }
+    let shape = h.shape;
+    if shape.is_empty() {
+        return Err("a 0-d array is not a tensor argument (pass a number for a scalar)".into());
+    }
+    if shape.len() > 8 || shape.contains(&0) {
+        return Err(format!("shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"));
+    }
+    let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("shape overflows")?;
+    let bytes = numel.checked_mul(dtype.size() as u64).ok_or("shape overflows")?;
+    let data = &b[start + len..];
+    if data.len() as u64 != bytes {
+        return Err(format!("shape {shape:?} of {descr} needs {bytes} data bytes, the file has {}", data.len()));
+    }
+    Ok(Array { dtype, shape, data: data.to_vec() })
+}
+
+/// The `.npy` bytes of `a` (format 1.0; header padded to 64 bytes).
+pub fn render(a: &Array) -> Vec<u8> {
+    let dims: Vec<String> = a.shape.iter().map(u64::to_string).collect();
+    let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
+    let mut h = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", a.dtype.descr());
+    while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(64) {
+        h.push(' ');
+    }
+    h.push('\n');
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + h.len() + a.data.len());
+    out.extend_from_slice(MAGIC);
+    out.extend_from_slice(&[1, 0]);
+    out.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    out.extend_from_slice(h.as_bytes());
+    out.extend_from_slice(&a.data);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn round_trips_and_pads_the_header() {
+        let a = Array::from_f32(&[2, 3], &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
+        let b = render(&a);
+        assert_eq!((b[8] as usize + 10) % 64, 0);
+        assert_eq!(parse_bytes(&b).unwrap(), a);
+        let one = Array { dtype: Dtype::Bf16, shape: vec![3], data: vec![0; 6] };
+        let b = render(&one);
+        assert!(String::from_utf8_lossy(&b).contains("'descr': '<u2', 'fortran_order': False, 'shape': (3,), }"));
+        assert_eq!(parse_bytes(&b).unwrap(), one);
+    }
+
+    #[test]
+    fn refuses_what_does_not_marshal() {
+        let mut b = render(&Array::from_f32(&[2], &[1.0, 2.0]));
+        let e = parse_bytes(&b[..b.len() - 1]).unwrap_err();
+        assert!(e.contains("needs 8 data bytes, the file has 7"), "{e}");
+        let at = b.windows(3).position(|w| w == b"<f4").unwrap();
+        b[at..at + 3].copy_from_slice(b"<f8");
+        let e = parse_bytes(&b).unwrap_err();
+        assert!(e.contains("'<f8' does not marshal"), "{e}");
+        assert!(parse_bytes(b"hello world").is_err());
+    }
+
+    fn with_header(h: &str) -> Vec<u8> {
+        let mut b = MAGIC.to_vec();
+        b.extend_from_slice(&[1, 0]);
+        b.extend_from_slice(&(h.len() as u16).to_le_bytes());
+        b.extend_from_slice(h.as_bytes());
+        b.extend_from_slice(&[0; 8]);
+        b
+    }
+
+    #[test]
+    fn the_header_is_read_as_the_python_literal_numpy_reads() {
+        let ok = |h: &str| parse_bytes(&with_header(h)).map(|a| a.shape);
+        assert_eq!(ok("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }   \n"), Ok(vec![2]));
+        assert_eq!(ok("{\"shape\": (1, 2), \"descr\": \"<f4\", \"fortran_order\": False}\n"), Ok(vec![1, 2]));
+        let err = |h: &str| parse_bytes(&with_header(h)).unwrap_err();
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'shape': (1,)}").contains("'shape' appears twice"));
+        assert!(err("{'descr': '<f4', 'fortran_order': 1, 'shape': (2,)}").contains("'fortran_order' must be True or False"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), 'extra': 1}").contains("unknown key 'extra'"));
+        assert!(err("{'descr': '<f4', 'shape': (2,)}").contains("no 'fortran_order'"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)} x").contains("after the dict"));
+        assert!(err("{'descr': '<f4', 'fortran_order': False, 'shape': (-2,)}").contains("shape"));
+        let mut v = with_header("{'descr': '<f4', 'fortran_order': False, 'shape': (2,)}");
+        v[7] = 1;
+        assert!(parse_bytes(&v).unwrap_err().contains("format version 1.1"));
+    }
+}
