@@ -152,6 +152,8 @@ fn copying_out_tcm_memory_nothing_wrote_is_an_uninitialised_read() {
 fn a_write_into_an_input_fails() {
     let dir = built("sanitizer", &[]);
     fails(&dir, "clamp_in_place", &ramp(8), &[], &["error 114", "op `clamp_in_place`, core 0: wrote into argument 0 at element 0", "3 element write(s)"]);
+    // Through a raw pointer no hook sees: found by the input's page hashes.
+    fails(&dir, "scale_input_raw", &ramp(8), &[], &["error 114", "op `scale_input_raw`: argument 0 changed during the run, in its bytes [0, 32)"]);
 }
 
 #[test]

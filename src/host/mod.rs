@@ -9,6 +9,7 @@ pub mod device_limits;
 pub mod diagnostics;
 pub mod element_hooks;
 pub mod fault;
+mod input_pages;
 pub mod kernel_heap;
 mod report_text;
 pub mod reserve;

@@ -46,3 +46,16 @@ pub fn overlap(f: &Finding, elem: u64) -> String {
     let bytes: Vec<(u64, u64)> = f.ranges.iter().map(|&(a, b)| (a * elem, b * elem)).collect();
     std::format!("cores {} and {} both wrote output bytes {}", f.cpu, f.other.unwrap_or(f.cpu), super::writes::list(&bytes))
 }
+
+/// An input whose bytes `[a, b)` (whole pages) changed during the run
+/// though no hook saw a store into it.
+pub fn input_changed(op: &str, arg: &str, a: u64, b: u64) -> RunFailure {
+    RunFailure {
+        code: Error::InputWritten.code(),
+        cpu: None,
+        reason: std::format!(
+            "op `{op}`: {arg} changed during the run, in its bytes [{a}, {b}) (a store no accessor made, e.g. through a raw pointer): \
+             inputs are const, and on the device this corrupts the caller's data"
+        ),
+    }
+}

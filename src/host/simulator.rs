@@ -589,6 +589,14 @@ impl Simulator {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
         self.watch_run(placed);
+        let inputs = if self.sanitize {
+            super::input_pages::InputPages::take(
+                &self.soc,
+                self.args.iter().enumerate().map(|(i, a)| (std::format!("argument {i}"), a.desc.storage, a.desc.buffer_bytes)),
+            )
+        } else {
+            super::input_pages::InputPages::default()
+        };
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
         let findings = self.soc.sanitizer().end();
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
@@ -598,6 +606,12 @@ impl Simulator {
         rep.device_limits = rep.cores.iter().filter_map(|c| super::device_limits::stack_failure(name, c)).collect();
         let (cross_writes, findings): (Vec<_>, Vec<_>) = findings.into_iter().partition(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::CrossCoreWrite);
         rep.device_limits.extend(findings.iter().map(|f| super::sanitizer_report::failure(name, f)));
+        // Stores into an input no hook saw (a raw pointer), by its pages.
+        for (arg, a, b) in inputs.changed(&self.soc) {
+            if !findings.iter().any(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::InputWritten && f.region == arg) {
+                rep.device_limits.push(super::sanitizer_report::input_changed(name, &arg, a, b));
+            }
+        }
         rep.warnings = super::device_limits::warnings(name, &rep.cores);
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {

@@ -10,4 +10,5 @@ NEURON_LIBRARY(sanitizer, m) {
     m.def("add_into_dst", &same, "add_into_dst");
     m.def("set_then_add_dst", &same, "set_then_add_dst");
     m.def("tcm_half_written", &same, "tcm_half_written");
+    m.def("scale_input_raw", &same, "scale_input_raw");
 }
