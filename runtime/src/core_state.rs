@@ -305,9 +305,21 @@ impl<H: Hal> CoreState<H> {
 
     /// SoC → SoC copy of `n` bytes with the active method
     /// ([`Copier::soc_to_soc`]).
+    ///
+    /// # Safety
+    /// As [`Copier::soc_to_soc`]: the destination may be any SoC address,
+    /// including the arena of the heap Rust allocates from. Safe code
+    /// cannot call it:
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>) {
+    ///     let _ = s.memcpy_soc_to_soc(0x1000, 0x2000, 64);
+    /// }
+    /// ```
     #[inline(always)]
-    pub fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+    pub unsafe fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
         let method = self.memcpy_method;
-        self.copier().soc_to_soc(method, dst, src, n)
+        // SAFETY: forwarded from the caller.
+        unsafe { self.copier().soc_to_soc(method, dst, src, n) }
     }
 }

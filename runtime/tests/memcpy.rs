@@ -110,11 +110,13 @@ fn soc_to_soc_bounces_through_data_ram_per_method() {
         let dst = HBM + 7 * DYNAMIC_WINDOW_SIZE + 1;
         let data = pattern(n, 8);
         soc.write(src, &data).unwrap();
-        s.memcpy_soc_to_soc(dst, src, n as u64).unwrap();
+        // SAFETY: test HBM of the mock SoC, outside every heap.
+        unsafe { s.memcpy_soc_to_soc(dst, src, n as u64) }.unwrap();
         assert!(soc_read(&soc, dst, n) == data, "{m:?}");
         assert_eq!(s.dataram().stats().in_use, 0);
         // HBM → SBUF too.
-        s.memcpy_soc_to_soc(Q7.sbuf_soc_base + 64, src, 4000).unwrap();
+        // SAFETY: SBUF of the mock SoC, outside every heap.
+        unsafe { s.memcpy_soc_to_soc(Q7.sbuf_soc_base + 64, src, 4000) }.unwrap();
         assert_eq!(soc_read(&soc, Q7.sbuf_soc_base + 64, 4000), data[..4000]);
     }
 }

@@ -111,11 +111,14 @@ fn prologue_and_the_three_heaps() {
     let m = s.libc().malloc(300).unwrap();
     // SAFETY: a live 300-byte block.
     unsafe { m.as_ptr().write_bytes(7, 300) };
-    let r = s.libc().realloc(m.as_ptr(), 5000).unwrap().unwrap();
+    // SAFETY: `m` is a live block of this heap, its header untouched.
+    let r = unsafe { s.libc().realloc(m.as_ptr(), 5000) }.unwrap().unwrap();
     // SAFETY: the realloc kept the first 300 bytes.
     assert_eq!(unsafe { r.as_ptr().add(299).read() }, 7);
-    assert_eq!(s.libc().free(m.as_ptr()), Err(Error::DoubleFree));
-    s.libc().free(r.as_ptr()).unwrap();
+    // SAFETY: a double free, header untouched (refused).
+    assert_eq!(unsafe { s.libc().free(m.as_ptr()) }, Err(Error::DoubleFree));
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(r.as_ptr()) }.unwrap();
     assert_eq!(s.libc().stats().in_use, 0);
 }
 
@@ -213,7 +216,8 @@ fn init_in_place_on_zeroed_memory_is_new() {
     let a = s.hbm().allocate(1000, 0).unwrap();
     s.hbm().free(a).unwrap();
     let m = s.libc().malloc(300).unwrap();
-    s.libc().free(m.as_ptr()).unwrap();
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(m.as_ptr()) }.unwrap();
     let t = s.dataram().allocate(4000, 256).unwrap();
     s.dataram().free(t.as_ptr()).unwrap();
     assert!(s.translator().is_ready());

@@ -87,7 +87,9 @@ pub unsafe extern "C" fn neuron_kernel_posix_memalign(out: *mut *mut c_void, ali
 /// allocator (as C's `realloc`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_kernel_realloc(p: *mut c_void, n: usize) -> *mut c_void {
-    let mine = on_core(|h| (p.is_null() || h.usable_size(p.cast()).is_some()).then(|| h.realloc(p.cast(), n)));
+    // SAFETY: `owns` reads nothing; a pointer in the core's arenas is, by
+    // the caller's contract, a live block of the core's heap.
+    let mine = on_core(|h| (p.is_null() || h.owns(p.cast())).then(|| unsafe { h.realloc(p.cast(), n) }));
     match mine {
         Some(Some(Ok(Some(q)))) => q.as_ptr().cast(),
         Some(Some(_)) => null_mut(),
@@ -108,7 +110,8 @@ pub unsafe extern "C" fn neuron_kernel_free(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    let freed = on_core(|h| h.usable_size(p.cast()).is_some() && h.free(p.cast()).is_ok());
+    // SAFETY: as in `neuron_kernel_realloc`.
+    let freed = on_core(|h| h.owns(p.cast()) && unsafe { h.free(p.cast()) }.is_ok());
     if freed != Some(true) {
         // SAFETY: not a block of the core's heap: the caller vouches it is
         // the process's.
