@@ -107,7 +107,13 @@ impl FakeHal {
     }
 }
 
-impl Hal for FakeHal {
+// SAFETY: the data-RAM range and the libc arena `nx_ptr` maps are this
+// fake's own buffers (`dataram`, `libc`), owned for its life and reached
+// by nothing else. Other addresses (the windows) are unbacked pointers
+// without provenance: the fake has no SoC, and only an `unsafe` copy
+// whose caller vouched for the address would reach them. It has no DMA
+// engine: nothing is counted done that did not happen.
+unsafe impl Hal for FakeHal {
     fn platform(&self) -> &Platform {
         &self.platform
     }
