@@ -161,7 +161,7 @@ impl<H: Hal> CoreState<H> {
         let bottom = self.hal.nx_ptr(p.scratch_nx(p.scratch_area_soc(cpu)));
         // SAFETY: the platform table gives this core this scratch range
         // alone, and the pinned window always shows it.
-        unsafe { self.libc.init_main(bottom, LIBC_HEAP_SIZE as usize) };
+        unsafe { self.libc_heap().init_main(bottom, LIBC_HEAP_SIZE as usize) };
     }
 
     /// `_init_translate_ctx`.
@@ -175,15 +175,42 @@ impl<H: Hal> CoreState<H> {
     pub fn init_prologue(&mut self) {
         let boot = self.bootstrap.0.as_mut_ptr();
         // SAFETY: the bootstrap arena is a field of this state, used by the
-        // libc heap alone; the state does not move once initialised (it is
-        // a static on the device and boxed on the host).
-        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
-        self.libc.set_use_default(true);
+        // libc heap alone. It moves with the state; `libc_heap` (the only
+        // way to the heap) drops an arena left at the old place first.
+        unsafe { self.libc_heap().init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+        self.libc_heap().set_use_default(true);
         self.init_hbm_allocator();
         self.init_dataram_allocator();
         self.init_libc_heap();
-        self.libc.set_use_default(false);
+        self.libc_heap().set_use_default(false);
         self.init_translate_ctx();
+    }
+
+    /// The libc heap, its bootstrap arena checked to be this state's own.
+    ///
+    /// The arena's memory is a field of the state, so a state moved after
+    /// `init_prologue` (safe code may move it: it is a plain value) has
+    /// left the arena's free list pointing into the old place. The move is
+    /// seen here (the arena no longer starts at the field) and the old
+    /// arena forgotten unread; the next prologue builds it anew. One
+    /// compare on the device, where the state is a static and never moves.
+    #[inline(always)]
+    pub(crate) fn libc_heap(&mut self) -> &mut LibcHeap {
+        self.settle_bootstrap();
+        &mut self.libc
+    }
+
+    /// The check of [`CoreState::libc_heap`], for a caller that borrows
+    /// the `libc` field beside another one right after.
+    #[inline(always)]
+    pub(crate) fn settle_bootstrap(&mut self) {
+        let here = self.bootstrap.0.as_ptr() as usize;
+        let at = self.libc.bootstrap_base();
+        if at != here && at != 0 {
+            // The printf ring is the one holder of libc blocks in the state.
+            self.printf.forget_storage_within(at, at + BOOTSTRAP_HEAP_SIZE);
+            self.libc.forget_bootstrap();
+        }
     }
 
     /// `neuron_translate` for this core.

@@ -98,7 +98,7 @@ impl<H: Hal> CoreState<H> {
     /// The libc heap (`malloc` and friends).
     #[inline(always)]
     pub fn libc(&mut self) -> &mut LibcHeap {
-        &mut self.libc
+        self.libc_heap()
     }
 
     /// The device printf ring.
@@ -109,6 +109,7 @@ impl<H: Hal> CoreState<H> {
     /// `neuron_set_printf_buffer_size`: the ring, reallocated from the
     /// libc heap.
     pub fn set_printf_size(&mut self, bytes: usize) -> Result<()> {
+        self.settle_bootstrap();
         self.printf.set_size(&mut self.libc, bytes)
     }
 

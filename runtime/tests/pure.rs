@@ -228,3 +228,43 @@ fn init_in_place_on_zeroed_memory_is_new() {
         dealloc(p.cast(), layout);
     }
 }
+
+/// A state is a plain value, so safe code may move it after its init
+/// prologue, while its libc heap's bootstrap arena (a field of the state)
+/// holds a free list of addresses of the old place. The move must be
+/// harmless: the arena left behind is forgotten unread, the next prologue
+/// builds it at the new place. Under Miri a heap that still walked the old
+/// list would be a use after free; natively the `HeapNotReady` below
+/// would be a block handed out of freed memory.
+#[test]
+fn a_state_moved_after_init_forgets_its_old_bootstrap_arena() {
+    let mut s = core(1);
+    s.libc().set_use_default(true);
+    let early = s.libc().malloc(100).unwrap();
+    let old = s.libc().bootstrap_base();
+    assert!(old != 0 && s.libc().owns(early.as_ptr()));
+    // Move the state out of its box into a new one; the old box is freed.
+    let mut s = moved(s);
+    assert_eq!(s.libc().bootstrap_base(), 0, "the arena at the old place is forgotten");
+    assert_eq!(s.libc().malloc(100), Err(Error::HeapNotReady));
+    // SAFETY: `early` is outside every arena now: refused untouched.
+    assert_eq!(unsafe { s.libc().free(early.as_ptr()) }, Err(Error::ForeignPointer));
+    s.init_prologue();
+    let new = s.libc().bootstrap_base();
+    assert!(new != 0 && new != old);
+    s.libc().set_use_default(true);
+    let m = s.libc().malloc(100).unwrap();
+    assert!(s.libc().owns(m.as_ptr()));
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(m.as_ptr()) }.unwrap();
+    s.libc().set_use_default(false);
+    // The main arena (outside the state) never moved.
+    let m = s.libc().malloc(300).unwrap();
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(m.as_ptr()) }.unwrap();
+}
+
+/// `b`'s value in a new box; `b`'s is freed on return.
+fn moved<T>(b: Box<T>) -> Box<T> {
+    Box::new(*b)
+}
