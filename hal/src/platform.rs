@@ -286,7 +286,7 @@ const _: () = {
     let mut i = 0;
     while i < DYNAMIC_WINDOWS {
         let w = p.dynamic_windows[i];
-        assert!(w.nx_base as u64 % DYNAMIC_WINDOW_SIZE == 0, "a dynamic window is not aligned to its size");
+        assert!((w.nx_base as u64).is_multiple_of(DYNAMIC_WINDOW_SIZE), "a dynamic window is not aligned to its size");
         spans[i] = (w.nx_base as u64, w.nx_base as u64 + DYNAMIC_WINDOW_SIZE);
         i += 1;
     }
