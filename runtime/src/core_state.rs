@@ -324,9 +324,20 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// Rust slice → SoC with the active method.
-    pub fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::memcpy_soc_to_soc`] for `[dst, dst + src.len())`:
+    /// nothing Rust owns lies there (the libc heap's arena is in HBM).
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>) {
+    ///     let _ = s.write_soc(0x1000, &[0; 8]);
+    /// }
+    /// ```
+    pub unsafe fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
         let n = u32::try_from(src.len()).map_err(|_| Error::SizeOverflow)?;
-        // SAFETY: as in `read_soc`, for reads.
+        // SAFETY: as in `read_soc`, for reads; the destination is the
+        // caller's.
         unsafe { self.memcpy_to_soc(dst, src.as_ptr(), n) }
     }
 
