@@ -102,9 +102,26 @@ impl Platform {
         self.aperture_soc_base + Self::aperture_index(cpu) * DMA_WINDOW_SIZE as u64
     }
 
-    /// SoC base of core `cpu`'s scratch area (libc heap, then HBM heap).
+    /// SoC base of core `cpu`'s scratch area: its libc heap's main arena
+    /// ([`LIBC_HEAP_SIZE`]), then the libc heap's bootstrap arena
+    /// ([`BOOTSTRAP_HEAP_SIZE`], see [`Platform::bootstrap_arena_soc`]),
+    /// then its HBM heap (the rest).
     pub const fn scratch_area_soc(&self, cpu: u32) -> u64 {
         self.scratch_soc_base + CODE_REGION_SIZE + cpu as u64 * SCRATCH_AREA_SIZE
+    }
+
+    /// SoC base of core `cpu`'s bootstrap arena (the default malloc of the
+    /// init prologue), right after its libc heap's main arena. Memory of
+    /// the core's scratch area rather than of the runtime's state, so the
+    /// heap holds no pointer into the state (which is a movable value).
+    pub const fn bootstrap_arena_soc(&self, cpu: u32) -> u64 {
+        self.scratch_area_soc(cpu) + LIBC_HEAP_SIZE
+    }
+
+    /// SoC base of core `cpu`'s HBM heap, past both libc arenas; it runs
+    /// to the end of the scratch area.
+    pub const fn hbm_heap_soc(&self, cpu: u32) -> u64 {
+        self.bootstrap_arena_soc(cpu) + BOOTSTRAP_HEAP_SIZE as u64
     }
 
     /// The NX address range `[start, end)` of the data RAM.
@@ -302,7 +319,7 @@ const _: () = {
         a += 1;
     }
     assert!(scratch_areas_fit(&p), "the scratch areas overflow the pinned window");
-    assert!(LIBC_HEAP_SIZE < SCRATCH_AREA_SIZE);
+    assert!(LIBC_HEAP_SIZE + (BOOTSTRAP_HEAP_SIZE as u64) < SCRATCH_AREA_SIZE);
     assert!(Platform::aperture_index(0) == 9 && Platform::aperture_index(7) == 23);
     assert!(p.aperture_soc(1) - p.aperture_soc(0) == 2 * DMA_WINDOW_SIZE as u64);
     let (lo, hi) = p.dataram_range();

@@ -15,10 +15,6 @@ use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
 use neuron_hal::Hal;
 
-/// The bootstrap arena's memory, aligned for the heap.
-#[repr(C, align(64))]
-pub struct BootstrapArena(pub [u8; BOOTSTRAP_HEAP_SIZE]);
-
 /// The runtime state of one core. Its fields are the runtime's: the
 /// crates above reach them through the façade (`facade.rs`).
 pub struct CoreState<H: Hal> {
@@ -43,7 +39,6 @@ pub struct CoreState<H: Hal> {
     /// The device printf ring.
     pub(crate) printf: PrintfRing,
     cpu_id: Option<u32>,
-    bootstrap: BootstrapArena,
 }
 
 impl<H: Hal> core::fmt::Debug for CoreState<H> {
@@ -67,16 +62,14 @@ impl<H: Hal> CoreState<H> {
             access: AccessState::new(),
             printf: PrintfRing::new(),
             cpu_id: None,
-            bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),
         }
     }
 
     /// Writes [`CoreState::new`]`(hal)` into `*p`, field by field, so no
     /// whole state is ever built on the stack (the on-core stack is 4 KiB;
-    /// the state is larger). The bootstrap arena is not written: in zeroed
-    /// memory it already holds its initial value (all zeroes). This lets a
-    /// device keep its state in a zero-initialised static (`.bss`: RAM the
-    /// image does not carry) and build it at the core's first use.
+    /// the state is larger). This lets a device keep its state in a
+    /// zero-initialised static (`.bss`: RAM the image does not carry) and
+    /// build it at the core's first use.
     ///
     /// # Safety
     /// `p` is valid for writes of a `CoreState<H>`, aligned, and every
@@ -86,9 +79,7 @@ impl<H: Hal> CoreState<H> {
     /// glue of its own; the HAL's is not run).
     pub unsafe fn init_in_place(p: *mut Self, hal: H) {
         // SAFETY: the caller's contract: `p` is valid, aligned and not
-        // referenced, so each field place may be written; the bootstrap
-        // arena, left alone, is zeroed memory, a valid `[u8; N]` equal to
-        // what `new` puts there.
+        // referenced, so each field place may be written.
         unsafe {
             Translator::write_new(core::ptr::addr_of_mut!((*p).translator));
             core::ptr::addr_of_mut!((*p).hal).write(hal);
@@ -118,7 +109,6 @@ impl<H: Hal> CoreState<H> {
                 access: _,
                 printf: _,
                 cpu_id: _,
-                bootstrap: _,
             } = s;
         }
     }
@@ -140,7 +130,8 @@ impl<H: Hal> CoreState<H> {
     pub fn init_hbm_allocator(&mut self) {
         let cpu = self.cpu_id();
         let area = self.hal.platform().scratch_area_soc(cpu);
-        self.hbm.init(area + LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE - LIBC_HEAP_SIZE);
+        let start = self.hal.platform().hbm_heap_soc(cpu);
+        self.hbm.init(start, SCRATCH_AREA_SIZE - (start - area));
     }
 
     /// `init_neuron_dataram_allocator`: the data-RAM heap over the staging
@@ -161,7 +152,7 @@ impl<H: Hal> CoreState<H> {
         let bottom = self.hal.nx_ptr(p.scratch_nx(p.scratch_area_soc(cpu)));
         // SAFETY: the platform table gives this core this scratch range
         // alone, and the pinned window always shows it.
-        unsafe { self.libc_heap().init_main(bottom, LIBC_HEAP_SIZE as usize) };
+        unsafe { self.libc.init_main(bottom, LIBC_HEAP_SIZE as usize) };
     }
 
     /// `_init_translate_ctx`.
@@ -173,44 +164,19 @@ impl<H: Hal> CoreState<H> {
     /// forced on, then the neuron heaps, then the translate context. Safe
     /// to run on every invocation: each step runs once.
     pub fn init_prologue(&mut self) {
-        let boot = self.bootstrap.0.as_mut_ptr();
-        // SAFETY: the bootstrap arena is a field of this state, used by the
-        // libc heap alone. It moves with the state; `libc_heap` (the only
-        // way to the heap) drops an arena left at the old place first.
-        unsafe { self.libc_heap().init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
-        self.libc_heap().set_use_default(true);
+        let cpu = self.cpu_id();
+        let p = *self.hal.platform();
+        let boot = self.hal.nx_ptr(p.scratch_nx(p.bootstrap_arena_soc(cpu)));
+        // SAFETY: the platform table gives this core this scratch range
+        // alone (between its libc and HBM heaps), and the pinned window
+        // always shows it. Not memory of this state: the state may move.
+        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+        self.libc.set_use_default(true);
         self.init_hbm_allocator();
         self.init_dataram_allocator();
         self.init_libc_heap();
-        self.libc_heap().set_use_default(false);
+        self.libc.set_use_default(false);
         self.init_translate_ctx();
-    }
-
-    /// The libc heap, its bootstrap arena checked to be this state's own.
-    ///
-    /// The arena's memory is a field of the state, so a state moved after
-    /// `init_prologue` (safe code may move it: it is a plain value) has
-    /// left the arena's free list pointing into the old place. The move is
-    /// seen here (the arena no longer starts at the field) and the old
-    /// arena forgotten unread; the next prologue builds it anew. One
-    /// compare on the device, where the state is a static and never moves.
-    #[inline(always)]
-    pub(crate) fn libc_heap(&mut self) -> &mut LibcHeap {
-        self.settle_bootstrap();
-        &mut self.libc
-    }
-
-    /// The check of [`CoreState::libc_heap`], for a caller that borrows
-    /// the `libc` field beside another one right after.
-    #[inline(always)]
-    pub(crate) fn settle_bootstrap(&mut self) {
-        let here = self.bootstrap.0.as_ptr() as usize;
-        let at = self.libc.bootstrap_base();
-        if at != here && at != 0 {
-            // The printf ring is the one holder of libc blocks in the state.
-            self.printf.forget_storage_within(at, at + BOOTSTRAP_HEAP_SIZE);
-            self.libc.forget_bootstrap();
-        }
     }
 
     /// `neuron_translate` for this core.

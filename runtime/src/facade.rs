@@ -98,7 +98,7 @@ impl<H: Hal> CoreState<H> {
     /// The libc heap (`malloc` and friends).
     #[inline(always)]
     pub fn libc(&mut self) -> &mut LibcHeap {
-        self.libc_heap()
+        &mut self.libc
     }
 
     /// The device printf ring.
@@ -109,7 +109,6 @@ impl<H: Hal> CoreState<H> {
     /// `neuron_set_printf_buffer_size`: the ring, reallocated from the
     /// libc heap.
     pub fn set_printf_size(&mut self, bytes: usize) -> Result<()> {
-        self.settle_bootstrap();
         self.printf.set_size(&mut self.libc, bytes)
     }
 

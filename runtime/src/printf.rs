@@ -71,14 +71,6 @@ impl PrintfRing {
         self.dropped_prints
     }
 
-    /// Drops the ring's memory unfreed if it lies in `[lo, hi)` (a heap
-    /// arena its owner has forgotten); the ring starts again empty.
-    pub(crate) fn forget_storage_within(&mut self, lo: usize, hi: usize) {
-        if self.storage.is_some_and(|p| (lo..hi).contains(&(p.as_ptr() as usize))) {
-            *self = Self { size: self.size, ..Self::new() };
-        }
-    }
-
     /// Sets the ring's size (a power of two in 64..=128 KiB). The ring is
     /// emptied; its memory is taken again at the next print.
     pub fn set_size(&mut self, libc: &mut LibcHeap, size: usize) -> Result<()> {

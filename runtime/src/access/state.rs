@@ -97,7 +97,6 @@ impl<H: Hal> CoreState<H> {
         if self.access.coherency.register(addr, kind)? == Admission::Warned {
             let mut line = LineBuf::<128>::new();
             let _ = write!(line, "coherency warning: {} on tensor 0x{addr:x} while incompatible accessors are live (INCOHERENT_VERBOSE)", kind.name());
-            self.settle_bootstrap();
             self.printf.print(&mut self.libc, line.as_bytes());
         }
         Ok(())
@@ -212,7 +211,6 @@ impl<H: Hal> CoreState<H> {
 
     /// Prints one entry to the printf ring.
     pub fn printf(&mut self, text: &[u8]) {
-        self.settle_bootstrap();
         self.printf.print(&mut self.libc, text);
     }
 }

@@ -109,15 +109,6 @@ impl LibcHeap {
         self.boot.base
     }
 
-    /// Drops the bootstrap arena without touching its memory: its blocks
-    /// become foreign pointers, and the next `init_bootstrap` gives it
-    /// memory again. For an owner whose arena memory has moved (the
-    /// arena's free list holds addresses of the old place).
-    pub fn forget_bootstrap(&mut self) {
-        self.stats.capacity -= self.boot.size as u64;
-        self.boot = Arena::empty();
-    }
-
     /// `_init_libc_heap_allocator`: gives the main arena its memory (once;
     /// later calls keep it as it is).
     ///
