@@ -97,19 +97,7 @@ impl<H: Hal> CoreState<H> {
         // until it is written above too.
         #[allow(dead_code)]
         fn all_fields<H: Hal>(s: &CoreState<H>) {
-            let CoreState {
-                translator: _,
-                hal: _,
-                hbm: _,
-                dataram: _,
-                libc: _,
-                dma: _,
-                args: _,
-                memcpy_method: _,
-                access: _,
-                printf: _,
-                cpu_id: _,
-            } = s;
+            let CoreState { translator: _, hal: _, hbm: _, dataram: _, libc: _, dma: _, args: _, memcpy_method: _, access: _, printf: _, cpu_id: _ } = s;
         }
     }
 
