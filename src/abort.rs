@@ -147,7 +147,7 @@ mod imp {
     /// mut`): the symbol a debugger or the host reads; `repr(transparent)`
     /// keeps its layout the report's.
     #[repr(transparent)]
-    pub struct ReportCell(core::cell::UnsafeCell<AbortReport>);
+    struct ReportCell(core::cell::UnsafeCell<AbortReport>);
 
     // SAFETY: only `abort` writes it, once, on the way down of the calling
     // core (a core is one thread of control; under QEMU the cores share
