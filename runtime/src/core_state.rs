@@ -143,6 +143,24 @@ impl<H: Hal> CoreState<H> {
         unsafe { self.libc.init_main(bottom, LIBC_HEAP_SIZE as usize) };
     }
 
+    /// The libc heap's bootstrap arena (once): the core's scratch memory
+    /// between its libc and HBM heaps. Not inlined: the prologue runs on
+    /// every invocation and this only once.
+    #[inline(never)]
+    fn init_bootstrap_arena(&mut self) {
+        if self.libc.bootstrap_base() != 0 {
+            return;
+        }
+        let cpu = self.cpu_id();
+        let p = self.hal.platform();
+        let nx = p.scratch_nx(p.bootstrap_arena_soc(cpu));
+        let boot = self.hal.nx_ptr(nx);
+        // SAFETY: the platform table gives this core this scratch range
+        // alone (between its libc and HBM heaps), and the pinned window
+        // always shows it. Not memory of this state: the state may move.
+        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+    }
+
     /// `_init_translate_ctx`.
     pub fn init_translate_ctx(&mut self) {
         self.translator.init(&self.hal);
@@ -152,13 +170,7 @@ impl<H: Hal> CoreState<H> {
     /// forced on, then the neuron heaps, then the translate context. Safe
     /// to run on every invocation: each step runs once.
     pub fn init_prologue(&mut self) {
-        let cpu = self.cpu_id();
-        let p = *self.hal.platform();
-        let boot = self.hal.nx_ptr(p.scratch_nx(p.bootstrap_arena_soc(cpu)));
-        // SAFETY: the platform table gives this core this scratch range
-        // alone (between its libc and HBM heaps), and the pinned window
-        // always shows it. Not memory of this state: the state may move.
-        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+        self.init_bootstrap_arena();
         self.libc.set_use_default(true);
         self.init_hbm_allocator();
         self.init_dataram_allocator();
