@@ -111,7 +111,7 @@ impl FakeHal {
     }
 }
 
-// SAFETY: the data-RAM range and the libc arena `nx_ptr` maps are this
+// SAFETY: the data-RAM range and the libc heap's two arenas `nx_ptr` maps are this
 // fake's own buffers (`dataram`, `libc`), owned for its life and reached
 // by nothing else. Other addresses (the windows) are unbacked pointers
 // without provenance: the fake has no SoC, and only an `unsafe` copy

@@ -21,7 +21,7 @@ use crate::window::WindowId;
 ///   over the HAL's life.
 /// - [`nx_ptr`](Hal::nx_ptr) maps the table's data-RAM heap range
 ///   ([`Platform::dataram_heap`]) and this core's part of the pinned
-///   scratch window (its libc arena) to memory valid for reads and writes
+///   scratch window (its libc heap's two arenas) to memory valid for reads and writes
 ///   for as long as the HAL lives, used by nothing but the runtime that
 ///   owns this HAL (no Rust reference into it), contiguously (`nx_ptr(a +
 ///   k) == nx_ptr(a) + k` within a range) and the same on every call. A
