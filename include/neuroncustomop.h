@@ -366,61 +366,97 @@ void *_ZnajSt11align_val_tRKSt9nothrow_t(size_t n, size_t align, const uint8_t*)
 #if defined(NEURON_DEVICE)
 // `operator delete(void*)`; every form below frees the same way (the
 // heap knows each block's size and alignment).
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPv(void *p);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPv(void *p);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete(void*, size_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPvj(void *p, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*, size_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPvj(void *p, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete(void*, const std::nothrow_t&)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPvRKSt9nothrow_t(void *p, const uint8_t*);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*, const std::nothrow_t&)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPvRKSt9nothrow_t(void *p, const uint8_t*);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete(void*, std::align_val_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPvSt11align_val_t(void *p, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*, std::align_val_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPvSt11align_val_t(void *p, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete(void*, size_t, std::align_val_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPvjSt11align_val_t(void *p, size_t, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*, size_t, std::align_val_t)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPvjSt11align_val_t(void *p, size_t, size_t);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete(void*, std::align_val_t, const std::nothrow_t&)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdlPvSt11align_val_tRKSt9nothrow_t(void *p, size_t, const uint8_t*);
 #endif
 
 #if defined(NEURON_DEVICE)
 // `operator delete[](void*, std::align_val_t, const std::nothrow_t&)`.
+//
+// # Safety
+// As C++'s `delete`: `p` is null or a live block of `new`.
 void _ZdaPvSt11align_val_tRKSt9nothrow_t(void *p, size_t, const uint8_t*);
 #endif
 
@@ -695,6 +731,11 @@ int32_t neuron_memcpy_from_soc(void *dst, uint64_t src, uint32_t n);
 int32_t neuron_memcpy_to_soc(uint64_t dst, const void *src, uint32_t n);
 
 // HBM → HBM, bounced through data RAM (the core cannot stream HBM to HBM).
+//
+// # Safety
+// `[dst, dst + n)` holds nothing Rust owns: not this core's heaps (the
+// libc heap is in HBM scratch), not memory a live reference points into
+// (see `CoreState::memcpy_soc_to_soc`).
 int32_t neuron_memcpy_soc_to_soc(uint64_t dst, uint64_t src, uint64_t n);
 
 // `neuron_set_memcpy_method(m)`: 0 = C, 1 = vector, 2 = DMA (default).

@@ -143,9 +143,21 @@ mod imp {
 mod imp {
     use super::*;
 
+    /// The last abort report's place (an `UnsafeCell`, so no `static
+    /// mut`): the symbol a debugger or the host reads; `repr(transparent)`
+    /// keeps its layout the report's.
+    #[repr(transparent)]
+    struct ReportCell(core::cell::UnsafeCell<AbortReport>);
+
+    // SAFETY: only `abort` writes it, once, on the way down of the calling
+    // core (a core is one thread of control; under QEMU the cores share
+    // it and the last report wins), with a volatile store; Rust never
+    // reads it.
+    unsafe impl Sync for ReportCell {}
+
     /// The last abort report, for a debugger or the host to read.
     #[unsafe(no_mangle)]
-    static mut NEURON_ABORT_REPORT: AbortReport = AbortReport { code: 0, cpu: -1, line: 0 };
+    static NEURON_ABORT_REPORT: ReportCell = ReportCell(core::cell::UnsafeCell::new(AbortReport { code: 0, cpu: -1, line: 0 }));
 
     pub fn abort(r: AbortReport, _e: Error, _what: &str, _file: &str) -> ! {
         // In the body, so the header generator does not export it.
@@ -159,7 +171,7 @@ mod imp {
         // SAFETY: single-threaded core (under QEMU the cores share this
         // static: the last report wins); written once on the way down.
         unsafe {
-            core::ptr::addr_of_mut!(NEURON_ABORT_REPORT).write_volatile(r);
+            NEURON_ABORT_REPORT.0.get().write_volatile(r);
             firmware_abort()
         }
     }

@@ -395,20 +395,15 @@ mod device_binding {
     #[cfg(not(feature = "qemu"))]
     #[inline(never)]
     pub fn current() -> *mut CoreSlot<CoreHal> {
-        CORE.get(MmioHal::q7)
+        // SAFETY: `get` runs the closure once, at the core's first use:
+        // the handle it makes is the core's only one, moved into its state.
+        CORE.get(|| unsafe { MmioHal::q7() })
     }
 
     /// The calling core's PRID, read from the hardware (the abort path
     /// must not enter the state, which may be held).
-    #[cfg(not(feature = "qemu"))]
     pub fn abort_cpu() -> i32 {
-        neuron_hal::Hal::prid(&MmioHal::q7()) as i32
-    }
-
-    /// The calling core's PRID, read from the hardware.
-    #[cfg(feature = "qemu")]
-    pub fn abort_cpu() -> i32 {
-        neuron_hal::Hal::prid(&MmioHal::qemu(0)) as i32
+        neuron_hal::xtensa::prid() as i32
     }
 
     #[cfg(feature = "qemu")]
@@ -419,11 +414,14 @@ mod device_binding {
     /// registers in their reset state.
     #[cfg(feature = "qemu")]
     pub fn current() -> *mut CoreSlot<CoreHal> {
-        let cpu = neuron_hal::Hal::prid(&MmioHal::qemu(0));
+        let cpu = neuron_hal::xtensa::prid();
         let Some(slot) = CORES.get(cpu as usize) else {
             return core::ptr::null_mut();
         };
-        slot.get(|| MmioHal::qemu(cpu))
+        // SAFETY: the slot of the calling core (its PRID); `get` runs the
+        // closure once, at its first use: the core's only handle, moved
+        // into its state.
+        slot.get(|| unsafe { MmioHal::qemu(cpu) })
     }
 
     /// The "open translator": the address of this core's `Translator`

@@ -104,7 +104,7 @@ fn tail_aligned(t: Tensor) -> Result<Tensor> {
 /// Returns an `empty` tensor of which it wrote only the first half.
 fn half_of_empty(t: Tensor) -> Result<OwnedTensor> {
     let e = ops::empty(t.sizes(), Dtype::Fp32)?;
-    let w = e.accessor::<f32, 1>()?;
+    let w = e.tensor().accessor::<f32, 1>()?;
     for i in 0..t.numel() as i64 / 2 {
         w.set([i], 3.0)?;
     }

@@ -42,7 +42,8 @@ fn expected(r: std::ops::Range<usize>) -> Vec<f32> {
 fn the_whole_tensor_in_one_call() {
     let (mut core, view) = setup();
     core.enter(|| {
-        let t = Tensor::from_view(view);
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let t = unsafe { Tensor::from_view(view) };
         let mut st = t.read_stream_accessor::<f32>().unwrap();
         assert!(st.is_buffered());
         // Room for more than is left: the count says how many, the rest
@@ -63,7 +64,8 @@ fn the_whole_tensor_in_one_call() {
 fn chunks_mixed_with_element_reads_end_with_a_partial_chunk() {
     let (mut core, view) = setup();
     core.enter(|| {
-        let t = Tensor::from_view(view);
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let t = unsafe { Tensor::from_view(view) };
         let mut st = t.read_stream_accessor::<f32>().unwrap();
         let mut got = Vec::new();
         // Three element reads fill the buffer; the bulk read starts inside it.
@@ -116,7 +118,8 @@ fn bulk_reads_stay_right_when_the_window_moves() {
     let c0 = counts(&mut core);
     let mut out = vec![0f32; N];
     core.enter(|| {
-        let t = Tensor::from_view(view);
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let t = unsafe { Tensor::from_view(view) };
         let mut st = t.read_stream_accessor::<f32>().unwrap();
         let mut pos = 0;
         let mut read = |st: &mut neuroncustomop::kernel::ReadStream<f32>, k: usize| {
@@ -148,7 +151,8 @@ fn bulk_reads_stay_right_when_the_window_moves() {
 fn unbuffered_stream_reads_in_bulk_too() {
     let (mut core, view) = setup();
     core.enter(|| {
-        let t = Tensor::from_view(view);
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let t = unsafe { Tensor::from_view(view) };
         // Take every pool buffer first.
         let mut held = Vec::new();
         loop {
@@ -203,7 +207,8 @@ fn bad_input_is_an_error() {
     let (mut core, view) = setup();
     // Wrong element type: refused at open.
     core.enter(|| {
-        let t = Tensor::from_view(view);
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let t = unsafe { Tensor::from_view(view) };
         assert_eq!(t.read_stream_accessor::<i32>().err(), Some(Error::ElementTypeMismatch));
         // A closed stream refuses, and leaves the slice alone.
         let mut st = t.read_stream_accessor::<f32>().unwrap();
@@ -247,7 +252,8 @@ fn bad_input_is_an_error() {
 fn a_closed_stream_drops_without_entering_the_core() {
     let (mut core, view) = setup();
     let st = core.enter(|| {
-        let mut st = Tensor::from_view(view).read_stream_accessor::<f32>().unwrap();
+        // SAFETY: the test tensor in the mock SoC's HBM, outside every heap.
+        let mut st = unsafe { Tensor::from_view(view) }.read_stream_accessor::<f32>().unwrap();
         st.close().unwrap();
         st
     });

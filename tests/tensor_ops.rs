@@ -37,7 +37,7 @@ fn unary_op(t: Tensor, code: i32) -> Result<Tensor> {
     Ok(out)
 }
 
-fn binary_op(a: Tensor, b: Tensor, code: i32) -> Result<Tensor> {
+fn binary_op<'a>(a: Tensor<'a>, b: Tensor<'a>, code: i32) -> Result<Tensor<'a>> {
     let out = dst_tensor()?;
     match code {
         0 => ops::add_out(&a, &b, 2i64, &out)?,

@@ -16,7 +16,7 @@ pub const KN: usize = 4096;
 
 /// A simulated core (runtime initialised) and a 1-D f32 tensor of `KN`
 /// elements at `DATA` (a dynamic window, so the first access misses).
-pub fn kernel_core() -> (SimCore, Tensor, Tensor) {
+pub fn kernel_core() -> (SimCore, Tensor<'static>, Tensor<'static>) {
     let soc = MockSoc::new().expect("mock SoC");
     let mut core = SimCore::new(soc.core(0).expect("core 0"));
     core.state().init_prologue();
@@ -33,7 +33,8 @@ pub fn kernel_core() -> (SimCore, Tensor, Tensor) {
     let d = |addr| {
         let desc = RawTensorDesc::contiguous(Location::Hbm, Dtype::Fp32.code(), addr, &[KN as u64]).expect("shape");
         let desc = TensorDesc::parse(&desc.to_bytes(), &Q7).expect("valid");
-        Tensor::from_view(TensorView::from_desc(&desc, ctx))
+        // SAFETY: the bench's tensors in the mock SoC's HBM, outside every heap.
+        unsafe { Tensor::from_view(TensorView::from_desc(&desc, ctx)) }
     };
     (core, d(DATA), d(DATA + (KN * 4) as u64))
 }

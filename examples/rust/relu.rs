@@ -19,7 +19,7 @@ pub fn relu(t_in: Tensor) -> Result<OwnedTensor> {
     let t_out = ops::zeros(&[n], Dtype::Fp32)?;
     {
         let inp = t_in.const_accessor::<f32, 1>()?;
-        let out = t_out.accessor::<f32, 1>()?;
+        let out = t_out.tensor().accessor::<f32, 1>()?;
         for i in 0..n {
             let x = inp.get([i])?;
             out.set([i], if x > 0.0 { x } else { 0.0 })?;

@@ -76,7 +76,14 @@ impl MockCore {
     }
 }
 
-impl Hal for MockCore {
+// SAFETY: `nx_ptr` answers from the core's own NX reservation (`NxSpace`),
+// which lives as long as the core: data RAM and the scratch window are
+// mapped onto the mock SoC's memory at construction, a dynamic window onto
+// the region its register names (and only it: `write_window_register`
+// remaps that window's pages alone). The engine copies only between the
+// addresses its descriptors name and counts a descriptor once its copy is
+// done. `MockSoc::core` hands out one `MockCore` per core.
+unsafe impl Hal for MockCore {
     #[inline]
     fn platform(&self) -> &Platform {
         self.soc.platform()

@@ -13,7 +13,11 @@
 
 use core::cell::Cell;
 use neuron_hal::dma::DmaDirection;
-use neuron_hal::platform::{Platform, DATARAM_SIZE, LIBC_HEAP_SIZE, Q7};
+use neuron_hal::platform::{Platform, BOOTSTRAP_HEAP_SIZE, DATARAM_SIZE, LIBC_HEAP_SIZE, Q7};
+
+/// The libc heap's two arenas, one after the other at the start of the
+/// core's scratch area: the main one, then the bootstrap one.
+const LIBC_ARENAS: usize = LIBC_HEAP_SIZE as usize + BOOTSTRAP_HEAP_SIZE;
 use neuron_hal::Hal;
 
 /// Where NX addresses the fake does not back appear (never dereferenced).
@@ -76,7 +80,7 @@ impl FakeHal {
             platform,
             cpu,
             dataram: Backing::zeroed(DATARAM_SIZE as usize),
-            libc: Backing::zeroed(LIBC_HEAP_SIZE as usize),
+            libc: Backing::zeroed(LIBC_ARENAS),
             window_regs: Default::default(),
             programs: Cell::new(0),
             fences: Cell::new(0),
@@ -107,7 +111,13 @@ impl FakeHal {
     }
 }
 
-impl Hal for FakeHal {
+// SAFETY: the data-RAM range and the libc heap's two arenas `nx_ptr` maps are this
+// fake's own buffers (`dataram`, `libc`), owned for its life and reached
+// by nothing else. Other addresses (the windows) are unbacked pointers
+// without provenance: the fake has no SoC, and only an `unsafe` copy
+// whose caller vouched for the address would reach them. It has no DMA
+// engine: nothing is counted done that did not happen.
+unsafe impl Hal for FakeHal {
     fn platform(&self) -> &Platform {
         &self.platform
     }
@@ -121,7 +131,7 @@ impl Hal for FakeHal {
         if (d0..d1).contains(&nx) {
             return self.dataram.at((nx - d0) as usize);
         }
-        if (self.libc_nx..self.libc_nx + LIBC_HEAP_SIZE as u32).contains(&nx) {
+        if (self.libc_nx..self.libc_nx + LIBC_ARENAS as u32).contains(&nx) {
             return self.libc.at((nx - self.libc_nx) as usize);
         }
         core::ptr::without_provenance_mut(UNBACKED_BASE + nx as usize)

@@ -4,7 +4,9 @@
 //! cascade and a population count (~25 instructions) although every core
 //! we target has the NSA option (`+nsa` in the target's features), whose
 //! `nsau` is the count in one instruction. On the host these are the
-//! `core` functions.
+//! `core` functions. Both are tested against a shift loop: the host
+//! build here, the `nsau` one by the on-target suite (`kernels/qemu-image`,
+//! check "bits").
 
 /// Leading zero bits of `x` (32 for 0), as [`u32::leading_zeros`].
 #[inline(always)]
@@ -45,15 +47,27 @@ pub fn mul_fits_u32(a: u32, b: u32) -> bool {
 mod tests {
     use super::*;
 
+    /// Leading zeros by shifting a bit down: the definition, not `core`.
+    fn reference(x: u32) -> u32 {
+        (0..32).find(|&n| x & (0x8000_0000 >> n) != 0).unwrap_or(32)
+    }
+
     #[test]
-    fn leading_zeros_and_log2_are_cores() {
-        for s in 0..32 {
-            for x in [1u32 << s, (1u32 << s) | 1, (1u32 << s).wrapping_sub(1), u32::MAX >> s] {
-                assert_eq!(leading_zeros(x), x.leading_zeros());
-                assert_eq!(log2(x), x.checked_ilog2());
+    fn leading_zeros_and_log2_match_a_shift_loop() {
+        // Known answers first (the loop itself could be wrong).
+        for (x, n) in [(0, 32), (1, 31), (2, 30), (3, 30), (0xFF, 24), (0x1_0000, 15), (0x7FFF_FFFF, 1), (0x8000_0000, 0), (u32::MAX, 0)] {
+            assert_eq!(reference(x), n, "{x:#x}");
+            assert_eq!(leading_zeros(x), n, "{x:#x}");
+        }
+        let mut x = 0x9E37_79B9u32;
+        for s in 0..32u32 {
+            x = x.rotate_left(5) ^ s.wrapping_mul(0x85EB_CA6B);
+            for v in [1u32 << s, (1u32 << s) | 1, (1u32 << s).wrapping_sub(1), u32::MAX >> s, x, x >> s] {
+                let want = reference(v);
+                assert_eq!(leading_zeros(v), want, "{v:#x}");
+                assert_eq!(log2(v), (v != 0).then(|| 31 - want), "{v:#x}");
             }
         }
-        assert_eq!(leading_zeros(0), 32);
         assert_eq!(log2(0), None);
     }
 

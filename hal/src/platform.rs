@@ -102,9 +102,26 @@ impl Platform {
         self.aperture_soc_base + Self::aperture_index(cpu) * DMA_WINDOW_SIZE as u64
     }
 
-    /// SoC base of core `cpu`'s scratch area (libc heap, then HBM heap).
+    /// SoC base of core `cpu`'s scratch area: its libc heap's main arena
+    /// ([`LIBC_HEAP_SIZE`]), then the libc heap's bootstrap arena
+    /// ([`BOOTSTRAP_HEAP_SIZE`], see [`Platform::bootstrap_arena_soc`]),
+    /// then its HBM heap (the rest).
     pub const fn scratch_area_soc(&self, cpu: u32) -> u64 {
         self.scratch_soc_base + CODE_REGION_SIZE + cpu as u64 * SCRATCH_AREA_SIZE
+    }
+
+    /// SoC base of core `cpu`'s bootstrap arena (the default malloc of the
+    /// init prologue), right after its libc heap's main arena. Memory of
+    /// the core's scratch area rather than of the runtime's state, so the
+    /// heap holds no pointer into the state (which is a movable value).
+    pub const fn bootstrap_arena_soc(&self, cpu: u32) -> u64 {
+        self.scratch_area_soc(cpu) + LIBC_HEAP_SIZE
+    }
+
+    /// SoC base of core `cpu`'s HBM heap, past both libc arenas; it runs
+    /// to the end of the scratch area.
+    pub const fn hbm_heap_soc(&self, cpu: u32) -> u64 {
+        self.bootstrap_arena_soc(cpu) + BOOTSTRAP_HEAP_SIZE as u64
     }
 
     /// The NX address range `[start, end)` of the data RAM.
@@ -269,70 +286,77 @@ impl Platform {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+// The tables' layout rules, checked by the compiler on every build (host
+// and Xtensa): a table that breaks one does not compile.
 
-    #[test]
-    fn windows_do_not_overlap_and_are_aligned() {
-        let p = Q7;
-        let mut spans: [(u64, u64); 5] = [(0, 0); 5];
-        for (i, w) in p.dynamic_windows.iter().enumerate() {
-            assert_eq!(w.nx_base as u64 % DYNAMIC_WINDOW_SIZE, 0);
-            spans[i] = (w.nx_base as u64, w.nx_base as u64 + DYNAMIC_WINDOW_SIZE);
+/// Half-open spans `a` and `b` do not overlap.
+const fn disjoint(a: (u64, u64), b: (u64, u64)) -> bool {
+    a.1 <= b.0 || b.1 <= a.0
+}
+
+/// The Q7 table: windows aligned and apart, scratch areas inside the
+/// pinned window, the DMA staging window inside data RAM, the aperture
+/// numbering of the reference.
+const _: () = {
+    let p = Q7;
+    let mut spans: [(u64, u64); 5] = [(0, 0); 5];
+    let mut i = 0;
+    while i < DYNAMIC_WINDOWS {
+        let w = p.dynamic_windows[i];
+        assert!((w.nx_base as u64).is_multiple_of(DYNAMIC_WINDOW_SIZE), "a dynamic window is not aligned to its size");
+        spans[i] = (w.nx_base as u64, w.nx_base as u64 + DYNAMIC_WINDOW_SIZE);
+        i += 1;
+    }
+    spans[3] = (p.sbuf_window_nx as u64, p.sbuf_window_nx as u64 + PINNED_WINDOW_SIZE);
+    spans[4] = (p.scratch_window_nx as u64, p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE);
+    let mut a = 0;
+    while a < 5 {
+        let mut b = a + 1;
+        while b < 5 {
+            assert!(disjoint(spans[a], spans[b]), "two windows overlap");
+            b += 1;
         }
-        spans[3] = (p.sbuf_window_nx as u64, p.sbuf_window_nx as u64 + PINNED_WINDOW_SIZE);
-        spans[4] = (p.scratch_window_nx as u64, p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE);
-        for a in 0..5 {
-            for b in a + 1..5 {
-                assert!(spans[a].1 <= spans[b].0 || spans[b].1 <= spans[a].0, "{a} {b}");
-            }
-        }
+        a += 1;
     }
+    assert!(scratch_areas_fit(&p), "the scratch areas overflow the pinned window");
+    assert!(LIBC_HEAP_SIZE + (BOOTSTRAP_HEAP_SIZE as u64) < SCRATCH_AREA_SIZE);
+    assert!(Platform::aperture_index(0) == 9 && Platform::aperture_index(7) == 23);
+    assert!(p.aperture_soc(1) - p.aperture_soc(0) == 2 * DMA_WINDOW_SIZE as u64);
+    let (lo, hi) = p.dataram_range();
+    assert!(p.dma_window_nx >= lo && p.dma_window_nx + DMA_WINDOW_SIZE <= hi, "the DMA window is outside data RAM");
+};
 
-    #[test]
-    fn scratch_areas_fit_the_pinned_window() {
-        let p = Q7;
-        let end = p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE;
-        assert!(end - p.scratch_soc_base <= PINNED_WINDOW_SIZE);
-        const { assert!(LIBC_HEAP_SIZE < SCRATCH_AREA_SIZE) };
+/// The QEMU table fits the emulator's RAM: every core's private slice and
+/// the scratch window in RAM, data RAM then the registers inside a slice,
+/// the dynamic windows' registers at the Q7's offsets and the windows
+/// themselves unmapped.
+const _: () = {
+    use qemu::*;
+    let p = QEMU;
+    assert!(in_ram(private_base(CORE_COUNT - 1) as u64 + PRIVATE_SIZE as u64 - 1));
+    assert!(in_ram(p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE - 1));
+    assert!(private_base(CORE_COUNT - 1) + PRIVATE_SIZE <= p.scratch_window_nx);
+    assert!(p.dataram_nx + DATARAM_SIZE <= APB_BASE);
+    assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE);
+    assert!(p.dma_regs_nx + 2 * dma_regs::BANK_STRIDE <= p.invocation_mailbox_nx);
+    assert!(p.invocation_mailbox_nx + 8 <= APB_BASE + ISL_OFFSET);
+    let mut i = 0;
+    while i < DYNAMIC_WINDOWS {
+        let w = p.dynamic_windows[i];
+        assert!(w.register > p.mem_window0_nx && w.register < p.dma_regs_nx);
+        assert!(!in_ram(w.nx_base as u64), "dynamic windows are unmapped on QEMU");
+        i += 1;
     }
+    assert!(p.dynamic_windows[0].register - p.apb_base == Q7.dynamic_windows[0].register - Q7.apb_base);
+    assert!(scratch_areas_fit(&p));
+};
 
-    #[test]
-    fn aperture_index_follows_the_reference() {
-        assert_eq!(Platform::aperture_index(0), 9);
-        assert_eq!(Platform::aperture_index(7), 23);
-        assert_eq!(Q7.aperture_soc(1) - Q7.aperture_soc(0), 2 * DMA_WINDOW_SIZE as u64);
-    }
+/// `a` is in the emulator's RAM.
+const fn in_ram(a: u64) -> bool {
+    a >= qemu::RAM_NX as u64 && a < qemu::RAM_NX as u64 + qemu::RAM_SIZE as u64
+}
 
-    #[test]
-    fn dma_window_is_inside_dataram() {
-        let (lo, hi) = Q7.dataram_range();
-        assert!(Q7.dma_window_nx >= lo && Q7.dma_window_nx + DMA_WINDOW_SIZE <= hi);
-    }
-    #[test]
-    fn qemu_table_fits_the_emulator_ram() {
-        use super::qemu::*;
-        let p = QEMU;
-        let ram = RAM_NX as u64..RAM_NX as u64 + RAM_SIZE as u64;
-        // Every core's private slice and the scratch window are in RAM.
-        assert!(ram.contains(&(private_base(CORE_COUNT - 1) as u64 + PRIVATE_SIZE as u64 - 1)));
-        assert!(ram.contains(&(p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE - 1)));
-        assert!(private_base(CORE_COUNT - 1) + PRIVATE_SIZE <= p.scratch_window_nx);
-        // Data RAM, then registers, inside the slice.
-        assert!(p.dataram_nx + DATARAM_SIZE <= APB_BASE);
-        const { assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE) };
-        assert!(p.dma_regs_nx + 2 * dma_regs::BANK_STRIDE <= p.invocation_mailbox_nx);
-        assert!(p.invocation_mailbox_nx + 8 <= APB_BASE + ISL_OFFSET);
-        for w in p.dynamic_windows {
-            assert!(w.register > p.mem_window0_nx && w.register < p.dma_regs_nx);
-            assert!(!ram.contains(&(w.nx_base as u64)), "dynamic windows are unmapped on QEMU");
-        }
-        assert_eq!(p.dynamic_windows[0].register - p.apb_base, Q7.dynamic_windows[0].register - Q7.apb_base);
-        assert!(scratch_areas_fit(&p));
-    }
-
-    fn scratch_areas_fit(p: &Platform) -> bool {
-        p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE - p.scratch_soc_base <= PINNED_WINDOW_SIZE
-    }
+/// Every core's scratch area ends inside the pinned scratch window.
+const fn scratch_areas_fit(p: &Platform) -> bool {
+    p.scratch_area_soc(CORE_COUNT - 1) + SCRATCH_AREA_SIZE - p.scratch_soc_base <= PINNED_WINDOW_SIZE
 }

@@ -10,7 +10,60 @@ use crate::window::WindowId;
 /// because the hardware they reach is not Rust memory; implementations
 /// that keep state (the mock) use interior mutability, and are not `Sync`,
 /// since a core is driven by one thread of control.
-pub trait Hal {
+///
+/// # Safety
+///
+/// The runtime's safe methods build heaps on, and write through, what
+/// this trait answers, so an implementation promises (the contract its
+/// `unsafe impl` states it keeps):
+///
+/// - [`platform`](Hal::platform) is this core's table and does not change
+///   over the HAL's life.
+/// - [`nx_ptr`](Hal::nx_ptr) maps the table's data-RAM heap range
+///   ([`Platform::dataram_heap`]) and this core's part of the pinned
+///   scratch window (its libc heap's two arenas) to memory valid for reads and writes
+///   for as long as the HAL lives, used by nothing but the runtime that
+///   owns this HAL (no Rust reference into it), contiguously (`nx_ptr(a +
+///   k) == nx_ptr(a) + k` within a range) and the same on every call. A
+///   window range maps to the SoC memory its window shows; an address
+///   outside every range may return any pointer (it is never
+///   dereferenced unless an `unsafe` caller vouched for it).
+/// - [`write_window_register`](Hal::write_window_register) changes only
+///   what window `w` shows; nothing else in the NX map moves.
+/// - The DMA engine ([`dma_arm`](Hal::dma_arm),
+///   [`dma_doorbell`](Hal::dma_doorbell)) moves bytes only between the
+///   places the ring's descriptors name, and
+///   [`dma_completed`](Hal::dma_completed) never counts a descriptor as
+///   done before its bytes have moved (the runtime reuses a bounce block
+///   once it is).
+/// - [`stack_pointer`](Hal::stack_pointer) and
+///   [`stack_limit`](Hal::stack_limit) tell the truth, and
+///   [`set_stack_limit`](Hal::set_stack_limit) only sets the limit.
+/// - At most one HAL stands for a core at a time (two would program its
+///   windows behind each other's translator).
+///
+/// A safe `impl` does not compile:
+///
+/// ```compile_fail,E0200
+/// use neuron_hal::{DmaDirection, Hal, Platform, WindowId};
+/// struct Wild;
+/// impl Hal for Wild {
+///     fn platform(&self) -> &Platform { &neuron_hal::Q7 }
+///     fn prid(&self) -> u32 { 0 }
+///     fn nx_ptr(&self, _: u32) -> *mut u8 { 0x1000 as *mut u8 }
+///     fn write_window_register(&self, _: WindowId, _: u64) {}
+///     fn memw(&self) {}
+///     fn dma_doorbell(&self, _: DmaDirection, _: u32) {}
+///     fn dma_completed(&self, _: DmaDirection) -> u32 { 0 }
+///     fn dma_arm(&self, _: DmaDirection) {}
+///     fn read_window_register(&self, _: u32) -> u64 { 0 }
+///     fn invocation_block(&self) -> u64 { 0 }
+///     fn stack_pointer(&self) -> usize { 0 }
+///     fn stack_limit(&self) -> usize { 0 }
+///     fn set_stack_limit(&self, _: usize) {}
+/// }
+/// ```
+pub unsafe trait Hal {
     /// The address map and register table of this core.
     fn platform(&self) -> &Platform;
 

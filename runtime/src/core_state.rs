@@ -15,10 +15,6 @@ use crate::translate::Translator;
 use neuron_hal::platform::{BOOTSTRAP_HEAP_SIZE, LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE};
 use neuron_hal::Hal;
 
-/// The bootstrap arena's memory, aligned for the heap.
-#[repr(C, align(64))]
-pub struct BootstrapArena(pub [u8; BOOTSTRAP_HEAP_SIZE]);
-
 /// The runtime state of one core. Its fields are the runtime's: the
 /// crates above reach them through the façade (`facade.rs`).
 pub struct CoreState<H: Hal> {
@@ -43,7 +39,6 @@ pub struct CoreState<H: Hal> {
     /// The device printf ring.
     pub(crate) printf: PrintfRing,
     cpu_id: Option<u32>,
-    bootstrap: BootstrapArena,
 }
 
 impl<H: Hal> core::fmt::Debug for CoreState<H> {
@@ -67,16 +62,14 @@ impl<H: Hal> CoreState<H> {
             access: AccessState::new(),
             printf: PrintfRing::new(),
             cpu_id: None,
-            bootstrap: BootstrapArena([0; BOOTSTRAP_HEAP_SIZE]),
         }
     }
 
     /// Writes [`CoreState::new`]`(hal)` into `*p`, field by field, so no
     /// whole state is ever built on the stack (the on-core stack is 4 KiB;
-    /// the state is larger). The bootstrap arena is not written: in zeroed
-    /// memory it already holds its initial value (all zeroes). This lets a
-    /// device keep its state in a zero-initialised static (`.bss`: RAM the
-    /// image does not carry) and build it at the core's first use.
+    /// the state is larger). This lets a device keep its state in a
+    /// zero-initialised static (`.bss`: RAM the image does not carry) and
+    /// build it at the core's first use.
     ///
     /// # Safety
     /// `p` is valid for writes of a `CoreState<H>`, aligned, and every
@@ -86,9 +79,7 @@ impl<H: Hal> CoreState<H> {
     /// glue of its own; the HAL's is not run).
     pub unsafe fn init_in_place(p: *mut Self, hal: H) {
         // SAFETY: the caller's contract: `p` is valid, aligned and not
-        // referenced, so each field place may be written; the bootstrap
-        // arena, left alone, is zeroed memory, a valid `[u8; N]` equal to
-        // what `new` puts there.
+        // referenced, so each field place may be written.
         unsafe {
             Translator::write_new(core::ptr::addr_of_mut!((*p).translator));
             core::ptr::addr_of_mut!((*p).hal).write(hal);
@@ -106,20 +97,7 @@ impl<H: Hal> CoreState<H> {
         // until it is written above too.
         #[allow(dead_code)]
         fn all_fields<H: Hal>(s: &CoreState<H>) {
-            let CoreState {
-                translator: _,
-                hal: _,
-                hbm: _,
-                dataram: _,
-                libc: _,
-                dma: _,
-                args: _,
-                memcpy_method: _,
-                access: _,
-                printf: _,
-                cpu_id: _,
-                bootstrap: _,
-            } = s;
+            let CoreState { translator: _, hal: _, hbm: _, dataram: _, libc: _, dma: _, args: _, memcpy_method: _, access: _, printf: _, cpu_id: _ } = s;
         }
     }
 
@@ -140,7 +118,8 @@ impl<H: Hal> CoreState<H> {
     pub fn init_hbm_allocator(&mut self) {
         let cpu = self.cpu_id();
         let area = self.hal.platform().scratch_area_soc(cpu);
-        self.hbm.init(area + LIBC_HEAP_SIZE, SCRATCH_AREA_SIZE - LIBC_HEAP_SIZE);
+        let start = self.hal.platform().hbm_heap_soc(cpu);
+        self.hbm.init(start, SCRATCH_AREA_SIZE - (start - area));
     }
 
     /// `init_neuron_dataram_allocator`: the data-RAM heap over the staging
@@ -164,6 +143,24 @@ impl<H: Hal> CoreState<H> {
         unsafe { self.libc.init_main(bottom, LIBC_HEAP_SIZE as usize) };
     }
 
+    /// The libc heap's bootstrap arena (once): the core's scratch memory
+    /// between its libc and HBM heaps. Not inlined: the prologue runs on
+    /// every invocation and this only once.
+    #[inline(never)]
+    fn init_bootstrap_arena(&mut self) {
+        if self.libc.bootstrap_base() != 0 {
+            return;
+        }
+        let cpu = self.cpu_id();
+        let p = self.hal.platform();
+        let nx = p.scratch_nx(p.bootstrap_arena_soc(cpu));
+        let boot = self.hal.nx_ptr(nx);
+        // SAFETY: the platform table gives this core this scratch range
+        // alone (between its libc and HBM heaps), and the pinned window
+        // always shows it. Not memory of this state: the state may move.
+        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+    }
+
     /// `_init_translate_ctx`.
     pub fn init_translate_ctx(&mut self) {
         self.translator.init(&self.hal);
@@ -173,11 +170,7 @@ impl<H: Hal> CoreState<H> {
     /// forced on, then the neuron heaps, then the translate context. Safe
     /// to run on every invocation: each step runs once.
     pub fn init_prologue(&mut self) {
-        let boot = self.bootstrap.0.as_mut_ptr();
-        // SAFETY: the bootstrap arena is a field of this state, used by the
-        // libc heap alone; the state does not move once initialised (it is
-        // a static on the device and boxed on the host).
-        unsafe { self.libc.init_bootstrap(boot, BOOTSTRAP_HEAP_SIZE) };
+        self.init_bootstrap_arena();
         self.libc.set_use_default(true);
         self.init_hbm_allocator();
         self.init_dataram_allocator();
@@ -297,17 +290,40 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// Rust slice → SoC with the active method.
-    pub fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::memcpy_soc_to_soc`] for `[dst, dst + src.len())`:
+    /// nothing Rust owns lies there (the libc heap's arena is in HBM).
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>) {
+    ///     let _ = s.write_soc(0x1000, &[0; 8]);
+    /// }
+    /// ```
+    pub unsafe fn write_soc(&mut self, dst: u64, src: &[u8]) -> Result<()> {
         let n = u32::try_from(src.len()).map_err(|_| Error::SizeOverflow)?;
-        // SAFETY: as in `read_soc`, for reads.
+        // SAFETY: as in `read_soc`, for reads; the destination is the
+        // caller's.
         unsafe { self.memcpy_to_soc(dst, src.as_ptr(), n) }
     }
 
     /// SoC → SoC copy of `n` bytes with the active method
     /// ([`Copier::soc_to_soc`]).
+    ///
+    /// # Safety
+    /// As [`Copier::soc_to_soc`]: the destination may be any SoC address,
+    /// including the arena of the heap Rust allocates from. Safe code
+    /// cannot call it:
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>) {
+    ///     let _ = s.memcpy_soc_to_soc(0x1000, 0x2000, 64);
+    /// }
+    /// ```
     #[inline(always)]
-    pub fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
+    pub unsafe fn memcpy_soc_to_soc(&mut self, dst: u64, src: u64, n: u64) -> Result<()> {
         let method = self.memcpy_method;
-        self.copier().soc_to_soc(method, dst, src, n)
+        // SAFETY: forwarded from the caller.
+        unsafe { self.copier().soc_to_soc(method, dst, src, n) }
     }
 }

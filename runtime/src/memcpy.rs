@@ -224,8 +224,14 @@ impl<H: Hal> Copier<'_, H> {
     /// SoC → SoC copy of `n` bytes, bounced through a data-RAM block (the
     /// core cannot stream SoC → SoC), each half with `method`. The ranges
     /// must not overlap.
+    ///
+    /// # Safety
+    /// Nothing Rust owns lies in `[dst, dst + n)`: not this core's heaps'
+    /// arenas (the libc heap, Rust's allocator on the device, sits in HBM
+    /// scratch), not memory a live reference points into. `src` is only
+    /// read; an address the core cannot reach is an error.
     #[inline(always)]
-    pub fn soc_to_soc(&mut self, method: MemcpyMethod, dst: u64, src: u64, n: u64) -> Result<()> {
+    pub unsafe fn soc_to_soc(&mut self, method: MemcpyMethod, dst: u64, src: u64, n: u64) -> Result<()> {
         if n == 0 {
             return Ok(());
         }

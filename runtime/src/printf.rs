@@ -78,7 +78,9 @@ impl PrintfRing {
             return Err(Error::BadRingSize);
         }
         if let Some(p) = self.storage.take() {
-            let _ = libc.free(p.as_ptr());
+            // SAFETY: the ring's own block, taken from `libc` by `storage`
+            // and dropped from the ring above.
+            let _ = unsafe { libc.free(p.as_ptr()) };
         }
         *self = Self { size, ..Self::new() };
         Ok(())

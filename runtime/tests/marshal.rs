@@ -460,7 +460,8 @@ fn a_claimed_destination_skips_the_copy() {
     assert_eq!(dst.storage.addr, OUT);
     assert!(s.args().dst_claimed());
     // The kernel writes in place.
-    s.write_soc(dst.storage.addr, &floats(&[9.0; 4])).unwrap();
+    // SAFETY: test memory of the mock SoC, outside every heap.
+    unsafe { s.write_soc(dst.storage.addr, &floats(&[9.0; 4])) }.unwrap();
     let writes = s.hal().counters().dma_bytes(DmaDirection::S2M);
     let x = s.next_tensor().unwrap();
     s.return_tensor(&x).unwrap();

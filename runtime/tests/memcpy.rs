@@ -40,7 +40,8 @@ fn both_directions_per_method_odd_sizes_and_offsets() {
             s.read_soc(&mut local[1..], src).unwrap();
             assert_eq!(&local[1..], &data[..], "{m:?} load {n}");
             let dst = HBM + (64 << 20) + 5 + (j as u64) * 0x20000;
-            s.write_soc(dst, &local[1..]).unwrap();
+            // SAFETY: test memory of the mock SoC, outside every heap.
+            unsafe { s.write_soc(dst, &local[1..]) }.unwrap();
             assert_eq!(soc_read(&soc, dst, n), data, "{m:?} store {n}");
         }
     }
@@ -62,7 +63,8 @@ fn window_methods_cross_16mib_boundaries_and_survive_thrashing() {
             // Store across four other regions' boundaries: more regions
             // than windows, so windows get reprogrammed mid-copy.
             let dst = HBM + 9 * DYNAMIC_WINDOW_SIZE - 13;
-            s.write_soc(dst, &local).unwrap();
+            // SAFETY: test memory of the mock SoC, outside every heap.
+            unsafe { s.write_soc(dst, &local) }.unwrap();
             assert!(soc_read(&soc, dst, n) == data, "{m:?} store across boundary");
         }
         assert!(s.hal().counters().total_window_programs() > 3);
@@ -80,7 +82,8 @@ fn sbuf_through_the_pinned_window() {
         let mut local = vec![0u8; 5000];
         s.read_soc(&mut local, at).unwrap();
         assert_eq!(local, data, "{m:?}");
-        s.write_soc(at + 0x8000, &local).unwrap();
+        // SAFETY: test memory of the mock SoC, outside every heap.
+        unsafe { s.write_soc(at + 0x8000, &local) }.unwrap();
         assert_eq!(soc_read(&soc, at + 0x8000, 5000), data, "{m:?}");
     }
 }
@@ -95,7 +98,8 @@ fn window_methods_refuse_unmapped_ranges() {
         // Past the end of SBUF.
         assert_eq!(s.read_soc(&mut b, Q7.sbuf_soc_base + Q7.sbuf_size - 8), Err(Error::AddressUnmapped));
         // Past the end of HBM.
-        assert_eq!(s.write_soc(Q7.hbm_soc_base + Q7.hbm_size - 8, &b), Err(Error::AddressUnmapped));
+        // SAFETY: test memory of the mock SoC, outside every heap.
+        assert_eq!(unsafe { s.write_soc(Q7.hbm_soc_base + Q7.hbm_size - 8, &b) }, Err(Error::AddressUnmapped));
         assert_eq!(s.read_soc(&mut b, u64::MAX - 4), Err(Error::AddressUnmapped));
     }
 }
@@ -110,11 +114,13 @@ fn soc_to_soc_bounces_through_data_ram_per_method() {
         let dst = HBM + 7 * DYNAMIC_WINDOW_SIZE + 1;
         let data = pattern(n, 8);
         soc.write(src, &data).unwrap();
-        s.memcpy_soc_to_soc(dst, src, n as u64).unwrap();
+        // SAFETY: test HBM of the mock SoC, outside every heap.
+        unsafe { s.memcpy_soc_to_soc(dst, src, n as u64) }.unwrap();
         assert!(soc_read(&soc, dst, n) == data, "{m:?}");
         assert_eq!(s.dataram().stats().in_use, 0);
         // HBM → SBUF too.
-        s.memcpy_soc_to_soc(Q7.sbuf_soc_base + 64, src, 4000).unwrap();
+        // SAFETY: SBUF of the mock SoC, outside every heap.
+        unsafe { s.memcpy_soc_to_soc(Q7.sbuf_soc_base + 64, src, 4000) }.unwrap();
         assert_eq!(soc_read(&soc, Q7.sbuf_soc_base + 64, 4000), data[..4000]);
     }
 }

@@ -111,11 +111,14 @@ fn prologue_and_the_three_heaps() {
     let m = s.libc().malloc(300).unwrap();
     // SAFETY: a live 300-byte block.
     unsafe { m.as_ptr().write_bytes(7, 300) };
-    let r = s.libc().realloc(m.as_ptr(), 5000).unwrap().unwrap();
+    // SAFETY: `m` is a live block of this heap, its header untouched.
+    let r = unsafe { s.libc().realloc(m.as_ptr(), 5000) }.unwrap().unwrap();
     // SAFETY: the realloc kept the first 300 bytes.
     assert_eq!(unsafe { r.as_ptr().add(299).read() }, 7);
-    assert_eq!(s.libc().free(m.as_ptr()), Err(Error::DoubleFree));
-    s.libc().free(r.as_ptr()).unwrap();
+    // SAFETY: a double free, header untouched (refused).
+    assert_eq!(unsafe { s.libc().free(m.as_ptr()) }, Err(Error::DoubleFree));
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(r.as_ptr()) }.unwrap();
     assert_eq!(s.libc().stats().in_use, 0);
 }
 
@@ -213,7 +216,8 @@ fn init_in_place_on_zeroed_memory_is_new() {
     let a = s.hbm().allocate(1000, 0).unwrap();
     s.hbm().free(a).unwrap();
     let m = s.libc().malloc(300).unwrap();
-    s.libc().free(m.as_ptr()).unwrap();
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(m.as_ptr()) }.unwrap();
     let t = s.dataram().allocate(4000, 256).unwrap();
     s.dataram().free(t.as_ptr()).unwrap();
     assert!(s.translator().is_ready());
@@ -223,4 +227,48 @@ fn init_in_place_on_zeroed_memory_is_new() {
         core::ptr::drop_in_place(p);
         dealloc(p.cast(), layout);
     }
+}
+
+/// A state is a plain value, so safe code may move it after its init
+/// prologue. Its heaps must hold no pointer into it: the libc heap's
+/// bootstrap arena (the prologue's default malloc) is scratch memory of
+/// the core, not a field of the state. Under Miri a heap that walked a
+/// free list inside the old place would be a use after free.
+#[test]
+fn a_state_moved_after_init_keeps_working_heaps() {
+    let mut s = core(1);
+    let p = Q7;
+    let boot = s.hal().nx_ptr(p.scratch_nx(p.bootstrap_arena_soc(1))) as usize;
+    assert_eq!(s.libc().bootstrap_base(), boot, "the bootstrap arena is the core's scratch memory");
+    s.libc().set_use_default(true);
+    let early = s.libc().malloc(100).unwrap();
+    // SAFETY: a live 100-byte block.
+    unsafe { early.as_ptr().write_bytes(0x5A, 100) };
+    let state_at = &*s as *const CoreState<FakeHal> as usize;
+    // Move the state out of its box into a new one; the old box is freed.
+    let mut s = moved(s);
+    assert_ne!(&*s as *const CoreState<FakeHal> as usize, state_at);
+    assert_eq!(s.libc().bootstrap_base(), boot);
+    // The bootstrap arena still serves and takes back its blocks.
+    let m = s.libc().malloc(200).unwrap();
+    // SAFETY: a live 100-byte block, written above.
+    assert_eq!(unsafe { early.as_ptr().add(99).read() }, 0x5A);
+    // SAFETY: live blocks of this heap.
+    unsafe {
+        s.libc().free(early.as_ptr()).unwrap();
+        s.libc().free(m.as_ptr()).unwrap();
+    }
+    s.libc().set_use_default(false);
+    s.init_prologue();
+    let m = s.libc().malloc(300).unwrap();
+    // SAFETY: a live block of this heap.
+    unsafe { s.libc().free(m.as_ptr()) }.unwrap();
+    assert_eq!(s.libc().stats().in_use, 0);
+}
+
+/// `b`'s value in a new box; `b`'s is freed on return.
+// The box is the point: its memory must be freed.
+#[allow(clippy::boxed_local)]
+fn moved<T>(b: Box<T>) -> Box<T> {
+    Box::new(*b)
 }

@@ -51,8 +51,12 @@ fn new_or_null(n: usize, align: usize) -> *mut c_void {
     allocate(n, align).unwrap_or_default()
 }
 
-fn delete(p: *mut c_void) {
-    super::heap::free(p);
+/// # Safety
+/// As [`super::heap::free`] (C++'s `delete`: `p` is null or a block `new`
+/// handed out that is no longer used).
+unsafe fn delete(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { super::heap::free(p) }
 }
 
 /// `std::nothrow` (an empty `std::nothrow_t`, one byte as every object).
@@ -109,75 +113,123 @@ pub extern "C" fn new_array_aligned_nothrow(n: usize, align: usize, _: *const u8
 
 /// `operator delete(void*)`; every form below frees the same way (the
 /// heap knows each block's size and alignment).
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPv")]
-pub extern "C" fn delete_plain(p: *mut c_void) {
-    delete(p);
+pub unsafe extern "C" fn delete_plain(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPv")]
-pub extern "C" fn delete_array(p: *mut c_void) {
-    delete(p);
+pub unsafe extern "C" fn delete_array(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete(void*, size_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPvj")]
-pub extern "C" fn delete_sized(p: *mut c_void, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_sized(p: *mut c_void, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*, size_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPvj")]
-pub extern "C" fn delete_array_sized(p: *mut c_void, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_array_sized(p: *mut c_void, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete(void*, const std::nothrow_t&)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPvRKSt9nothrow_t")]
-pub extern "C" fn delete_nothrow(p: *mut c_void, _: *const u8) {
-    delete(p);
+pub unsafe extern "C" fn delete_nothrow(p: *mut c_void, _: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*, const std::nothrow_t&)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPvRKSt9nothrow_t")]
-pub extern "C" fn delete_array_nothrow(p: *mut c_void, _: *const u8) {
-    delete(p);
+pub unsafe extern "C" fn delete_array_nothrow(p: *mut c_void, _: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete(void*, std::align_val_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPvSt11align_val_t")]
-pub extern "C" fn delete_aligned(p: *mut c_void, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_aligned(p: *mut c_void, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*, std::align_val_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPvSt11align_val_t")]
-pub extern "C" fn delete_array_aligned(p: *mut c_void, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_array_aligned(p: *mut c_void, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete(void*, size_t, std::align_val_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPvjSt11align_val_t")]
-pub extern "C" fn delete_sized_aligned(p: *mut c_void, _: usize, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_sized_aligned(p: *mut c_void, _: usize, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*, size_t, std::align_val_t)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPvjSt11align_val_t")]
-pub extern "C" fn delete_array_sized_aligned(p: *mut c_void, _: usize, _: usize) {
-    delete(p);
+pub unsafe extern "C" fn delete_array_sized_aligned(p: *mut c_void, _: usize, _: usize) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete(void*, std::align_val_t, const std::nothrow_t&)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdlPvSt11align_val_tRKSt9nothrow_t")]
-pub extern "C" fn delete_aligned_nothrow(p: *mut c_void, _: usize, _: *const u8) {
-    delete(p);
+pub unsafe extern "C" fn delete_aligned_nothrow(p: *mut c_void, _: usize, _: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// `operator delete[](void*, std::align_val_t, const std::nothrow_t&)`.
+///
+/// # Safety
+/// As C++'s `delete`: `p` is null or a live block of `new`.
 #[unsafe(export_name = "_ZdaPvSt11align_val_tRKSt9nothrow_t")]
-pub extern "C" fn delete_array_aligned_nothrow(p: *mut c_void, _: usize, _: *const u8) {
-    delete(p);
+pub unsafe extern "C" fn delete_array_aligned_nothrow(p: *mut c_void, _: usize, _: *const u8) {
+    // SAFETY: forwarded from the caller.
+    unsafe { delete(p) }
 }
 
 /// Where the device `__config_site` sends `_LIBCPP_VERBOSE_ABORT`: a

@@ -18,9 +18,14 @@ pub extern "C" fn malloc(n: usize) -> *mut c_void {
 
 /// `free(p)`: null is a no-op; a foreign or double free is refused and
 /// recorded as the core's last error, never passed on.
+///
+/// # Safety
+/// As C's `free`: `p` is null or a block of this heap no longer used (see
+/// [`neuron_runtime::heap::LibcHeap::free`]).
 #[unsafe(no_mangle)]
-pub extern "C" fn free(p: *mut c_void) {
-    let _ = with_core(|b| b.state.libc().free(p.cast()));
+pub unsafe extern "C" fn free(p: *mut c_void) {
+    // SAFETY: forwarded from the caller.
+    let _ = with_core(|b| unsafe { b.state.libc().free(p.cast()) });
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
@@ -30,9 +35,14 @@ pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
 }
 
 /// `realloc(p, n)`: null `p` allocates, `n == 0` frees and returns null.
+///
+/// # Safety
+/// As C's `realloc`: `p` is null or a live block of this heap (see
+/// [`neuron_runtime::heap::LibcHeap::realloc`]).
 #[unsafe(no_mangle)]
-pub extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
-    match with_core(|b| b.state.libc().realloc(p.cast(), n)) {
+pub unsafe extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
+    // SAFETY: forwarded from the caller.
+    match with_core(|b| unsafe { b.state.libc().realloc(p.cast(), n) }) {
         Ok(Some(q)) => q.as_ptr().cast(),
         _ => null_mut(),
     }
@@ -50,7 +60,9 @@ unsafe impl GlobalAlloc for LibcAllocator {
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
-        let _ = with_core(|b| b.state.libc().free(ptr));
+        // SAFETY: `GlobalAlloc`'s contract: `ptr` is a block `alloc` took
+        // from this heap, no longer used.
+        let _ = with_core(|b| unsafe { b.state.libc().free(ptr) });
     }
 }
 

@@ -38,9 +38,15 @@ pub unsafe extern "C" fn neuron_memcpy_to_soc(dst: u64, src: *const c_void, n: u
 }
 
 /// HBM → HBM, bounced through data RAM (the core cannot stream HBM to HBM).
+///
+/// # Safety
+/// `[dst, dst + n)` holds nothing Rust owns: not this core's heaps (the
+/// libc heap is in HBM scratch), not memory a live reference points into
+/// (see `CoreState::memcpy_soc_to_soc`).
 #[unsafe(no_mangle)]
-pub extern "C" fn neuron_memcpy_soc_to_soc(dst: u64, src: u64, n: u64) -> i32 {
-    status(with_core(|b| b.state.memcpy_soc_to_soc(dst, src, n)))
+pub unsafe extern "C" fn neuron_memcpy_soc_to_soc(dst: u64, src: u64, n: u64) -> i32 {
+    // SAFETY: forwarded from the caller.
+    status(with_core(|b| unsafe { b.state.memcpy_soc_to_soc(dst, src, n) }))
 }
 
 /// `neuron_set_memcpy_method(m)`: 0 = C, 1 = vector, 2 = DMA (default).

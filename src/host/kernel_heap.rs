@@ -87,7 +87,9 @@ pub unsafe extern "C" fn neuron_kernel_posix_memalign(out: *mut *mut c_void, ali
 /// allocator (as C's `realloc`).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_kernel_realloc(p: *mut c_void, n: usize) -> *mut c_void {
-    let mine = on_core(|h| (p.is_null() || h.usable_size(p.cast()).is_some()).then(|| h.realloc(p.cast(), n)));
+    // SAFETY: `owns` reads nothing; a pointer in the core's arenas is, by
+    // the caller's contract, a live block of the core's heap.
+    let mine = on_core(|h| (p.is_null() || h.owns(p.cast())).then(|| unsafe { h.realloc(p.cast(), n) }));
     match mine {
         Some(Some(Ok(Some(q)))) => q.as_ptr().cast(),
         Some(Some(_)) => null_mut(),
@@ -108,8 +110,11 @@ pub unsafe extern "C" fn neuron_kernel_free(p: *mut c_void) {
     if p.is_null() {
         return;
     }
-    let freed = on_core(|h| h.usable_size(p.cast()).is_some() && h.free(p.cast()).is_ok());
-    if freed != Some(true) {
+    // SAFETY: as in `neuron_kernel_realloc`. A pointer in the core's
+    // arenas stays there even when refused (a double free is the heap's
+    // error, never the process allocator's).
+    let mine = on_core(|h| h.owns(p.cast()).then(|| unsafe { h.free(p.cast()) }));
+    if mine.flatten().is_none() {
         // SAFETY: not a block of the core's heap: the caller vouches it is
         // the process's.
         unsafe { libc::free(p) };
@@ -236,5 +241,30 @@ mod tests {
         unsafe { kernel_delete(out, 0, 0) };
         // SAFETY: out is a local.
         assert_eq!(unsafe { neuron_kernel_posix_memalign(&mut out, 3, 10) }, libc::EINVAL);
+    }
+
+    /// A block of the core's heap is the core's heap's to take back, even
+    /// when it refuses it: a double free is its error, and never reaches
+    /// the process allocator (which would abort on a pointer it does not
+    /// know).
+    #[test]
+    fn a_double_free_of_a_core_block_stays_with_the_core_heap() {
+        let soc = neuron_hal_mock::MockSoc::new().expect("mock SoC");
+        let mut c = crate::host::SimCore::new(soc.core(0).expect("core"));
+        c.state().init_prologue();
+        c.enter(|| {
+            let p = neuron_kernel_malloc(100);
+            assert!(!p.is_null());
+            // SAFETY: p is a live block of the core's heap, then a freed one
+            // (refused by the heap, untouched).
+            unsafe {
+                neuron_kernel_free(p);
+                neuron_kernel_free(p);
+            }
+            // SAFETY: as above: a freed block of the core's heap.
+            assert!(unsafe { neuron_kernel_realloc(p, 10) }.is_null());
+        });
+        let st = c.state().libc().stats();
+        assert_eq!((st.allocs, st.frees, st.failures, st.in_use), (1, 1, 2, 0));
     }
 }

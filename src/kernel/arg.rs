@@ -11,9 +11,12 @@ pub trait KernelArg: Sized {
     fn next() -> Self;
 }
 
-impl KernelArg for Tensor {
+impl KernelArg for Tensor<'_> {
     fn next() -> Self {
-        Tensor::from_view(inv::next_tensor())
+        // SAFETY: the invocation's tensor argument: storage the host gave
+        // this call (a zeroed view when marshalling failed: its accessors
+        // refuse it), not memory of the core's heaps.
+        unsafe { Tensor::from_view(inv::next_tensor()) }
     }
 }
 
@@ -56,7 +59,7 @@ pub trait KernelOutput {
     fn hand_back(self);
 }
 
-impl KernelOutput for Tensor {
+impl KernelOutput for Tensor<'_> {
     fn hand_back(self) {
         let _ = inv::return_tensor(self.view());
     }

@@ -67,6 +67,7 @@ pub fn cpu_count() -> u32 {
 
 /// `get_dst_tensor()`: the output storage, written in place (the
 /// multicore form); returning it afterwards copies nothing.
-pub fn dst_tensor() -> Result<Tensor> {
-    crate::invocation::dst_tensor().map(Tensor::from_view)
+pub fn dst_tensor() -> Result<Tensor<'static>> {
+    // SAFETY: the invocation's output, storage the host gave this call.
+    crate::invocation::dst_tensor().map(|v| unsafe { Tensor::from_view(v) })
 }

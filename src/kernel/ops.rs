@@ -30,7 +30,7 @@ pub fn fill_(t: &Tensor, v: impl Into<Value>) -> Result<()> {
 /// `full(shape, v, dtype)`.
 pub fn full(shape: &[i64], v: impl Into<Value>, dtype: Dtype) -> Result<OwnedTensor> {
     let t = empty(shape, dtype)?;
-    fill_(&t, v)?;
+    fill_(&t.tensor(), v)?;
     Ok(t)
 }
 
@@ -47,7 +47,7 @@ pub fn ones(shape: &[i64], dtype: Dtype) -> Result<OwnedTensor> {
 /// `eye(n, m, dtype)`: the `n × m` identity.
 pub fn eye(n: i64, m: i64, dtype: Dtype) -> Result<OwnedTensor> {
     let t = empty(&[n, m], dtype)?;
-    with_core(|b| b.state.op_eye(t.view()))?;
+    with_core(|b| b.state.op_eye(t.tensor().view()))?;
     Ok(t)
 }
 
@@ -57,7 +57,7 @@ fn unary_out(op: UnaryOp, src: &Tensor, dst: &Tensor) -> Result<()> {
 
 fn unary(op: UnaryOp, src: &Tensor) -> Result<OwnedTensor> {
     let out = empty_like(src)?;
-    unary_out(op, src, &out)?;
+    unary_out(op, src, &out.tensor())?;
     Ok(out)
 }
 
@@ -94,7 +94,7 @@ fn binary_out(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value, dst: &Tensor) 
 
 fn binary(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value) -> Result<OwnedTensor> {
     let out = empty_like(a)?;
-    binary_out(op, a, b, alpha, &out)?;
+    binary_out(op, a, b, alpha, &out.tensor())?;
     Ok(out)
 }
 
@@ -141,7 +141,7 @@ binary_fns! {
 /// `pow(src, exponent)` (floating point).
 pub fn pow(src: &Tensor, exponent: f64) -> Result<OwnedTensor> {
     let out = empty_like(src)?;
-    pow_out(src, exponent, &out)?;
+    pow_out(src, exponent, &out.tensor())?;
     Ok(out)
 }
 
@@ -153,7 +153,7 @@ pub fn pow_out(src: &Tensor, exponent: f64, dst: &Tensor) -> Result<()> {
 /// `clamp(src, min, max)`.
 pub fn clamp(src: &Tensor, min: impl Into<Value>, max: impl Into<Value>) -> Result<OwnedTensor> {
     let out = empty_like(src)?;
-    clamp_out(src, min, max, &out)?;
+    clamp_out(src, min, max, &out.tensor())?;
     Ok(out)
 }
 

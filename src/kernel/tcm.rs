@@ -1,7 +1,7 @@
 //! The TCM accessor and `tcm_malloc` memory: the fast path (bulk copies
 //! between a tensor and data RAM the kernel owns).
 
-use super::{Element, Result, Tensor};
+use super::{Element, Result};
 use crate::current::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
@@ -64,7 +64,7 @@ impl TcmAccessor {
 
     /// `tensor_to_tcm<T>(tcm, flat_offset, n)` with `n = tcm.len()`.
     pub fn tensor_to_tcm<T: Element>(&self, tcm: &mut [T], flat_offset: u64) -> Result<()> {
-        Tensor::from_view(self.view).expect::<T>()?;
+        super::tensor::expect_dtype::<T>(&self.view)?;
         // SAFETY: `tcm` is a live exclusive slice of tcm.len() Ts (data RAM
         // or Rust memory, never a window view).
         with_core(|b| unsafe { b.state.tensor_to_tcm(&self.view, T::DTYPE.code(), tcm.as_mut_ptr().cast(), flat_offset, tcm.len() as u64) })
@@ -72,7 +72,7 @@ impl TcmAccessor {
 
     /// `tcm_to_tensor<T>(tcm, flat_offset, n)` with `n = tcm.len()`.
     pub fn tcm_to_tensor<T: Element>(&self, tcm: &[T], flat_offset: u64) -> Result<()> {
-        Tensor::from_view(self.view).expect::<T>()?;
+        super::tensor::expect_dtype::<T>(&self.view)?;
         // SAFETY: `tcm` is a live slice of tcm.len() Ts.
         with_core(|b| unsafe { b.state.tcm_to_tensor(&self.view, T::DTYPE.code(), tcm.as_ptr().cast(), flat_offset, tcm.len() as u64) })
     }

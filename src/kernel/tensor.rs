@@ -5,21 +5,37 @@ use super::stream::{ReadStream, WriteStream};
 use super::tcm::TcmAccessor;
 use super::{CoherencePolicy, Dtype, Element, Error, Result};
 use crate::current::with_core;
+use core::marker::PhantomData;
 use neuron_runtime::marshal::tensor::TensorView;
 
 /// A tensor: sizes, strides, dtype and its storage as a `Q7PtrType`. A
 /// plain copy of the view (as C passes tensors by value); the storage is
-/// not owned (see [`OwnedTensor`]).
+/// not owned, only borrowed for `'a` (from an [`OwnedTensor`], or for the
+/// call for an argument).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[repr(transparent)]
-pub struct Tensor {
+pub struct Tensor<'a> {
     view: TensorView,
+    storage: PhantomData<&'a ()>,
 }
 
-impl Tensor {
-    /// Wraps a `neuron_tensor`.
-    pub const fn from_view(view: TensorView) -> Self {
-        Self { view }
+impl Tensor<'_> {
+    /// Wraps a `neuron_tensor`. Its accessors write where the view says,
+    /// so safe code cannot make one from any view:
+    ///
+    /// ```compile_fail,E0133
+    /// fn wrap(v: neuroncustomop::runtime::marshal::tensor::TensorView) {
+    ///     let _t = neuroncustomop::kernel::Tensor::from_view(v);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// The view's storage (`nbytes` from its address, in SoC memory) is a
+    /// tensor's for as long as the `Tensor` lives: it holds nothing Rust
+    /// owns (not this core's heaps' arenas), and no other owner frees it
+    /// meanwhile.
+    pub const unsafe fn from_view(view: TensorView) -> Self {
+        Self { view, storage: PhantomData }
     }
 
     /// The C view.
@@ -101,49 +117,51 @@ impl Tensor {
     pub fn set_coherence_policy(&self, p: CoherencePolicy) -> Result<()> {
         with_core(|b| b.state.set_coherence_policy(self.view.storage.addr, p))
     }
-
-    /// Checks that this tensor holds `T`s.
-    pub(crate) fn expect<T: Element>(&self) -> Result<()> {
-        if self.view.dtype == T::DTYPE.code() {
-            Ok(())
-        } else {
-            Err(Error::ElementTypeMismatch)
-        }
-    }
 }
 
-impl From<TensorView> for Tensor {
-    fn from(v: TensorView) -> Self {
-        Self::from_view(v)
+/// Checks that `view` holds `T`s.
+pub(crate) fn expect_dtype<T: Element>(view: &TensorView) -> Result<()> {
+    if view.dtype == T::DTYPE.code() {
+        Ok(())
+    } else {
+        Err(Error::ElementTypeMismatch)
     }
 }
 
 /// A tensor whose storage the kernel allocated (the factories and the
-/// non-`_out` operations); freed on drop.
+/// non-`_out` operations); freed on drop. No `Deref` to [`Tensor`]: a
+/// `Tensor` copied out of it would outlive the storage; [`tensor`]
+/// lends one that cannot:
+///
+/// ```compile_fail,E0505
+/// fn outlives(o: neuroncustomop::kernel::OwnedTensor) {
+///     let t = o.tensor();
+///     drop(o);
+///     let _ = t.sizes();
+/// }
+/// ```
+///
+/// [`tensor`]: OwnedTensor::tensor
 #[derive(Debug)]
-pub struct OwnedTensor(Tensor);
+pub struct OwnedTensor(TensorView);
 
 impl OwnedTensor {
     /// Takes ownership of a view made by `neuron_tensor_empty`.
     pub(crate) fn from_empty(view: TensorView) -> Self {
-        Self(Tensor::from_view(view))
+        Self(view)
     }
 
-    /// The tensor (a non-owning copy).
-    pub fn tensor(&self) -> Tensor {
-        self.0
-    }
-}
-
-impl core::ops::Deref for OwnedTensor {
-    type Target = Tensor;
-    fn deref(&self) -> &Tensor {
-        &self.0
+    /// The tensor, borrowed from this owner (it cannot outlive it).
+    pub fn tensor(&self) -> Tensor<'_> {
+        // SAFETY: the storage is this owner's block of the HBM heap (not
+        // an arena Rust allocates from), freed only by `drop`, which the
+        // borrow keeps away for the `Tensor`'s life.
+        unsafe { Tensor::from_view(self.0) }
     }
 }
 
 impl Drop for OwnedTensor {
     fn drop(&mut self) {
-        let _ = with_core(|b| crate::factory::tensor_free(b, &self.0.view));
+        let _ = with_core(|b| crate::factory::tensor_free(b, &self.0));
     }
 }

@@ -43,22 +43,80 @@ pub enum Soc {
 pub const Q7_ISL_SR: u32 = 0xA3;
 
 /// The HAL of one Xtensa core: the platform table and the SoC model.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+///
+/// Owned, neither `Clone` nor `Copy`, and made only by an `unsafe`
+/// constructor: a second handle could reprogram the core's windows behind
+/// its translator. The device binding moves the one handle into the
+/// core's state.
+#[derive(Debug, PartialEq, Eq)]
 pub struct MmioHal {
     platform: Platform,
     soc: Soc,
 }
 
+// A handle cannot be duplicated (checked on every Xtensa build).
+static_assertions::assert_not_impl_any!(MmioHal: Clone, Copy);
+
+/// Safe code cannot make a handle (checked on every Xtensa build): a
+/// safe `fn() -> MmioHal` item would implement `Fn() -> MmioHal`, and
+/// method resolution would then pick [`SafeCtor::probe`], whose answer is
+/// not `()`; an `unsafe fn` item implements no `Fn` trait.
+#[allow(dead_code)]
+fn constructors_are_unsafe() {
+    let () = (&Probe(core::marker::PhantomData::<()>, MmioHal::q7)).probe();
+    #[cfg(feature = "qemu")]
+    let () = (&Probe(core::marker::PhantomData::<u32>, MmioHal::qemu)).probe();
+}
+
+// Only the type checker uses these.
+#[allow(dead_code)]
+/// A constructor under test (autoref specialisation: the impl on
+/// `Probe<F>` is preferred to the one on `&Probe<F>` where it applies).
+struct Probe<A, F>(core::marker::PhantomData<A>, F);
+/// A safe constructor was found.
+#[allow(dead_code)]
+struct SafeCtorFound;
+#[allow(dead_code)]
+trait SafeCtor {
+    fn probe(&self) -> SafeCtorFound {
+        SafeCtorFound
+    }
+}
+impl<F: Fn() -> MmioHal> SafeCtor for Probe<(), F> {}
+impl<F: Fn(u32) -> MmioHal> SafeCtor for Probe<u32, F> {}
+trait UnsafeCtor {
+    fn probe(&self) {}
+}
+impl<A, F> UnsafeCtor for &Probe<A, F> {}
+
+/// The processor id of the calling core (`rsr.prid`), without a HAL.
+#[inline]
+pub fn prid() -> u32 {
+    let prid: u32;
+    // SAFETY: reading PRID (SR 235) has no side effects; the target has
+    // the `prid` feature.
+    unsafe { core::arch::asm!("rsr {0}, prid", out(reg) prid, options(nomem, nostack, preserves_flags)) };
+    prid
+}
+
 impl MmioHal {
     /// The Q7 (SPEC §2 addresses).
-    pub const fn q7() -> Self {
+    ///
+    /// # Safety
+    /// The calling core is a Q7 core, and no other `MmioHal` for it is
+    /// alive: this one becomes the only handle on its window registers,
+    /// DMA engine and stack limit.
+    pub const unsafe fn q7() -> Self {
         Self { platform: Q7, soc: Soc::Q7 }
     }
 
     /// Core `cpu` of the emulated cluster (the [`QEMU`] table; feature
     /// `qemu`).
+    ///
+    /// # Safety
+    /// As [`MmioHal::q7`], for core `cpu` of the emulated cluster.
     #[cfg(feature = "qemu")]
-    pub const fn qemu(cpu: u32) -> Self {
+    pub const unsafe fn qemu(cpu: u32) -> Self {
         Self { platform: QEMU, soc: Soc::Qemu { cpu } }
     }
 
@@ -107,7 +165,13 @@ impl MmioHal {
     }
 }
 
-impl Hal for MmioHal {
+// SAFETY: on the Q7 `nx_ptr` is the identity and the platform table is
+// the hardware's (SPEC §2): the data-RAM heap and the pinned scratch
+// window are this core's own memory. Under QEMU a core's private slice is
+// relocated to its own RAM (`qemu::private_base`), the rest is the one
+// RAM all cores see, laid out by the `QEMU` table. The constructors are
+// `unsafe` and promise one `MmioHal` per core.
+unsafe impl Hal for MmioHal {
     #[inline]
     fn platform(&self) -> &Platform {
         &self.platform
@@ -115,11 +179,7 @@ impl Hal for MmioHal {
 
     #[inline]
     fn prid(&self) -> u32 {
-        let prid: u32;
-        // SAFETY: reading PRID (SR 235) has no side effects; the target
-        // has the `prid` feature.
-        unsafe { core::arch::asm!("rsr {0}, prid", out(reg) prid, options(nomem, nostack, preserves_flags)) };
-        prid
+        prid()
     }
 
     #[inline]

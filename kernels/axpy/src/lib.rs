@@ -13,6 +13,7 @@
 #![no_std]
 
 use core::ffi::{c_char, c_void};
+use core::sync::atomic::{AtomicI32, Ordering};
 pub use neuroncustomop::runtime::marshal::tensor::TensorView;
 
 /// A launcher, `<fn>_stack_switch`.
@@ -43,17 +44,16 @@ pub const CHUNK: usize = 512;
 /// Status of the last run of the kernel body on this core (0: fine), for
 /// the image to report; per-core because each core's image is private
 /// (under QEMU the shared image indexes it by PRID).
-static mut KERNEL_STATUS: [i32; 8] = [0; 8];
+/// Atomics (plain loads and stores on the core), so no `static mut`.
+static KERNEL_STATUS: [AtomicI32; 8] = [const { AtomicI32::new(0) }; 8];
 
 /// The kernel status of core `cpu` (0 ok, else a step that failed).
 pub fn kernel_status(cpu: usize) -> i32 {
-    // SAFETY: each core touches only its own slot.
-    unsafe { core::ptr::addr_of!(KERNEL_STATUS[cpu % 8]).read_volatile() }
+    KERNEL_STATUS[cpu % 8].load(Ordering::Relaxed)
 }
 
 fn set_status(cpu: usize, v: i32) {
-    // SAFETY: as above.
-    unsafe { core::ptr::addr_of_mut!(KERNEL_STATUS[cpu % 8]).write_volatile(v) }
+    KERNEL_STATUS[cpu % 8].store(v, Ordering::Relaxed)
 }
 
 /// The slice `[start, start+len)` of `n` elements core `cpu` of `cores`

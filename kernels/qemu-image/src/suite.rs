@@ -154,8 +154,28 @@ pub fn run(cpu: u32) -> u32 {
     r.check("stack switch: default 4196 bytes with a tight ISL switches", switch_tight(cpu));
     r.check("bad input: error codes (null wrapper, bad memcpy method, unmapped address)", bad_input());
     r.check("bad input: FP32R tensor argument -> DtypeNotMarshallable", bad_dtype(cpu));
+    r.check("bits: nsau leading_zeros and log2 against a shift loop", bits());
     board::println!("suite: core {cpu}: {} failed", r.failed);
     r.failed
+}
+
+/// The `nsau` path of `bits::leading_zeros` (the host build has only the
+/// `core` one): every single-bit value, its neighbours, and a sweep of
+/// mixed values, against a loop that shifts a bit down.
+fn bits() -> TestResult {
+    use neuroncustomop::hal::bits::{leading_zeros, log2};
+    let reference = |x: u32| (0..32).find(|&n| x & (0x8000_0000 >> n) != 0).unwrap_or(32);
+    let mut x = 0x9E37_79B9u32;
+    for s in 0..32u32 {
+        x = x.rotate_left(5) ^ s.wrapping_mul(0x85EB_CA6B);
+        for v in [0, 1u32 << s, (1u32 << s) | 1, (1u32 << s).wrapping_sub(1), u32::MAX >> s, x, x >> s] {
+            let v = black_box(v);
+            let (n, want) = (leading_zeros(v), reference(v));
+            ensure!(n == want, "leading_zeros({v:#x}) = {n}, want {want}");
+            ensure!(log2(v) == (v != 0).then(|| 31 - want), "log2({v:#x}) = {:?}", log2(v));
+        }
+    }
+    Ok(())
 }
 
 fn identity(cpu: u32) -> TestResult {

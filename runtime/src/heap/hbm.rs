@@ -311,7 +311,20 @@ mod tests {
         const { assert!(DEFAULT_BLOCK_HEADERS >= ORIGINAL_BLOCK_HEADERS) };
         let mut h: HbmHeap = HbmHeap::new();
         h.init(BASE, 1 << 20);
-        let live: std::vec::Vec<u64> = (0..ORIGINAL_BLOCK_HEADERS).map(|_| h.allocate(64, 0).unwrap()).collect();
-        assert_eq!(live.len(), 32);
+        // Fill the default heap with small blocks until it refuses: room
+        // for 16 Ki of them, so the header table is what runs out, and
+        // not before the original's count (its last header is the tail).
+        let mut live = std::vec::Vec::new();
+        let refusal = loop {
+            match h.allocate(64, 0) {
+                Ok(a) => live.push(a),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(refusal, Error::BlockTableFull);
+        assert_eq!(live.len(), DEFAULT_BLOCK_HEADERS - 1, "one header holds the free tail");
+        assert!(live.len() >= ORIGINAL_BLOCK_HEADERS);
+        assert!(live.windows(2).all(|w| w[1] >= w[0] + 64), "distinct, disjoint blocks");
+        h.check_invariants().unwrap();
     }
 }

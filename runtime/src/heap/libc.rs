@@ -104,6 +104,11 @@ impl LibcHeap {
         unsafe { Self::init_arena(&mut self.boot, &mut self.stats, bottom, size) }
     }
 
+    /// Where the bootstrap arena starts (0 before it has memory).
+    pub fn bootstrap_base(&self) -> usize {
+        self.boot.base
+    }
+
     /// `_init_libc_heap_allocator`: gives the main arena its memory (once;
     /// later calls keep it as it is).
     ///
@@ -223,12 +228,37 @@ impl LibcHeap {
         }
     }
 
+    /// Whether `p` points into one of this heap's arenas. Compares
+    /// addresses only (nothing is read), so any pointer may be asked: this
+    /// is how a caller that holds blocks of two allocators picks the heap.
+    pub fn owns(&self, p: *const u8) -> bool {
+        let addr = p as usize;
+        self.boot.contains(addr) || self.main.contains(addr)
+    }
+
     /// `free`. Null is a no-op.
-    // The pointer is only dereferenced after `header_of` has checked that
-    // its header lies inside an arena this heap owns; foreign pointers are
-    // refused without being touched.
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
-    pub fn free(&mut self, p: *mut u8) -> Result<()> {
+    ///
+    /// A pointer outside both arenas is refused untouched
+    /// ([`Error::ForeignPointer`]), and a header marked freed gives
+    /// [`Error::DoubleFree`]; those checks are a diagnosis, not a guard: the
+    /// header they read is in-band, and a store that forged one would make
+    /// this hand a bogus block to the allocator.
+    ///
+    /// # Safety
+    /// If `p` lies in one of this heap's arenas, the header slot just below
+    /// it holds a live header only if this heap wrote it there for the
+    /// block at `p` (handed out by `malloc`, `calloc`, `memalign` or
+    /// `realloc`), and the caller no longer uses that block. Null, a
+    /// pointer outside the arenas, a double free and a slot holding
+    /// anything but a live header are refused untouched.
+    ///
+    /// Safe code cannot call it (the header it trusts can be forged):
+    ///
+    /// ```compile_fail,E0133
+    /// let mut h = neuron_runtime::heap::LibcHeap::new();
+    /// let _ = h.free(core::ptr::null_mut());
+    /// ```
+    pub unsafe fn free(&mut self, p: *mut u8) -> Result<()> {
         if p.is_null() {
             return Ok(());
         }
@@ -257,11 +287,17 @@ impl LibcHeap {
     }
 
     /// `realloc`: null `p` allocates; size 0 frees and returns `Ok(None)`.
-    // The pointer is only dereferenced after `header_of` has checked that
-    // its header lies inside an arena this heap owns; foreign pointers are
-    // refused without being touched.
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
-    pub fn realloc(&mut self, p: *mut u8, size: usize) -> Result<Option<NonNull<u8>>> {
+    /// Misuse is diagnosed as [`LibcHeap::free`] does.
+    ///
+    /// # Safety
+    /// As [`LibcHeap::free`]; the block's bytes are read, so nothing else
+    /// writes them meanwhile.
+    ///
+    /// ```compile_fail,E0133
+    /// let mut h = neuron_runtime::heap::LibcHeap::new();
+    /// let _ = h.realloc(core::ptr::null_mut(), 8);
+    /// ```
+    pub unsafe fn realloc(&mut self, p: *mut u8, size: usize) -> Result<Option<NonNull<u8>>> {
         if p.is_null() {
             return self.malloc(size).map(Some);
         }
@@ -270,22 +306,32 @@ impl LibcHeap {
             Err(e) => return self.stats.on_failure(e),
         };
         if size == 0 {
-            self.free(p)?;
+            // SAFETY: forwarded from the caller.
+            unsafe { self.free(p)? };
             return Ok(None);
         }
         let q = self.memalign(h.align, size)?;
         // SAFETY: both blocks are live and distinct; copy what both hold.
         unsafe { core::ptr::copy_nonoverlapping(p, q.as_ptr(), h.size.min(size)) };
-        self.free(p)?;
+        // SAFETY: forwarded from the caller.
+        unsafe { self.free(p)? };
         Ok(Some(q))
     }
 
-    /// The user size of the live block at `p`.
-    // The pointer is only dereferenced after `header_of` has checked that
-    // its header lies inside an arena this heap owns; foreign pointers are
-    // refused without being touched.
-    #[allow(clippy::not_unsafe_ptr_arg_deref)]
-    pub fn usable_size(&self, p: *mut u8) -> Option<usize> {
+    /// The user size of the live block at `p` (`None` for a pointer the
+    /// header checks refuse). To ask whether a pointer is this heap's at
+    /// all, [`LibcHeap::owns`] reads nothing.
+    ///
+    /// # Safety
+    /// As [`LibcHeap::free`] for the header slot below `p` (a forged
+    /// header gives a size the block does not have); the block may still
+    /// be in use.
+    ///
+    /// ```compile_fail,E0133
+    /// let h = neuron_runtime::heap::LibcHeap::new();
+    /// let _ = h.usable_size(core::ptr::null_mut());
+    /// ```
+    pub unsafe fn usable_size(&self, p: *mut u8) -> Option<usize> {
         self.header_of(p).ok().map(|(_, h)| h.size)
     }
 }
@@ -296,6 +342,35 @@ mod tests {
 
     #[repr(align(64))]
     struct Mem<const N: usize>([u8; N]);
+
+    /// `free` in these tests: every pointer is a block of `h`, a double
+    /// free, or outside the arenas; the one forged header (below) is over
+    /// a block the allocator holds as free, a case it detects.
+    fn free(h: &mut LibcHeap, p: *mut u8) -> Result<()> {
+        // SAFETY: see above.
+        unsafe { h.free(p) }
+    }
+
+    /// `realloc` in these tests, as `free`.
+    fn realloc(h: &mut LibcHeap, p: *mut u8, size: usize) -> Result<Option<NonNull<u8>>> {
+        // SAFETY: as `free`.
+        unsafe { h.realloc(p, size) }
+    }
+
+    #[test]
+    fn owns_compares_addresses_only() {
+        let mut main = Mem([0u8; 8192]);
+        let mut h = LibcHeap::new();
+        assert!(!h.owns(main.0.as_ptr()), "no arena yet");
+        // SAFETY: the buffer outlives the heap.
+        unsafe { h.init_main(main.0.as_mut_ptr(), 8192) };
+        let p = h.malloc(100).unwrap().as_ptr();
+        assert!(h.owns(p) && h.owns(main.0.as_ptr()) && h.owns(main.0.as_ptr().wrapping_add(8191)));
+        assert!(!h.owns(main.0.as_ptr().wrapping_add(8192)) && !h.owns(core::ptr::null()));
+        let outside = [0u8; 4];
+        assert!(!h.owns(outside.as_ptr()));
+        free(&mut h, p).unwrap();
+    }
 
     #[test]
     fn default_malloc_during_init_then_main_arena() {
@@ -314,8 +389,8 @@ mod tests {
         let late = h.malloc(100).unwrap();
         assert!(main.0.as_ptr_range().contains(&(late.as_ptr() as *const u8)));
         // An early block is freed into the arena it came from.
-        h.free(early.as_ptr()).unwrap();
-        h.free(late.as_ptr()).unwrap();
+        free(&mut h, early.as_ptr()).unwrap();
+        free(&mut h, late.as_ptr()).unwrap();
         assert_eq!(h.stats().in_use, 0);
     }
 
@@ -326,19 +401,19 @@ mod tests {
         // SAFETY: the buffer outlives the heap.
         unsafe { h.init_main(main.0.as_mut_ptr(), 8192) };
         let p = h.malloc(100).unwrap().as_ptr();
-        h.free(p).unwrap();
+        free(&mut h, p).unwrap();
         // A stray store forges the freed block's header back to live: the
         // header checks pass, the allocator sees a block it holds as free.
         // SAFETY: the header slot is inside the arena (test memory).
         let hp = unsafe { p.sub(HEADER_AT).cast::<Header>() };
         // SAFETY: as above.
         unsafe { hp.write(Header { state: LIVE, ..hp.read() }) };
-        assert_eq!(h.free(p), Err(Error::ForeignPointer));
+        assert_eq!(free(&mut h, p), Err(Error::ForeignPointer));
         // Refused untouched: still live, so the same answer again (not
         // `DoubleFree`, which a header left marked freed would give).
         // SAFETY: as above.
         assert_eq!(unsafe { hp.read() }.state, LIVE);
-        assert_eq!(h.free(p), Err(Error::ForeignPointer));
+        assert_eq!(free(&mut h, p), Err(Error::ForeignPointer));
     }
 
     #[test]
@@ -352,18 +427,18 @@ mod tests {
         assert!(unsafe { core::slice::from_raw_parts(p.as_ptr(), 100) }.iter().all(|b| *b == 0));
         // SAFETY: as above.
         unsafe { p.as_ptr().write(7) };
-        let q = h.realloc(p.as_ptr(), 1000).unwrap().unwrap();
+        let q = realloc(&mut h, p.as_ptr(), 1000).unwrap().unwrap();
         // SAFETY: q holds the copied bytes.
         assert_eq!(unsafe { q.as_ptr().read() }, 7);
-        assert_eq!(h.free(p.as_ptr()), Err(Error::DoubleFree));
-        assert_eq!(h.free(q.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
-        assert_eq!(h.free(0x40 as *mut u8), Err(Error::ForeignPointer));
+        assert_eq!(free(&mut h, p.as_ptr()), Err(Error::DoubleFree));
+        assert_eq!(free(&mut h, q.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
+        assert_eq!(free(&mut h, 0x40 as *mut u8), Err(Error::ForeignPointer));
         assert_eq!(h.calloc(usize::MAX, 2), Err(Error::SizeOverflow));
         assert_eq!(h.malloc(1 << 20), Err(Error::OutOfMemory));
-        assert_eq!(h.realloc(q.as_ptr(), 0), Ok(None));
+        assert_eq!(realloc(&mut h, q.as_ptr(), 0), Ok(None));
         assert_eq!(h.stats().in_use, 0);
         let a = h.memalign(1024, 10).unwrap();
         assert_eq!(a.as_ptr() as usize % 1024, 0);
-        h.free(a.as_ptr()).unwrap();
+        free(&mut h, a.as_ptr()).unwrap();
     }
 }
