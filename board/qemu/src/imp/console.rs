@@ -1,9 +1,15 @@
 //! A tiny line-buffered console over semihosting `write`.
 //!
-//! Each line goes out in one `write` call, so lines printed by different
-//! cores do not interleave within a line.
+//! Each line goes out in one `write` call, and one core writes at a time:
+//! QEMU runs the cores' `simcall`s in parallel host threads, whose writes
+//! to the same stdout interleave within a line otherwise (seen with 8
+//! cores on a loaded host: a status line cut by another core's).
 
 use core::fmt;
+use core::sync::atomic::{AtomicBool, Ordering};
+
+/// Held while a core writes a line out.
+static WRITING: AtomicBool = AtomicBool::new(false);
 
 /// Line buffer size; longer lines are written in pieces.
 const LINE: usize = 160;
@@ -30,8 +36,12 @@ impl Console {
     /// Write out what is buffered.
     pub fn flush(&mut self) {
         if self.len > 0 {
+            while WRITING.compare_exchange_weak(false, true, Ordering::Acquire, Ordering::Relaxed).is_err() {
+                core::hint::spin_loop();
+            }
             // `len <= LINE` (`write_str` flushes at LINE).
             super::semihosting::write(self.fd, self.buf.get(..self.len).unwrap_or(&self.buf));
+            WRITING.store(false, Ordering::Release);
             self.len = 0;
         }
     }
