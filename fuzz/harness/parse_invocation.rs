@@ -316,8 +316,12 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                 match out {
                     Err(e) => assert_eq!(r, Err(e), "return checks the output descriptor"),
                     Ok(o) => {
+                        let same_shape = usize::from(t.num_dim) == o.sizes.len() && t.sizes.iter().zip(&o.sizes).all(|(&a, &b)| u64::try_from(a).ok() == Some(b));
                         if t.dtype != o.dtype {
                             assert_eq!(r, Err(Error::DtypeMismatch));
+                        } else if !same_shape {
+                            // SPEC §12: the output's shape exactly, not merely as many bytes.
+                            assert_eq!(r, Err(Error::ReturnShapeMismatch));
                         } else if (t.nbytes as u64) < o.numel * o.elem {
                             assert_eq!(r, Err(Error::BufferTooSmall));
                         } else if r.is_ok() {
