@@ -316,7 +316,8 @@ fn one(fx: &mut Fixture, data: &[u8]) {
                 match out {
                     Err(e) => assert_eq!(r, Err(e), "return checks the output descriptor"),
                     Ok(o) => {
-                        let same_shape = usize::from(t.num_dim) == o.sizes.len() && t.sizes.iter().zip(&o.sizes).all(|(&a, &b)| u64::try_from(a).ok() == Some(b));
+                        let same_shape =
+                            usize::from(t.num_dim) == o.sizes.len() && t.sizes.iter().zip(&o.sizes).all(|(&a, &b)| u64::try_from(a).ok() == Some(b));
                         if t.dtype != o.dtype {
                             assert_eq!(r, Err(Error::DtypeMismatch));
                         } else if !same_shape {
