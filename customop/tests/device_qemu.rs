@@ -33,6 +33,26 @@ fn both(dir: &Path, op: &str, args: &[&str], cores: u32, tag: &str) -> (Array, S
     (npy::read(&out).unwrap(), t)
 }
 
+/// Writes case `case`'s compute source `compute` (`k.cpp`) and a one-op
+/// shape source (`shape.cpp`: library `lib`, op `op`, a shape function of
+/// `(torch::Tensor t{extra})` giving t's shape as float); returns the two
+/// paths and the build directory, as strings for the command line.
+fn one_op_case(case: &str, compute: &str, lib: &str, op: &str, extra: &str) -> (String, String, String) {
+    let src = scratch(case);
+    std::fs::write(src.join("k.cpp"), compute).unwrap();
+    std::fs::write(
+        src.join("shape.cpp"),
+        format!(
+            "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
+             torch::Tensor s(torch::Tensor t{extra}) {{ return torch::zeros(t.sizes(), torch::kFloat); }}\n\
+             NEURON_LIBRARY({lib}, m) {{ m.def(\"{op}\", &s, \"{op}\"); }}\n"
+        ),
+    )
+    .unwrap();
+    let path = |f: &str| src.join(f).display().to_string();
+    (path("k.cpp"), path("shape.cpp"), path("build"))
+}
+
 /// The cores a build without `--multicore` runs on (the vendor's model;
 /// `customop run` refuses 8 for it).
 const SINGLE_CORE: [u32; 1] = [1];
@@ -260,9 +280,8 @@ fn a_difference_between_simulator_and_device_is_exit_11_with_the_elements() {
     // The same kernel source, but the device build sees CUSTOMOP_DEVICE_SKEW
     // (a flag the host compile does not get): the outputs differ in one
     // element, and --on both must say which.
-    let src = scratch("skew");
-    std::fs::write(
-        src.join("k.cpp"),
+    let (k, s, o) = one_op_case(
+        "skew",
         "#include <torch/torch.h>\n\
          torch::Tensor copy1(const torch::Tensor& t) {\n\
            torch::Tensor o = torch::zeros(t.sizes(), torch::kFloat);\n\
@@ -273,17 +292,10 @@ fn a_difference_between_simulator_and_device_is_exit_11_with_the_elements() {
          #endif\n\
            return o;\n\
          }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("shape.cpp"),
-        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
-         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
-         NEURON_LIBRARY(skew, m) { m.def(\"copy1\", &s, \"copy1\"); }\n",
-    )
-    .unwrap();
-    let out = src.join("build");
-    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), out.display().to_string());
+        "skew",
+        "copy1",
+        "",
+    );
     customop_ok(&["build", "--name", "skew", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
     let x = npy_file("q_skew.npy", &f32s(&[8], &[0.0, 1.0, 2.0, 3.0, 4.0, 5.0, 6.0, 7.0])).display().to_string();
     let y = scratch("out").join("skew.npy").display().to_string();
@@ -334,21 +346,13 @@ fn a_kernel_compiled_with_frame_pointers_runs_through_the_alloca_handler() {
 fn a_kernel_failing_the_same_way_on_both_is_a_failed_run_with_its_status() {
     // The kernel returns an int32 tensor where its shape function said
     // float: error 35 on the simulator and on the device alike.
-    let src = scratch("wrong");
-    std::fs::write(
-        src.join("k.cpp"),
+    let (k, s, o) = one_op_case(
+        "wrong",
         "#include <torch/torch.h>\ntorch::Tensor wrong(const torch::Tensor& t) { return torch::zeros(t.sizes(), torch::kInt); }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("shape.cpp"),
-        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
-         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
-         NEURON_LIBRARY(w, m) { m.def(\"wrong\", &s, \"wrong\"); }\n",
-    )
-    .unwrap();
-    let o = src.join("build").display().to_string();
-    let (k, s) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string());
+        "w",
+        "wrong",
+        "",
+    );
     // --multicore so that it may run on 8 cores too.
     customop_ok(&["build", "--name", "wrong", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu", "--multicore"]);
     let x = npy_file("q_wrong.npy", &f32s(&[3], &[1.0, 2.0, 3.0])).display().to_string();
@@ -513,21 +517,14 @@ fn a_kernel_without_the_standard_library_links_none_of_it() {
 /// errors; the simulator side (the host's library) compiles it.
 #[test]
 fn an_unavailable_standard_header_is_one_clear_error() {
-    let src = scratch("iostream");
-    std::fs::write(
-        src.join("k.cpp"),
+    let (k, s, o) = one_op_case(
+        "iostream",
         "#include <iostream>\n#include <vector>\n#include <torch/torch.h>\n\
          torch::Tensor say(const torch::Tensor& t) { std::cout << t.numel() << std::endl; return t; }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("shape.cpp"),
-        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
-         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
-         NEURON_LIBRARY(io, m) { m.def(\"say\", &s, \"say\"); }\n",
-    )
-    .unwrap();
-    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+        "io",
+        "say",
+        "",
+    );
     let r = customop(&["build", "--name", "io", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
     let t = text(&r);
     assert_eq!(r.status.code(), Some(4), "{t}");
@@ -653,9 +650,8 @@ fn every_cmath_function_links_on_the_device() {
 /// runs as usual.
 #[test]
 fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
-    let src = scratch("hardening");
-    std::fs::write(
-        src.join("k.cpp"),
+    let (k, s, o) = one_op_case(
+        "hardening",
         "#include <vector>\n#include <torch/torch.h>\n\
          torch::Tensor pick(const torch::Tensor& t, int64_t i) {\n\
            std::vector<float> v(4, 2.5f);\n\
@@ -664,16 +660,10 @@ fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
            for (int64_t k = 0; k < t.size(0); k++) b[k] = v[static_cast<size_t>(i)];\n\
            return o;\n\
          }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("shape.cpp"),
-        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
-         torch::Tensor s(torch::Tensor t, int64_t i) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
-         NEURON_LIBRARY(h, m) { m.def(\"pick\", &s, \"pick\"); }\n",
-    )
-    .unwrap();
-    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+        "h",
+        "pick",
+        ", int64_t i",
+    );
     customop_ok(&[
         "build",
         "--name",
@@ -708,9 +698,8 @@ fn libcxx_hardening_turned_on_ends_a_failed_check_in_the_abort_report() {
 /// op `static_scratch`).
 #[test]
 fn a_global_object_with_a_constructor_is_refused_by_the_device_build() {
-    let src = scratch("global_ctor");
-    std::fs::write(
-        src.join("k.cpp"),
+    let (k, s, o) = one_op_case(
+        "global_ctor",
         "#include <torch/torch.h>\n\
          struct Table { float v[4]; Table() { for (int i = 0; i < 4; i++) v[i] = i * 0.5f; } };\n\
          static Table table;\n\
@@ -720,16 +709,10 @@ fn a_global_object_with_a_constructor_is_refused_by_the_device_build() {
            for (int64_t i = 0; i < t.size(0); i++) b[i] = a[i] + table.v[i % 4];\n\
            return o;\n\
          }\n",
-    )
-    .unwrap();
-    std::fs::write(
-        src.join("shape.cpp"),
-        "#include <torch/torch.h>\n#include \"torchneuron/register.h\"\n\
-         torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }\n\
-         NEURON_LIBRARY(g, m) { m.def(\"k\", &s, \"k\"); }\n",
-    )
-    .unwrap();
-    let (k, s, o) = (src.join("k.cpp").display().to_string(), src.join("shape.cpp").display().to_string(), src.join("build").display().to_string());
+        "g",
+        "k",
+        "",
+    );
     let r = customop(&["build", "--name", "g", "--compute", &k, "--shape", &s, "--out", &o, "--target", "qemu"]);
     let t = text(&r);
     assert_eq!(r.status.code(), Some(4), "{t}");
