@@ -141,8 +141,8 @@ pub struct CoreSlot<H: neuron_hal::Hal> {
     /// point reads the counts but tests (`with_core_exact`).
     #[cfg(not(target_arch = "xtensa"))]
     cached_hits: [core::cell::Cell<u64>; CACHED_HIT_CELLS],
-    /// Host: the lowest stack address an entry point or a translate was
-    /// called at since [`take_sp_low`](Self::take_sp_low): the depth of
+    /// Host: the lowest stack address an entry point or an element hook
+    /// was called at since [`take_sp_low`](Self::take_sp_low): the depth of
     /// the kernel's own frames when it calls the library (the simulator's
     /// stack rule; the painted high water also counts the host runtime's
     /// frames, which are not the device's).
@@ -771,7 +771,6 @@ fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<Co
         if (*p).busy.get() {
             return None;
         }
-        (*p).note_sp();
         let b = (*p).bound.get();
         let t = CoreState::translator_of(core::ptr::addr_of_mut!((*b).state));
         (ctx == neuron_runtime::Translator::ctx_of(t)).then_some(b)
@@ -796,6 +795,9 @@ pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
         if (*p).busy.get() {
             return;
         }
+        // The element hooks are where a C++ kernel calls the library
+        // most: its stack depth is noted here, not on every translate.
+        (*p).note_sp();
         let b = (*p).bound.get();
         f(&*CoreState::hal_of(core::ptr::addr_of!((*b).state)));
     }
