@@ -991,6 +991,18 @@ void neuron_sim_free(struct NeuronSim *s);
 #endif
 
 #if !defined(NEURON_DEVICE)
+// Brings a simulator back to the state `neuron_sim_new` and
+// `neuron_sim_register` gave it: HBM and SBUF zeros, the cores that ran
+// stood up afresh, no argument, output or report; the ops stay
+// registered. A process serving many runs makes its SoC once. 0, or
+// `SimResetFailed` (the handle must then be freed).
+//
+// # Safety
+// `s` must be null or a live handle.
+int32_t neuron_sim_reset(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
 // Registers the ops of the linked kernel (`get_func_cnt/name/ptr`) as the
 // loader would. Returns the op count, or -code.
 //

@@ -94,6 +94,18 @@ impl PhysMemory {
         Ok(())
     }
 
+    /// Gives every page back: the memory reads as zeros again, as when it
+    /// was made, in every view of it (a reused simulator's reset).
+    pub fn discard(&self) -> io::Result<()> {
+        // SAFETY: punching a hole in our own memfd; every mapping of it
+        // then reads zeros, which is what fresh memory holds.
+        let r = unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.size as libc::off_t) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Bytes of this memory the host really committed (pages touched).
     pub fn resident_bytes(&self) -> u64 {
         // SAFETY: fstat fills a plain struct for a descriptor we own.

@@ -211,6 +211,8 @@ errors! {
     UninitialisedRead = 115, "kernel read memory nothing wrote (uninitialised read)";
     /// A core read bytes another core wrote in the same run.
     CrossCoreRead = 116, "a core read output bytes another core wrote in the same run (no barrier between cores)";
+    /// A simulator could not be brought back to its fresh state.
+    SimResetFailed = 117, "the simulator could not be reset to its fresh state";
 }
 
 impl Error {

@@ -102,6 +102,26 @@ pub unsafe extern "C" fn neuron_sim_free(s: *mut NeuronSim) {
     }
 }
 
+/// Brings a simulator back to the state `neuron_sim_new` and
+/// `neuron_sim_register` gave it: HBM and SBUF zeros, the cores that ran
+/// stood up afresh, no argument, output or report; the ops stay
+/// registered. A process serving many runs makes its SoC once. 0, or
+/// `SimResetFailed` (the handle must then be freed).
+///
+/// # Safety
+/// `s` must be null or a live handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_reset(s: *mut NeuronSim) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let h = unsafe { s.as_mut() }.ok_or(Error::NullArgument)?;
+            h.1 = std::ffi::CString::default();
+            h.0.reset().map_err(|_| Error::SimResetFailed)
+        })())
+    })
+}
+
 /// Registers the ops of the linked kernel (`get_func_cnt/name/ptr`) as the
 /// loader would. Returns the op count, or -code.
 ///

@@ -247,6 +247,9 @@ pub struct Simulator {
     /// Whether runs are watched by the sanitizer: always, unless the
     /// environment says `NEURON_SIM_SANITIZE=0` (to measure its cost).
     sanitize: bool,
+    /// The cores launched since the simulator was made or reset (bit per
+    /// core): those [`reset`](Self::reset) stands up afresh.
+    launched: u32,
 }
 
 impl Simulator {
@@ -272,7 +275,36 @@ impl Simulator {
             running: String::new(),
             multicore: false,
             sanitize: std::env::var_os("NEURON_SIM_SANITIZE").is_none_or(|v| v != "0"),
+            launched: 0,
         })
+    }
+
+    /// Brings a used simulator back to the state [`new`](Self::new) gives
+    /// it, keeping its address space and its registered ops, so that a
+    /// process serving many runs makes its SoC once: HBM and SBUF read
+    /// zeros again, every core that ran is stood up afresh (runtime
+    /// state, heaps, TCM, windows, counters), the sanitizer watches
+    /// nothing, and no argument, output, guard or verdict is left.
+    pub fn reset(&mut self) -> std::io::Result<()> {
+        self.soc.hbm().discard()?;
+        self.soc.sbuf().discard()?;
+        for c in 0..CORE_COUNT {
+            if self.launched & (1 << c) != 0 {
+                self.cores[c as usize] = self.soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))?;
+            }
+        }
+        self.launched = 0;
+        let s = self.soc.sanitizer();
+        s.begin();
+        let _ = s.end();
+        self.next = self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
+        self.clear_args();
+        self.guards.clear();
+        self.sentinel = coverage::DEFAULT_SENTINEL;
+        self.allow_unwritten = false;
+        self.running.clear();
+        self.multicore = false;
+        Ok(())
     }
 
     /// The mock SoC.
@@ -282,6 +314,8 @@ impl Simulator {
 
     /// Core `cpu`.
     pub fn core(&mut self, cpu: u32) -> &mut SimCore {
+        // Whatever the caller does with it, a reset stands it up afresh.
+        self.launched |= 1 << cpu;
         &mut self.cores[cpu as usize]
     }
 
@@ -671,6 +705,7 @@ impl Simulator {
     /// whose thread did not run), and the cores whose thread failed.
     fn launch(&mut self, f: OpFn, cores: core::ops::Range<usize>, at: u64, fill: u8) -> (Vec<CoreReport>, Vec<u32>) {
         let first = cores.start;
+        self.launched |= cores.clone().fold(0, |m, c| m | 1 << c);
         let mut reports = std::vec![None::<CoreReport>; cores.len()];
         let mut failed_threads = Vec::new();
         let op = self.running.as_str();
