@@ -59,6 +59,16 @@ pub fn shape_and_run(
     };
     let o = isolate::run(job, bounds.timeout, bounds.interrupted)
         .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the run's process: {e}", op.name)))?;
+    judge(op, cores, bounds.timeout, bounds.option, o).and_then(|bytes| {
+        decode(&bytes)
+            .unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
+    })
+}
+
+/// What the end of a run's process means: its result's bytes, or the
+/// error naming the op, the stage it was in, the signal or the bound,
+/// with its crash report (also a persistent worker's, `worker`).
+pub(crate) fn judge(op: &Op, cores: Option<u32>, timeout: Option<Duration>, option: &str, o: isolate::Outcome) -> Result<Vec<u8>> {
     let stage = |phase: u8| match (phase, cores) {
         (KERNEL, Some(c)) => format!("the kernel on {c} core(s)"),
         _ => format!("the shape function `{}`", op.shape_fn),
@@ -69,8 +79,7 @@ pub fn shape_and_run(
             if !o.stderr.is_empty() {
                 eprint!("{}", o.stderr);
             }
-            decode(&bytes)
-                .unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
+            Ok(bytes)
         }
         // Ctrl-C at a terminal reaches the whole process group.
         Ended::Killed { signal: libc::SIGINT } => {
@@ -88,8 +97,8 @@ pub fn shape_and_run(
                 "op `{}`: {} did not finish within {} s ({}); the run was stopped",
                 op.name,
                 stage(o.phase),
-                bounds.timeout.map_or(0.0, |t| t.as_secs_f64()),
-                bounds.option
+                timeout.map_or(0.0, |t| t.as_secs_f64()),
+                option
             ),
         )),
         Ended::Interrupted => Err(Error::new(ErrorKind::Interrupted, format!("op `{}`: interrupted during {}; the run was stopped", op.name, stage(o.phase)))),
@@ -111,7 +120,7 @@ fn put(b: &mut Vec<u8>, bytes: &[u8]) {
 }
 
 /// The child's result as bytes.
-fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
+pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
     let mut b = Vec::new();
     match r {
         Ok((spec, run)) => {
@@ -137,7 +146,7 @@ fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
 }
 
 /// Reads what [`encode`] wrote (None: it does not decode).
-fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
+pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
     fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
         let (h, t) = b.split_at_checked(n)?;
         *b = t;

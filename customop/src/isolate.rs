@@ -20,13 +20,13 @@ use std::time::{Duration, Instant};
 const TICK: Duration = Duration::from_millis(50);
 
 /// A tagged frame of the child's channel: the phase it entered.
-const FRAME_PHASE: u8 = 1;
+pub(crate) const FRAME_PHASE: u8 = 1;
 /// A tagged frame of the child's channel: the job's result.
-const FRAME_RESULT: u8 = 2;
+pub(crate) const FRAME_RESULT: u8 = 2;
 
 /// What the child tells the parent while it works.
 pub struct Channel {
-    fd: RawFd,
+    pub(crate) fd: RawFd,
 }
 
 impl Channel {
@@ -36,7 +36,7 @@ impl Channel {
         self.frame(FRAME_PHASE, &[p]);
     }
 
-    fn frame(&mut self, tag: u8, payload: &[u8]) {
+    pub(crate) fn frame(&mut self, tag: u8, payload: &[u8]) {
         let mut b = Vec::with_capacity(payload.len() + 9);
         b.push(tag);
         b.extend_from_slice(&(payload.len() as u64).to_le_bytes());
@@ -150,7 +150,7 @@ fn child(parent: libc::pid_t, res_r: RawFd, res_w: RawFd, err_r: RawFd, err_w: R
     unsafe { libc::_exit(code) }
 }
 
-fn pipe() -> io::Result<(RawFd, RawFd)> {
+pub(crate) fn pipe() -> io::Result<(RawFd, RawFd)> {
     let mut fds = [0; 2];
     // SAFETY: pipe2 writes two descriptors into `fds`.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -159,14 +159,14 @@ fn pipe() -> io::Result<(RawFd, RawFd)> {
     Ok((fds[0], fds[1]))
 }
 
-fn close(fd: RawFd) {
+pub(crate) fn close(fd: RawFd) {
     // SAFETY: closing a descriptor this module opened and owns.
     unsafe { libc::close(fd) };
 }
 
 /// Reads what `fd` has now (non-blocking poll said it is readable) into
 /// `buf`; false at end of file or on error.
-fn drain(fd: RawFd, buf: &mut Vec<u8>) -> bool {
+pub(crate) fn drain(fd: RawFd, buf: &mut Vec<u8>) -> bool {
     let mut chunk = [0u8; 1 << 16];
     // SAFETY: reading into a live local buffer of its length.
     let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
@@ -270,7 +270,7 @@ fn frames(mut b: &[u8]) -> (u8, Option<Vec<u8>>) {
 }
 
 /// Waits for child `pid` (`flags`: 0 or WNOHANG); its status.
-fn reap(pid: libc::pid_t, flags: i32) -> io::Result<i32> {
+pub(crate) fn reap(pid: libc::pid_t, flags: i32) -> io::Result<i32> {
     let mut status = 0;
     loop {
         // SAFETY: waiting for our own child, status into a local.
@@ -285,7 +285,7 @@ fn reap(pid: libc::pid_t, flags: i32) -> io::Result<i32> {
 }
 
 /// The child's status if it has ended, without waiting.
-fn reap_now(pid: libc::pid_t) -> io::Result<Option<i32>> {
+pub(crate) fn reap_now(pid: libc::pid_t) -> io::Result<Option<i32>> {
     let mut status = 0;
     // SAFETY: polling our own child's state, status into a local.
     match unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) } {
@@ -295,7 +295,7 @@ fn reap_now(pid: libc::pid_t) -> io::Result<Option<i32>> {
     }
 }
 
-fn kill_and_reap(pid: libc::pid_t) {
+pub(crate) fn kill_and_reap(pid: libc::pid_t) {
     // SAFETY: signalling our own child, not yet reaped (its pid is ours
     // until `reap`).
     unsafe { libc::kill(pid, libc::SIGKILL) };

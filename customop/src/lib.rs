@@ -39,6 +39,7 @@ pub mod shape;
 pub mod sim;
 pub mod staticlib;
 pub mod workdir;
+pub mod worker;
 pub mod xtensa;
 
 pub use error::{Error, ErrorKind, Result};

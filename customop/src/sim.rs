@@ -39,6 +39,8 @@ pub struct SimApi {
     pub error_message_fn: unsafe extern "C" fn(i32) -> *const c_char,
     /// The generated `customop_shape_eval`.
     pub shape_eval: SimCallFn,
+    /// `neuron_sim_reset` (None: a library linked before it existed).
+    pub reset: Option<unsafe extern "C" fn(*mut c_void) -> i32>,
 }
 
 /// Reinterprets a symbol's address as the function pointer type `T`.
@@ -78,6 +80,8 @@ impl SimApi {
             call: sym!(lib, "neuron_sim_call"),
             error_message_fn: sym!(lib, "neuron_error_message"),
             shape_eval: sym!(lib, "customop_shape_eval"),
+            // SAFETY: as `sym!`: the export's C signature is the field's type.
+            reset: lib.symbol("neuron_sim_reset").ok().map(|p| unsafe { cast(p) }),
         })
     }
 
@@ -167,6 +171,21 @@ impl Sim {
         let rc = unsafe { (self.api.read_output)(self.h, v.as_mut_ptr().cast(), n) };
         self.check(rc, "reading the output")?;
         Ok(v)
+    }
+
+    /// Brings the simulator back to its fresh state, ops registered
+    /// (`neuron_sim_reset`); false when the library has no reset or it
+    /// failed (then the handle must be dropped).
+    pub fn reset(&mut self) -> bool {
+        // SAFETY: h is live.
+        self.api.reset.is_some_and(|r| unsafe { r(self.h) } == 0)
+    }
+
+    /// Copies the output's bytes into `dst` (its length: the output's size).
+    pub fn read_output_into(&mut self, dst: &mut [u8]) -> Result<()> {
+        // SAFETY: h live; dst writable for its length.
+        let rc = unsafe { (self.api.read_output)(self.h, dst.as_mut_ptr().cast(), dst.len()) };
+        self.check(rc, "reading the output")
     }
 
     /// The API.

@@ -153,3 +153,35 @@ pub fn run(
     let OutputSpec { dtype, shape } = spec;
     Ok(Ran { output: Array { dtype, shape, data }, report })
 }
+
+/// [`run`], in the library's persistent worker (`customop::worker`): the
+/// arguments staged in its shared memory, the kernel on its reset
+/// simulator; the same errors, the same report.
+#[allow(clippy::too_many_arguments)]
+pub fn run_in_worker(
+    api: SimApi,
+    mut call: customop::worker::Call<'_>,
+    index: usize,
+    op: &Op,
+    placed: &[Placed],
+    cores: u32,
+    timeout: Option<Duration>,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> std::result::Result<Ran, Failed> {
+    let labels: Vec<String> = placed.iter().map(label).collect();
+    for p in placed {
+        match p {
+            Placed::Tensor(a) => call.tensor(a.dtype, a.shape.clone(), a.data.len(), |dst| dst.copy_from_slice(&a.data))?,
+            Placed::Value { kind, dtype, bytes, value } => call.value(*kind, *dtype, bytes.clone(), value.clone()),
+        }
+    }
+    let mut done = call.run(index, &labels, cores, timeout, "timeout=", interrupted)?;
+    let (rc, report) = done.run.take().ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's worker sent no kernel result"))?;
+    if rc != 0 {
+        let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
+        return Err(Failed { error, report: Some(report) });
+    }
+    let data = done.output().to_vec();
+    let OutputSpec { dtype, shape } = done.spec.clone();
+    Ok(Ran { output: Array { dtype, shape, data }, report })
+}

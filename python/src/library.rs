@@ -11,7 +11,9 @@ use customop::sim::SimApi;
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
+use customop::worker::Pool;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 /// What the build did, for `Library.build_log` (the cache's evidence).
@@ -38,17 +40,31 @@ impl BuildLog {
 pub struct Library {
     schema: Schema,
     api: SimApi,
+    /// The run process its ops' calls share (forked at the first call).
+    pool: Arc<Pool>,
     dir: PathBuf,
     log: BuildLog,
     /// `load(timeout=)`: every op's default time bound.
     timeout: Option<Duration>,
 }
 
+impl Library {
+    fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>) -> Self {
+        let pool = Arc::new(Pool::new(api, schema.ops.clone()));
+        Self { schema, api, pool, dir, log, timeout }
+    }
+
+    fn op(&self, op: &OpSchema) -> Op {
+        let index = self.schema.ops.iter().position(|o| o.name == op.name).unwrap_or(0);
+        Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout, pool: Arc::clone(&self.pool), index }
+    }
+}
+
 #[pymethods]
 impl Library {
     fn __getattr__(&self, py: Python<'_>, name: &str) -> PyResult<Op> {
         match self.schema.op(name) {
-            Ok(op) => Ok(Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout }),
+            Ok(op) => Ok(self.op(op)),
             // Dunder probes (copy, pickle) get a plain AttributeError; any
             // other name the error listing the ops, which is an
             // AttributeError too (`hasattr`, notebooks' `_repr_html_`).
@@ -66,7 +82,7 @@ impl Library {
         };
         self.schema
             .op(&name)
-            .map(|op| Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout })
+            .map(|op| self.op(op))
             .map_err(|e| errors::to_py(py, &e))
     }
 
@@ -133,6 +149,9 @@ pub struct Op {
     pub(crate) multicore: bool,
     /// The time bound of a call without `timeout=` (the library's).
     timeout: Option<Duration>,
+    /// The library's run process, and this op's index in its table.
+    pool: Arc<Pool>,
+    index: usize,
 }
 
 /// A `timeout=` value: None (no bound) or a number of seconds above 0.
@@ -185,6 +204,9 @@ impl Op {
     pub(crate) fn run_contained(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<invoke::Ran> {
         let (api, op, timeout) = (self.api, &self.op, timeout.or(self.timeout));
         let mut stop: Option<PyErr> = None;
+        // The library's worker when it is free (another thread's call may
+        // hold it: then a one-shot child, as before there was a worker).
+        let pool = &self.pool;
         let ran = py.detach(|| {
             let mut interrupted = || match Python::attach(|py| py.check_signals()) {
                 Ok(()) => false,
@@ -193,7 +215,10 @@ impl Op {
                     true
                 }
             };
-            invoke::run(api, op, placed, cores, timeout, &mut interrupted)
+            match pool.try_call() {
+                Some(call) => invoke::run_in_worker(api, call, self.index, op, placed, cores, timeout, &mut interrupted),
+                None => invoke::run(api, op, placed, cores, timeout, &mut interrupted),
+            }
         });
         if let Some(e) = stop {
             return Err(e);
@@ -378,7 +403,7 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library { schema, api, dir: out, log, timeout })
+    Ok(Library::new(schema, api, out, log, timeout))
 }
 
 /// A library built before (by `load`, here or in another process, or by
@@ -399,5 +424,5 @@ pub fn load_built(py: Python<'_>, path: PathBuf) -> PyResult<Library> {
             schema.library_file
         ))));
     }
-    Ok(Library { schema, api, dir, log: BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false }, timeout: None })
+    Ok(Library::new(schema, api, dir, BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false }, None))
 }
