@@ -18,9 +18,12 @@ import sys
 import tempfile
 import time
 
-import numpy
+# numpy.maximum uses no BLAS: its idle threads would only take the CPU.
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 
-import neuroncustomop
+import numpy  # noqa: E402
+
+import neuroncustomop  # noqa: E402
 
 HERE = pathlib.Path(__file__).resolve().parent / "python_call"
 

@@ -93,8 +93,22 @@ pub(crate) fn reported() {
     REPORTED.store(true, Ordering::SeqCst);
 }
 
-/// The lowest address of the calling thread's stack, or 0.
+/// The lowest address of the calling thread's stack, or 0; asked once
+/// per thread (for the main thread glibc reads /proc/self/maps, which
+/// cost a Python op call's worker hundreds of microseconds per call).
 fn stack_low() -> usize {
+    std::thread_local! {
+        static LOW: core::cell::Cell<Option<usize>> = const { core::cell::Cell::new(None) };
+    }
+    LOW.with(|l| *l.get().get_or_insert_with(|| {
+        let low = ask_stack_low();
+        l.set(Some(low));
+        low
+    }))
+}
+
+/// [`stack_low`], asked of pthreads.
+fn ask_stack_low() -> usize {
     // SAFETY: `attr` is initialised by pthread_getattr_np before it is
     // read and destroyed after; `addr`/`size` are written by
     // pthread_attr_getstack.

@@ -13,6 +13,8 @@ pub const RUN_THREAD_STACK: usize = 8 << 20;
 /// Bytes just below the painter's frame left unpainted (its own frame).
 const PAINT_GAP: usize = 4096;
 const PAINT: u8 = 0xA5;
+/// [`PAINT`] in every byte of a word.
+const PAINT_WORD: u64 = 0xA5A5_A5A5_A5A5_A5A5;
 
 /// A painted span of the current thread's stack.
 #[derive(Clone, Copy, Debug)]
@@ -27,15 +29,17 @@ pub struct StackPaint {
 #[inline(never)]
 pub fn paint_stack() -> StackPaint {
     let marker = 0u8;
-    let top = core::ptr::addr_of!(marker) as usize - PAINT_GAP;
+    // Word aligned, painted a word at a time (a byte at a time cost a
+    // Python op call hundreds of microseconds).
+    let top = (core::ptr::addr_of!(marker) as usize - PAINT_GAP) & !7;
     let low = top - STACK_PAINT_BYTES;
-    for a in low..top {
+    for a in (low..top).step_by(8) {
         // SAFETY: [low, top) lies in this thread's stack mapping (the
         // thread has RUN_THREAD_STACK > STACK_PAINT_BYTES + PAINT_GAP of
         // stack and we are near its top), below every live frame; no Rust
         // object lives there, and frames later pushed there initialise
-        // their memory before use.
-        unsafe { (a as *mut u8).write_volatile(PAINT) };
+        // their memory before use. `a` is 8-aligned.
+        unsafe { (a as *mut u64).write_volatile(PAINT_WORD) };
     }
     StackPaint { top, low }
 }
@@ -44,9 +48,15 @@ impl StackPaint {
     /// Bytes below the painted top that something overwrote: the deepest
     /// stack use since the paint (plus the gap).
     pub fn high_water(&self) -> u64 {
-        for a in self.low..self.top {
-            // SAFETY: as in `paint_stack`; reads of plain stack bytes.
-            if unsafe { (a as *const u8).read_volatile() } != PAINT {
+        for w in (self.low..self.top).step_by(8) {
+            // SAFETY: as in `paint_stack`; reads of plain, 8-aligned stack words.
+            if unsafe { (w as *const u64).read_volatile() } != PAINT_WORD {
+                // The first overwritten byte of the first overwritten word.
+                let mut a = w;
+                // SAFETY: as above, a byte of that word.
+                while a < w + 7 && unsafe { (a as *const u8).read_volatile() } == PAINT {
+                    a += 1;
+                }
                 return (self.top - a + PAINT_GAP) as u64;
             }
         }
