@@ -110,6 +110,9 @@ impl Shm {
 
 impl Drop for Shm {
     fn drop(&mut self) {
+        if self.fd < 0 {
+            return;
+        }
         // SAFETY: our own view and descriptor.
         unsafe {
             libc::munmap(self.ptr.as_ptr().cast(), self.len);
@@ -139,8 +142,7 @@ struct Worker {
 }
 
 impl Worker {
-    fn spawn(api: SimApi, ops: &[Op]) -> io::Result<Self> {
-        let shm = Shm::new()?;
+    fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
         let mut sv = [0; 2];
         // SAFETY: socketpair writes two descriptors into `sv`.
         if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
@@ -249,7 +251,7 @@ impl<'a> Call<'a> {
             *self.guard = None;
         }
         if self.guard.is_none() {
-            let w = Worker::spawn(self.pool.api, &self.pool.ops).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            let w = Shm::new().and_then(|shm| Worker::spawn(self.pool.api, &self.pool.ops, shm)).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             *self.guard = Some(w);
         }
         Ok(self.guard.as_mut().expect("just made"))
@@ -278,7 +280,17 @@ impl<'a> Call<'a> {
         let schema_op = &self.pool.ops[op];
         let req = encode_request(op, cores, self.used, &self.staged, labels);
         let w = self.worker()?;
-        let o = exchange(w, &req, timeout, interrupted);
+        let mut o = exchange(w, &req, timeout, interrupted);
+        // A worker that died before it took the request (killed between
+        // calls, and not reaped yet when the call began) ran nothing of
+        // this call: a new one, with the staged arguments, takes it.
+        if o.as_ref().is_ok_and(|o| o.phase == 0 && matches!(o.ended, Ended::Killed { signal: libc::SIGKILL } | Ended::Exited { .. })) {
+            let mut dead = self.guard.take().expect("a worker ran the call");
+            let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0 });
+            drop(dead);
+            let w = Worker::spawn(self.pool.api, &self.pool.ops, shm).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            o = exchange(self.guard.insert(w), &req, timeout, interrupted);
+        }
         let o = match o {
             Ok(o) => o,
             Err(e) => {

@@ -1,0 +1,103 @@
+"""An op call runs in the library's persistent worker process (issue 28):
+one simulator, reset between calls. These tests check that the worker is
+reused, that a call never sees what an earlier one left (memory, a
+failed verdict, a sanitizer finding), and that after a crash or a
+timeout the next call gets a new worker that works. The kernels are the
+customop crate's vendor-style ``crashes`` and ``sanitizer`` sets."""
+
+import faulthandler
+import os
+import sys
+
+import numpy as np
+import pytest
+
+import neuroncustomop
+
+RAMP = np.arange(8, dtype=np.float32)
+
+
+@pytest.fixture(autouse=True)
+def quiet_faulthandler():
+    """As test_crashes: the worker would chain to pytest's faulthandler."""
+    was = faulthandler.is_enabled()
+    faulthandler.disable()
+    yield
+    if was:
+        faulthandler.enable(file=sys.__stderr__)
+
+
+def children():
+    """This process's live child processes."""
+    me = os.getpid()
+    out = set()
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if int(fields[1]) == me and fields[0] != "Z":
+            out.add(int(pid))
+    return out
+
+
+def test_calls_share_one_worker_and_each_gets_its_own_result(built):
+    lib = built("crashes")
+    before = children()
+    for k in range(5):
+        x = RAMP + k
+        np.testing.assert_array_equal(lib.copy_through(x, cores=1), x)
+    workers = children() - before
+    # One worker (made by the first call, or already there from an earlier test).
+    assert len(workers) <= 1, workers
+    again = children()
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    assert children() == again
+
+
+def test_a_finding_fires_on_every_call_and_a_failure_does_not_poison_the_next(built):
+    lib = built("sanitizer")
+    for _ in range(3):
+        with pytest.raises(neuroncustomop.Error) as info:
+            lib.empty_accumulate(RAMP)
+        assert "error 115" in info.value.message, info.value.message
+        np.testing.assert_array_equal(lib.zeros_accumulate(RAMP), RAMP)
+    # Read before written: fails each time, never reading an earlier output.
+    for _ in range(2):
+        with pytest.raises(neuroncustomop.Error) as info:
+            lib.add_into_dst(RAMP)
+        assert "uninitialised read of the output" in info.value.message
+        np.testing.assert_array_equal(lib.set_then_add_dst(RAMP), RAMP * 2)
+
+
+def test_sizes_grow_and_shrink_across_calls(built):
+    lib = built("crashes")
+    for n in [4, 1 << 20, 3, 70000, 8]:
+        x = np.random.default_rng(n).standard_normal(n).astype(np.float32)
+        np.testing.assert_array_equal(lib.copy_through(x, cores=1), x)
+
+
+def test_after_a_crash_or_a_timeout_a_new_worker_serves_the_next_call(built):
+    lib = built("crashes")
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    first = children()
+    with pytest.raises(neuroncustomop.KernelCrashed):
+        lib.call_abort(np.zeros(4, np.float32))
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    second = children()
+    assert len(second - first) == 1, (first, second)
+    with pytest.raises(neuroncustomop.RunTimedOut):
+        lib.spin_forever(np.zeros(4, np.float32), timeout=0.3)
+    np.testing.assert_array_equal(lib.copy_through(RAMP + 1, cores=1), RAMP + 1)
+    assert len(children() - second) == 1, (second, children())
+
+
+def test_a_worker_killed_between_calls_is_replaced(built):
+    lib = built("crashes")
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    for pid in children():
+        os.kill(pid, 9)
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
