@@ -169,4 +169,3 @@ fn hbm_reads_zeros_again_after_a_reset() {
     // Placed again where the first run placed them.
     assert_eq!(s.arg_tensor(HostDtype::Fp32, &[40], &floats(40)).unwrap().storage, d.storage);
 }
-

@@ -251,7 +251,9 @@ impl<'a> Call<'a> {
             *self.guard = None;
         }
         if self.guard.is_none() {
-            let w = Shm::new().and_then(|shm| Worker::spawn(self.pool.api, &self.pool.ops, shm)).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            let w = Shm::new()
+                .and_then(|shm| Worker::spawn(self.pool.api, &self.pool.ops, shm))
+                .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             *self.guard = Some(w);
         }
         Ok(self.guard.as_mut().expect("just made"))
@@ -276,7 +278,15 @@ impl<'a> Call<'a> {
     /// Runs op `op` (its index in the pool's ops) on `cores` in the
     /// worker, within `timeout` and while `interrupted` says no: the
     /// output's spec, the run's status and report, the output.
-    pub fn run(mut self, op: usize, labels: &[String], cores: u32, timeout: Option<Duration>, option: &str, interrupted: &mut dyn FnMut() -> bool) -> Result<Finished<'a>> {
+    pub fn run(
+        mut self,
+        op: usize,
+        labels: &[String],
+        cores: u32,
+        timeout: Option<Duration>,
+        option: &str,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Finished<'a>> {
         let schema_op = &self.pool.ops[op];
         let req = encode_request(op, cores, self.used, &self.staged, labels);
         let w = self.worker()?;
@@ -288,7 +298,8 @@ impl<'a> Call<'a> {
             let mut dead = self.guard.take().expect("a worker ran the call");
             let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0 });
             drop(dead);
-            let w = Worker::spawn(self.pool.api, &self.pool.ops, shm).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            let w = Worker::spawn(self.pool.api, &self.pool.ops, shm)
+                .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             o = exchange(self.guard.insert(w), &req, timeout, interrupted);
         }
         let o = match o {
@@ -360,11 +371,8 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
             // The socket ended: the worker is gone; what it wrote is in.
             let status = isolate::reap(w.pid, 0)?;
             while isolate::drain(w.err, &mut err) {}
-            let ended = if libc::WIFSIGNALED(status) {
-                Ended::Killed { signal: libc::WTERMSIG(status) }
-            } else {
-                Ended::Exited { code: libc::WEXITSTATUS(status) }
-            };
+            let ended =
+                if libc::WIFSIGNALED(status) { Ended::Killed { signal: libc::WTERMSIG(status) } } else { Ended::Exited { code: libc::WEXITSTATUS(status) } };
             return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
         }
         let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
@@ -489,7 +497,8 @@ fn decode_request(mut b: &[u8]) -> Option<Request> {
         let n = usize::try_from(u64_of(b)?).ok()?;
         take(b, n)
     }
-    let kind_of = |c: u8| [ArgKind::Tensor, ArgKind::Scalar, ArgKind::Int, ArgKind::Float, ArgKind::LongLong, ArgKind::Double].into_iter().find(|k| k.code() == c);
+    let kind_of =
+        |c: u8| [ArgKind::Tensor, ArgKind::Scalar, ArgKind::Int, ArgKind::Float, ArgKind::LongLong, ArgKind::Double].into_iter().find(|k| k.code() == c);
     let (op, cores, region, n) = (u64_of(&mut b)? as usize, u64_of(&mut b)? as u32, u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
     let (mut staged, mut labels) = (Vec::new(), Vec::new());
     for _ in 0..n {
@@ -565,7 +574,8 @@ fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd,
 fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, ch: &mut Channel) -> Vec<u8> {
     let mut out = (0usize, 0usize);
     let r = (|| {
-        let (op, cores, region, staged, labels) = decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
+        let (op, cores, region, staged, labels) =
+            decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
         let op = ops.get(op).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
         shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
         ch.phase(SHAPE);

@@ -8,10 +8,10 @@ use crate::staticlib_path;
 use customop::build::{build, BuildOptions};
 use customop::compiler::{split_flags, Outcome};
 use customop::sim::SimApi;
+use customop::worker::Pool;
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
-use customop::worker::Pool;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -80,10 +80,7 @@ impl Library {
             let got = name.get_type().name().map(|n| n.to_string()).unwrap_or_default();
             return Err(errors::to_py(py, &usage(format!("lib[...]: give an op name (a str), not {got}"))));
         };
-        self.schema
-            .op(&name)
-            .map(|op| self.op(op))
-            .map_err(|e| errors::to_py(py, &e))
+        self.schema.op(&name).map(|op| self.op(op)).map_err(|e| errors::to_py(py, &e))
     }
 
     fn __contains__(&self, name: &Bound<'_, PyAny>) -> bool {

@@ -100,11 +100,13 @@ fn stack_low() -> usize {
     std::thread_local! {
         static LOW: core::cell::Cell<Option<usize>> = const { core::cell::Cell::new(None) };
     }
-    LOW.with(|l| *l.get().get_or_insert_with(|| {
-        let low = ask_stack_low();
-        l.set(Some(low));
-        low
-    }))
+    LOW.with(|l| {
+        *l.get().get_or_insert_with(|| {
+            let low = ask_stack_low();
+            l.set(Some(low));
+            low
+        })
+    })
 }
 
 /// [`stack_low`], asked of pthreads.
