@@ -208,6 +208,8 @@ fn host_build(
         key = cache::fnv1a(key, f.as_bytes());
         key = cache::fnv1a(key, &[0]);
     }
+    // The entry points exported (a tool that looks up a new one relinks).
+    key = cache::fnv1a(key, crate::link::EXPORTS.join(",").as_bytes());
     let link_stamp = objdir.join("link.stamp");
     let inputs: Vec<(PathBuf, u64)> = objects.iter().filter_map(|p| cache::hash_file(p).map(|h| (p.clone(), h))).collect();
     let linked = if cache::Stamp::is_current(&link_stamp, key, library) {

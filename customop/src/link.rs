@@ -20,6 +20,7 @@ use std::process::Command;
 pub const EXPORTS: &[&str] = &[
     "neuron_sim_new",
     "neuron_sim_free",
+    "neuron_sim_reset",
     "neuron_sim_register",
     "neuron_sim_arg_tensor",
     "neuron_sim_arg_value",

@@ -546,6 +546,7 @@ fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd,
     }
     let mut ch = Channel { fd: ctl };
     let mut sim: Option<Sim> = None;
+    let mut shapes = ShapeCache::default();
     let code = loop {
         let mut head = [0u8; 9];
         if !read_exact(ctl, &mut head) {
@@ -555,7 +556,7 @@ fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd,
         if !read_exact(ctl, &mut req) {
             break 1;
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, &mut shm, &mut sim, &mut ch)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, &mut shm, &mut sim, &mut shapes, &mut ch)));
         // What the kernel printed reaches the terminal with its call.
         // SAFETY: fflush(NULL) flushes every C stream.
         unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -571,12 +572,12 @@ fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd,
 /// One request: the shape function, the kernel on the (reset) simulator,
 /// the output into the region. The reply: output place and region size,
 /// then `contained`'s encoding.
-fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, ch: &mut Channel) -> Vec<u8> {
+fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, ch: &mut Channel) -> Vec<u8> {
     let mut out = (0usize, 0usize);
     let r = (|| {
-        let (op, cores, region, staged, labels) =
+        let (index, cores, region, staged, labels) =
             decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
-        let op = ops.get(op).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
+        let op = ops.get(index).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
         shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
         ch.phase(SHAPE);
         let values: Vec<Value> = staged
@@ -586,7 +587,7 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
                 Staged::Value { value, .. } => value.clone(),
             })
             .collect();
-        let spec = shape::evaluate(&api, op, &values)?;
+        let spec = shapes.evaluate(&api, op, index, values)?;
         ch.phase(KERNEL);
         // The simulator of the last call, reset; a new one when there is
         // none or the reset failed (the old one freed first).
@@ -627,4 +628,49 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
     }
     b.extend_from_slice(&contained::encode(&r));
     b
+}
+
+/// The shape functions' answers in this worker, per op and arguments
+/// (dtypes and shapes of tensors, values of numbers): each evaluation
+/// stands up a simulator to run on, which cost more than the rest of a
+/// small call. Only answers are kept: a failing shape function runs (and
+/// fails) again on every call.
+#[derive(Default)]
+struct ShapeCache {
+    answers: std::collections::HashMap<(usize, Vec<ShapeKey>), OutputSpec>,
+}
+
+/// One argument as a cache key (a float by its bits: NaN is a value too).
+#[derive(Clone, PartialEq, Eq, Hash)]
+enum ShapeKey {
+    Tensor(u8, Vec<u64>),
+    Int(i64),
+    Float(u64),
+}
+
+/// Answers kept at most (a loop over ever-new shapes does not grow it
+/// without bound).
+const SHAPE_CACHE_MAX: usize = 4096;
+
+impl ShapeCache {
+    fn evaluate(&mut self, api: &SimApi, op: &Op, index: usize, values: Vec<Value>) -> Result<OutputSpec> {
+        let key: Vec<ShapeKey> = values
+            .iter()
+            .map(|v| match v {
+                Value::Tensor(d, s) => ShapeKey::Tensor(d.code(), s.clone()),
+                Value::Int(i) => ShapeKey::Int(*i),
+                Value::Float(f) => ShapeKey::Float(f.to_bits()),
+            })
+            .collect();
+        let key = (index, key);
+        if let Some(spec) = self.answers.get(&key) {
+            return Ok(spec.clone());
+        }
+        let spec = shape::evaluate(api, op, &values)?;
+        if self.answers.len() >= SHAPE_CACHE_MAX {
+            self.answers.clear();
+        }
+        self.answers.insert(key, spec.clone());
+        Ok(spec)
+    }
 }
