@@ -22,7 +22,8 @@ use crate::sim::{Sim, SimApi};
 use std::io;
 use std::os::fd::RawFd;
 use std::ptr::NonNull;
-use std::sync::{Mutex, MutexGuard};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 /// How often the parent wakes to look at the clock and for an interrupt.
@@ -194,33 +195,44 @@ impl Drop for Worker {
 pub struct Pool {
     api: SimApi,
     ops: Vec<Op>,
-    worker: Mutex<Option<Worker>>,
+    /// The worker between calls (a call takes it out and puts it back).
+    slot: Mutex<Option<Worker>>,
+    /// A call holds the worker.
+    busy: AtomicBool,
 }
 
 impl Pool {
     /// The (not yet started) worker of the library `api`, whose ops are `ops`.
     pub fn new(api: SimApi, ops: Vec<Op>) -> Self {
-        Self { api, ops, worker: Mutex::new(None) }
+        Self { api, ops, slot: Mutex::new(None), busy: AtomicBool::new(false) }
     }
 
     /// Starts a call, or None while another thread's call holds the
     /// worker (that caller then runs in a one-shot child, `contained`).
     pub fn try_call(&self) -> Option<Call<'_>> {
-        let guard = match self.worker.try_lock() {
-            Ok(g) => g,
-            Err(std::sync::TryLockError::Poisoned(p)) => p.into_inner(),
-            Err(std::sync::TryLockError::WouldBlock) => return None,
-        };
-        Some(Call { pool: self, guard, staged: Vec::new(), used: 0 })
+        if self.busy.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        let worker = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Some(Call { pool: self, guard: worker, staged: Vec::new(), used: 0 })
     }
 }
 
 /// A call in preparation: its arguments staged in the worker's region.
+/// It holds the library's worker until dropped (after its output is
+/// read); it may move between threads (the caller releases the GIL).
 pub struct Call<'a> {
     pool: &'a Pool,
-    guard: MutexGuard<'a, Option<Worker>>,
+    guard: Option<Worker>,
     staged: Vec<Staged>,
     used: usize,
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        *self.pool.slot.lock().unwrap_or_else(|e| e.into_inner()) = self.guard.take();
+        self.pool.busy.store(false, Ordering::Release);
+    }
 }
 
 /// What a finished call gave: the output's spec and the run's status and
@@ -230,7 +242,7 @@ pub struct Finished<'a> {
     pub spec: OutputSpec,
     /// The kernel run's status and report (its output: `output`).
     pub run: Option<(i32, String)>,
-    guard: MutexGuard<'a, Option<Worker>>,
+    call: Call<'a>,
     out: (usize, usize),
 }
 
@@ -238,7 +250,7 @@ impl Finished<'_> {
     /// The output's bytes (empty unless the run passed).
     pub fn output(&mut self) -> &[u8] {
         let (at, len) = self.out;
-        match self.guard.as_mut() {
+        match self.call.guard.as_mut() {
             Some(w) => &w.shm.bytes()[at..at + len],
             None => &[],
         }
@@ -248,13 +260,13 @@ impl Finished<'_> {
 impl<'a> Call<'a> {
     fn worker(&mut self) -> Result<&mut Worker> {
         if self.guard.as_ref().is_some_and(Worker::gone) {
-            *self.guard = None;
+            self.guard = None;
         }
         if self.guard.is_none() {
             let w = Shm::new()
                 .and_then(|shm| Worker::spawn(self.pool.api, &self.pool.ops, shm))
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
-            *self.guard = Some(w);
+            self.guard = Some(w);
         }
         Ok(self.guard.as_mut().expect("just made"))
     }
@@ -305,13 +317,13 @@ impl<'a> Call<'a> {
         let o = match o {
             Ok(o) => o,
             Err(e) => {
-                *self.guard = None;
+                self.guard = None;
                 return Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's worker process failed: {e}", schema_op.name)));
             }
         };
         if !matches!(o.ended, Ended::Finished(_)) {
             // Killed, dead or stopped: the next call forks a new one.
-            *self.guard = None;
+            self.guard = None;
         }
         let bytes = contained::judge(schema_op, Some(cores), timeout, option, o)?;
         let bad = || Error::new(ErrorKind::Environment, format!("op `{}`: the run's worker sent a result that does not decode", schema_op.name));
@@ -324,7 +336,7 @@ impl<'a> Call<'a> {
         if at.checked_add(len).is_none_or(|e| e > w.shm.len) {
             return Err(bad());
         }
-        Ok(Finished { spec, run: run.map(|(rc, rep, _)| (rc, rep)), guard: self.guard, out: (at, len) })
+        Ok(Finished { spec, run: run.map(|(rc, rep, _)| (rc, rep)), call: self, out: (at, len) })
     }
 }
 

@@ -51,6 +51,15 @@ fn hint(name: &str) -> &'static str {
 
 /// Tensor argument `what` from `obj`.
 pub fn from_python(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<Array>> {
+    with_bytes(obj, what, |dtype, shape, bytes| Ok(Array { dtype, shape, data: bytes.to_vec() }))
+}
+
+/// Tensor argument `what` from `obj`, given to `f` as its dtype, shape
+/// and little-endian C-ordered bytes: the array's own memory when it is
+/// laid out so (no copy here: `f` makes the one copy), else a gathered
+/// copy. Called with the GIL held, so no Python thread changes the bytes
+/// meanwhile.
+pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, Vec<u64>, &[u8]) -> Result<R>) -> PyResult<Result<R>> {
     let py = obj.py();
     let np = py.import("numpy")?;
     let arr = match np.call_method1("asarray", (obj,)) {
@@ -72,14 +81,23 @@ pub fn from_python(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<Array>
     if shape.len() > 8 || shape.contains(&0) {
         return Ok(Err(bad_input(format!("{what}: shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"))));
     }
+    let nbytes = shape.iter().product::<u64>() as usize * dtype.size();
     // Little endian (the simulated HBM's order), C order: `tobytes` gathers
     // a strided view in C order.
     let byteorder: String = descr.getattr("byteorder")?.extract()?;
+    if byteorder != ">" && arr.is_c_contiguous() {
+        // SAFETY: a C-contiguous ndarray of `shape` and an element size of
+        // `dtype.size()` (the dtype checked above) holds `nbytes` bytes at
+        // its data pointer; the array is alive (we hold it) and the GIL is
+        // held for the borrow, so nothing frees or resizes it meanwhile.
+        let bytes = unsafe { std::slice::from_raw_parts((*arr.as_array_ptr()).fields.data.cast::<u8>(), nbytes) };
+        return Ok(f(dtype, shape, bytes));
+    }
     let arr = if byteorder == ">" { arr.call_method1("astype", (descr.call_method1("newbyteorder", ("<",))?,))? } else { arr.into_any() };
     let bytes = arr.call_method0("tobytes")?;
-    let data = bytes.cast::<PyBytes>()?.as_bytes().to_vec();
-    debug_assert_eq!(data.len() as u64, shape.iter().product::<u64>() * dtype.size() as u64);
-    Ok(Ok(Array { dtype, shape, data }))
+    let data = bytes.cast::<PyBytes>()?.as_bytes();
+    debug_assert_eq!(data.len(), nbytes);
+    Ok(f(dtype, shape, data))
 }
 
 fn type_name(obj: &Bound<'_, PyAny>) -> String {
@@ -103,6 +121,15 @@ fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>
         },
     };
     np.call_method1("dtype", (name,))
+}
+
+/// An output of `dtype` and `shape` as a fresh NumPy array holding a
+/// copy of `bytes` (the one copy out of the run's memory).
+pub fn copy_to_python<'py>(py: Python<'py>, dtype: Dtype, shape: &[u64], bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
+    let np_dtype = numpy_dtype(py, dtype)?;
+    let shape = PyTuple::new(py, shape)?;
+    let flat = PyArray1::<u8>::from_slice(py, bytes);
+    flat.call_method1("view", (np_dtype,))?.call_method1("reshape", (shape,))
 }
 
 /// The output as a NumPy array of its dtype and shape.

@@ -11,6 +11,7 @@ use customop::npy::{Array, Dtype};
 pub use customop::run::Placed;
 use customop::shape::{OutputSpec, Value};
 use customop::sim::SimApi;
+use customop::worker::{Call, Finished};
 use customop::{ArgKind, Error, Op, Result};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyFloat};
@@ -154,13 +155,61 @@ pub fn run(
     Ok(Ran { output: Array { dtype, shape, data }, report })
 }
 
-/// [`run`], in the library's persistent worker (`customop::worker`): the
-/// arguments staged in its shared memory, the kernel on its reset
-/// simulator; the same errors, the same report.
+/// Stages argument `i` of `op` from `obj` into `call` (a tensor's bytes
+/// copied once, from the array's own memory where it is laid out so);
+/// how messages name it.
+pub fn stage(call: &mut Call<'_>, op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<String>> {
+    let p = &op.params[i];
+    if p.kind != ArgKind::Tensor {
+        return Ok(place(op, i, obj)?.map(|placed| {
+            let l = label(&placed);
+            if let Placed::Value { kind, dtype, bytes, value } = placed {
+                call.value(kind, dtype, bytes, value);
+            }
+            l
+        }));
+    }
+    if number(obj).is_some() {
+        return Ok(Err(bad_input(format!("argument {} of op `{}` ({}) is a tensor: give an array, not a number", i + 1, op.name, p.cpp_type))));
+    }
+    let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
+    arrays::with_bytes(obj, &what, |dtype, shape, bytes| {
+        let l = format!("a {} array of shape {:?}", dtype.descr(), shape);
+        call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes))?;
+        Ok(l)
+    })
+}
+
+/// Runs the staged call in the library's worker (`customop::worker`):
+/// the kernel on its reset simulator; the same errors and report as
+/// [`run`]. The output stays in the worker's memory until read.
+#[allow(clippy::too_many_arguments)]
+pub fn finish<'a>(
+    api: SimApi,
+    call: Call<'a>,
+    index: usize,
+    op: &Op,
+    labels: &[String],
+    cores: u32,
+    timeout: Option<Duration>,
+    interrupted: &mut dyn FnMut() -> bool,
+) -> std::result::Result<Finished<'a>, Failed> {
+    let done = call.run(index, labels, cores, timeout, "timeout=", interrupted)?;
+    match &done.run {
+        Some((0, _)) => Ok(done),
+        Some((rc, report)) => {
+            let error = customop::run::run_failed(&op.name, cores, *rc, &api.error_message(*rc), None, report);
+            Err(Failed { error, report: Some(report.clone()) })
+        }
+        None => Err(Error::new(customop::ErrorKind::Environment, "the run's worker sent no kernel result").into()),
+    }
+}
+
+/// [`run`] of `placed`, in the library's worker.
 #[allow(clippy::too_many_arguments)]
 pub fn run_in_worker(
     api: SimApi,
-    mut call: customop::worker::Call<'_>,
+    mut call: Call<'_>,
     index: usize,
     op: &Op,
     placed: &[Placed],
@@ -175,12 +224,8 @@ pub fn run_in_worker(
             Placed::Value { kind, dtype, bytes, value } => call.value(*kind, *dtype, bytes.clone(), value.clone()),
         }
     }
-    let mut done = call.run(index, &labels, cores, timeout, "timeout=", interrupted)?;
-    let (rc, report) = done.run.take().ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's worker sent no kernel result"))?;
-    if rc != 0 {
-        let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
-        return Err(Failed { error, report: Some(report) });
-    }
+    let mut done = finish(api, call, index, op, &labels, cores, timeout, interrupted)?;
+    let report = done.run.take().map(|r| r.1).unwrap_or_default();
     let data = done.output().to_vec();
     let OutputSpec { dtype, shape } = done.spec.clone();
     Ok(Ran { output: Array { dtype, shape, data }, report })

@@ -8,7 +8,7 @@ use crate::staticlib_path;
 use customop::build::{build, BuildOptions};
 use customop::compiler::{split_flags, Outcome};
 use customop::sim::SimApi;
-use customop::worker::Pool;
+use customop::worker::{Call, Finished, Pool};
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
@@ -191,7 +191,41 @@ fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut t
     Ok((cores_of(cores.as_ref(), multicore, op)?, report, timeout))
 }
 
+/// The Python error of a failed run, its report attached.
+fn failed_to_py(py: Python<'_>, f: invoke::Failed) -> PyErr {
+    let extra = match f.report.as_deref().map(report::parse) {
+        Some(Ok(r)) => match Py::new(py, r) {
+            Ok(r) => vec![("report", r.into_any())],
+            Err(e) => return e,
+        },
+        _ => vec![],
+    };
+    errors::to_py_with(py, &f.error, &extra)
+}
+
 impl Op {
+    /// Runs a call staged in the library's worker (`invoke::finish`),
+    /// with the GIL released and Ctrl-C watched as `run_contained` does.
+    fn finish_in_worker<'a>(&self, py: Python<'_>, call: Call<'a>, labels: &[String], cores: u32, timeout: Option<Duration>) -> PyResult<Finished<'a>> {
+        let (api, op, index, timeout) = (self.api, &self.op, self.index, timeout.or(self.timeout));
+        let mut stop: Option<PyErr> = None;
+        let done = py.detach(|| {
+            let mut interrupted = || match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    stop = Some(e);
+                    true
+                }
+            };
+            invoke::finish(api, call, index, op, labels, cores, timeout, &mut interrupted)
+        });
+        if let Some(e) = stop {
+            return Err(e);
+        }
+        py.check_signals()?;
+        done.map_err(|f| failed_to_py(py, f))
+    }
+
     /// Runs the op on `placed` in a child process (`invoke::run`): nothing
     /// in it touches Python, so other Python threads run meanwhile. Every
     /// tick the wait takes the GIL to run Python's signal handlers: Ctrl-C
@@ -250,16 +284,32 @@ impl Op {
             let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
             return Err(errors::to_py(py, &e));
         }
-        let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
-        for (i, a) in args.iter().enumerate() {
-            placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
-        }
-        let ran = self.run_contained(py, &placed, cores, timeout)?;
-        let out = crate::arrays::to_python(py, ran.output)?;
+        let (out, report_text) = match self.pool.try_call() {
+            // The library's worker: arguments copied once into its memory,
+            // the output once out of it.
+            Some(mut call) => {
+                let mut labels = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    labels.push(invoke::stage(&mut call, op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
+                }
+                let mut done = self.finish_in_worker(py, call, &labels, cores, timeout)?;
+                let out = crate::arrays::copy_to_python(py, done.spec.dtype, &done.spec.shape.clone(), done.output())?;
+                (out, done.run.take().map(|r| r.1).unwrap_or_default())
+            }
+            // Another thread's call holds it: a one-shot child.
+            None => {
+                let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
+                for (i, a) in args.iter().enumerate() {
+                    placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
+                }
+                let ran = self.run_contained(py, &placed, cores, timeout)?;
+                (crate::arrays::to_python(py, ran.output)?, ran.report)
+            }
+        };
         if !report {
             return Ok(out);
         }
-        let rep: Report = report::parse(&ran.report).map_err(|m| errors::to_py(py, &Error::new(ErrorKind::Environment, m)))?;
+        let rep: Report = report::parse(&report_text).map_err(|m| errors::to_py(py, &Error::new(ErrorKind::Environment, m)))?;
         Ok(PyTuple::new(py, [out, Bound::new(py, rep)?.into_any()])?.into_any())
     }
 
