@@ -556,29 +556,42 @@ fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd,
         libc::dup2(err_w, 2);
         libc::close(err_w);
     }
+    // Served on a thread with a run thread's stack and more: a one-core
+    // kernel then runs on it (`Simulator::launch`), whose painted stack
+    // pages stay in from one call to the next.
+    let ops = ops.to_vec();
+    let serving = std::thread::Builder::new()
+        .stack_size(neuroncustomop::host::diagnostics::RUN_THREAD_STACK + (4 << 20))
+        .spawn(move || serve_loop(api, &ops, ctl, &mut shm))
+        .map(|t| t.join().unwrap_or(101));
+    let code = serving.unwrap_or(1);
+    // SAFETY: ends the worker without unwinding into the parent's frames.
+    unsafe { libc::_exit(code) }
+}
+
+/// Answers requests until the socket ends: the worker's exit status.
+fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
     let mut ch = Channel { fd: ctl };
     let mut sim: Option<Sim> = None;
     let mut shapes = ShapeCache::default();
-    let code = loop {
+    loop {
         let mut head = [0u8; 9];
         if !read_exact(ctl, &mut head) {
-            break 0;
+            return 0;
         }
         let mut req = vec![0u8; u64::from_le_bytes(head[1..9].try_into().expect("8 bytes")) as usize];
         if !read_exact(ctl, &mut req) {
-            break 1;
+            return 1;
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, &mut shm, &mut sim, &mut shapes, &mut ch)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &mut shapes, &mut ch)));
         // What the kernel printed reaches the terminal with its call.
         // SAFETY: fflush(NULL) flushes every C stream.
         unsafe { libc::fflush(std::ptr::null_mut()) };
         match r {
             Ok(reply) => ch.frame(FRAME_RESULT, &reply),
-            Err(_) => break 101,
+            Err(_) => return 101,
         }
-    };
-    // SAFETY: ends the worker without unwinding into the parent's frames.
-    unsafe { libc::_exit(code) }
+    }
 }
 
 /// One request: the shape function, the kernel on the (reset) simulator,

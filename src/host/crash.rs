@@ -109,6 +109,19 @@ fn stack_low() -> usize {
     })
 }
 
+/// Bytes of stack the calling thread has below the caller's frame (0:
+/// unknown).
+pub(crate) fn stack_room() -> usize {
+    let marker = 0u8;
+    let sp = core::ptr::addr_of!(marker) as usize;
+    let low = stack_low();
+    if low == 0 {
+        0
+    } else {
+        sp.saturating_sub(low)
+    }
+}
+
 /// [`stack_low`], asked of pthreads.
 fn ask_stack_low() -> usize {
     // SAFETY: `attr` is initialised by pthread_getattr_np before it is

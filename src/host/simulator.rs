@@ -710,47 +710,39 @@ impl Simulator {
         let mut failed_threads = Vec::new();
         let op = self.running.as_str();
         let multicore = self.multicore;
-        std::thread::scope(|s| {
-            let mut handles = Vec::new();
-            for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
-                let i = first + i;
-                let run = move || {
-                    let _crash = super::crash::running(i as u32, op);
-                    core.begin_run(fill);
-                    core.state().set_multicore_strict(multicore);
-                    let before = Counters::of(core.hal());
-                    core.hal().set_invocation_block(at);
-                    let paint = super::diagnostics::paint_stack();
-                    // SAFETY: f is a launcher the kernel registered.
-                    let returned = core.enter(|| unsafe { f() });
-                    core.hal().set_invocation_block(0);
-                    let mut r = report(core, returned, before);
-                    r.stack_high_water = paint.high_water();
-                    let (requested, sp) = core.launch_stack();
-                    r.stack_requested = requested;
-                    r.unoptimised_kernel = core.unoptimised_kernel();
-                    // Measured where the kernel calls the library: the
-                    // painted high water also holds the host runtime's
-                    // frames, several KiB in a debug build.
-                    r.kernel_stack = if sp == 0 { 0 } else { sp.saturating_sub(core.take_sp_low()) as u64 };
-                    *rep = Some(r);
-                };
-                let spawned = if super::fault::take_spawn_failure(i as u32) {
-                    Err(std::io::Error::other("injected spawn failure"))
-                } else {
-                    std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run)
-                };
-                match spawned {
-                    Ok(h) => handles.push((i, h)),
-                    Err(_) => failed_threads.push(i as u32),
-                }
+        // One core on a thread that has a run thread's stack (a worker's
+        // serving thread): run there, not on a new thread whose stack
+        // pages the paint must fault in again every run.
+        if cores.len() == 1 && super::crash::stack_room() >= super::diagnostics::RUN_THREAD_STACK {
+            let (core, rep) = (&mut self.cores[first], &mut reports[0]);
+            if super::fault::take_spawn_failure(first as u32)
+                || std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run_core(core, rep, first, op, multicore, f, at, fill))).is_err()
+            {
+                failed_threads.push(first as u32);
             }
-            for (i, h) in handles {
-                if h.join().is_err() {
-                    failed_threads.push(i as u32);
+        } else {
+            std::thread::scope(|s| {
+                let mut handles = Vec::new();
+                for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
+                    let i = first + i;
+                    let run = move || run_core(core, rep, i, op, multicore, f, at, fill);
+                    let spawned = if super::fault::take_spawn_failure(i as u32) {
+                        Err(std::io::Error::other("injected spawn failure"))
+                    } else {
+                        std::thread::Builder::new().stack_size(super::diagnostics::RUN_THREAD_STACK).spawn_scoped(s, run)
+                    };
+                    match spawned {
+                        Ok(h) => handles.push((i, h)),
+                        Err(_) => failed_threads.push(i as u32),
+                    }
                 }
-            }
-        });
+                for (i, h) in handles {
+                    if h.join().is_err() {
+                        failed_threads.push(i as u32);
+                    }
+                }
+            });
+        }
         failed_threads.sort_unstable();
         // A core whose thread did not run (or did not finish) has no report
         // of its own: a placeholder naming it, never counted as a pass (the
@@ -775,6 +767,31 @@ impl Simulator {
         }
         Ok(both)
     }
+}
+
+/// Core `i`'s part of a run, on the calling thread: the launcher on the
+/// bound core, its report into `rep`.
+#[allow(clippy::too_many_arguments)]
+fn run_core(core: &mut SimCore, rep: &mut Option<CoreReport>, i: usize, op: &str, multicore: bool, f: OpFn, at: u64, fill: u8) {
+    let _crash = super::crash::running(i as u32, op);
+    core.begin_run(fill);
+    core.state().set_multicore_strict(multicore);
+    let before = Counters::of(core.hal());
+    core.hal().set_invocation_block(at);
+    let paint = super::diagnostics::paint_stack();
+    // SAFETY: f is a launcher the kernel registered.
+    let returned = core.enter(|| unsafe { f() });
+    core.hal().set_invocation_block(0);
+    let mut r = report(core, returned, before);
+    r.stack_high_water = paint.high_water();
+    let (requested, sp) = core.launch_stack();
+    r.stack_requested = requested;
+    r.unoptimised_kernel = core.unoptimised_kernel();
+    // Measured where the kernel calls the library: the
+    // painted high water also holds the host runtime's
+    // frames, several KiB in a debug build.
+    r.kernel_stack = if sp == 0 { 0 } else { sp.saturating_sub(core.take_sp_low()) as u64 };
+    *rep = Some(r);
 }
 
 /// The hardware counters a report reads, at one moment: a run's report
