@@ -352,6 +352,9 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let mut phase = 0;
     let mut open = [true, true];
+    // Asked when a wait ends without news (every tick) or a signal
+    // broke it, not on every frame: asking takes the GIL.
+    let mut ask = false;
     loop {
         // Whole frames first: a result ends the call.
         while let Some((tag, payload, used)) = next_frame(&out) {
@@ -360,14 +363,14 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
                 FRAME_RESULT => {
                     let r = payload.to_vec();
                     out.drain(..used);
-                    while isolate::drain(w.err, &mut err) {}
+                    while read_some(w.err, &mut err) == Read::Data {}
                     return Ok(Outcome { ended: Ended::Finished(r), stderr: String::from_utf8_lossy(&err).into_owned(), phase });
                 }
                 _ => {}
             }
             out.drain(..used);
         }
-        let stopped = if interrupted() {
+        let stopped = if std::mem::take(&mut ask) && interrupted() {
             Some(Ended::Interrupted)
         } else if timeout.is_some_and(|t| start.elapsed() >= t) {
             Some(Ended::TimedOut)
@@ -376,13 +379,13 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         };
         if let Some(end) = stopped {
             isolate::kill_and_reap(w.pid);
-            while isolate::drain(w.err, &mut err) {}
+            while read_some(w.err, &mut err) == Read::Data {}
             return Ok(Outcome { ended: end, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
         }
         if !open[0] {
             // The socket ended: the worker is gone; what it wrote is in.
             let status = isolate::reap(w.pid, 0)?;
-            while isolate::drain(w.err, &mut err) {}
+            while read_some(w.err, &mut err) == Read::Data {}
             let ended =
                 if libc::WIFSIGNALED(status) { Ended::Killed { signal: libc::WTERMSIG(status) } } else { Ended::Exited { code: libc::WEXITSTATUS(status) } };
             return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
@@ -400,14 +403,46 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
             if e.kind() != io::ErrorKind::Interrupted {
                 return Err(e);
             }
+            ask = true;
             continue;
         }
-        if fds[0].revents != 0 && !isolate::drain(w.ctl, &mut out) {
+        ask |= n == 0;
+        if fds[0].revents != 0 && read_some(w.ctl, &mut out) == Read::End {
             open[0] = false;
         }
-        if fds[1].revents != 0 && !isolate::drain(w.err, &mut err) {
+        if fds[1].revents != 0 && read_some(w.err, &mut err) == Read::End {
             open[1] = false;
         }
+    }
+}
+
+/// What a read gave.
+#[derive(PartialEq, Eq)]
+enum Read {
+    /// Bytes.
+    Data,
+    /// The end of file, or an error.
+    End,
+    /// Nothing now (a non-blocking descriptor, or a signal).
+    Nothing,
+}
+
+/// Appends what `fd` has now to `buf`, reading into its spare room (not
+/// a zeroed buffer).
+fn read_some(fd: RawFd, buf: &mut Vec<u8>) -> Read {
+    buf.reserve(1 << 16);
+    let room = buf.spare_capacity_mut();
+    // SAFETY: reading into the vector's spare capacity, of its length.
+    let n = unsafe { libc::read(fd, room.as_mut_ptr().cast(), room.len()) };
+    if n > 0 {
+        // SAFETY: `read` initialised the first n bytes of the spare room.
+        unsafe { buf.set_len(buf.len() + n as usize) };
+        return Read::Data;
+    }
+    match io::Error::last_os_error().kind() {
+        _ if n == 0 => Read::End,
+        io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => Read::Nothing,
+        _ => Read::End,
     }
 }
 
