@@ -147,7 +147,7 @@ pub struct Op {
     /// The time bound of a call without `timeout=` (the library's).
     timeout: Option<Duration>,
     /// The library's run process, and this op's index in its table.
-    pool: Arc<Pool>,
+    pub(crate) pool: Arc<Pool>,
     index: usize,
 }
 
@@ -206,7 +206,7 @@ fn failed_to_py(py: Python<'_>, f: invoke::Failed) -> PyErr {
 impl Op {
     /// Runs a call staged in the library's worker (`invoke::finish`),
     /// with the GIL released and Ctrl-C watched as `run_contained` does.
-    fn finish_in_worker<'a>(&self, py: Python<'_>, call: Call<'a>, labels: &[String], cores: u32, timeout: Option<Duration>) -> PyResult<Finished<'a>> {
+    pub(crate) fn finish_in_worker<'a>(&self, py: Python<'_>, call: Call<'a>, labels: &[String], cores: u32, timeout: Option<Duration>) -> PyResult<Finished<'a>> {
         let (api, op, index, timeout) = (self.api, &self.op, self.index, timeout.or(self.timeout));
         let mut stop: Option<PyErr> = None;
         let done = py.detach(|| {

@@ -130,6 +130,35 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
     let o = &op.op;
     let cores = cores_of(cores, op.multicore, &o.name).map_err(fail)?;
     let described = describe_all(py, o, args, true)?;
+    // The library's worker: each tensor's bytes copied once into its
+    // memory (under the GIL), the output once out of it.
+    if let Some(mut call) = op.pool.try_call() {
+        let mut labels = Vec::with_capacity(described.len());
+        for (i, a) in described.into_iter().enumerate() {
+            let what = format!("argument {} of op `{}`", i + 1, o.name);
+            match a {
+                Described::Tensor { dtype, shape, data: Some(d) } => {
+                    let bytes = d.as_slice().map_err(|e| fail(bad_input(format!("{what}: {e}"))))?;
+                    labels.push(format!("a {} tensor of shape {:?}", dtype_name(dtype), shape));
+                    call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes)).map_err(fail)?;
+                }
+                Described::Tensor { data: None, .. } => return Err(fail(bad_input(format!("{what}: the tensor's bytes were not given")))),
+                Described::Value(Placed::Value { kind, dtype, bytes, value }) => {
+                    labels.push(match &value {
+                        Value::Int(v) => v.to_string(),
+                        Value::Float(v) => v.to_string(),
+                        Value::Tensor(..) => "a value".to_owned(),
+                    });
+                    call.value(kind, dtype, bytes, value);
+                }
+                Described::Value(Placed::Tensor(_)) => return Err(fail(bad_input(format!("{what}: a tensor where a value was expected")))),
+            }
+        }
+        let mut done = op.finish_in_worker(py, call, &labels, cores, None)?;
+        let rep = report::parse(&done.run.take().map(|r| r.1).unwrap_or_default()).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
+        let (dtype, shape) = (done.spec.dtype, done.spec.shape.clone());
+        return Ok((PyArray1::from_slice(py, done.output()), dtype_name(dtype), shape, rep));
+    }
     // The tensor's bytes are copied once into the run's arguments (the run
     // is a child process: a crash, a timeout or Ctrl-C ends it, not the
     // interpreter), under the GIL, so no Python thread changes them meanwhile.
