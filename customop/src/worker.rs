@@ -103,6 +103,12 @@ impl Shm {
         Ok(())
     }
 
+    /// Gives the pages back (both views then read zeros; the size stays).
+    fn release(&mut self) {
+        // SAFETY: punching a hole in our own memfd.
+        unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.len as libc::off_t) };
+    }
+
     fn bytes(&mut self) -> &mut [u8] {
         // SAFETY: the view is `len` bytes, mapped for our lifetime.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
@@ -140,7 +146,20 @@ struct Worker {
     /// The read end of the worker's stderr (non-blocking).
     err: RawFd,
     shm: Shm,
+    /// The simulator's environment (`NEURON_SIM_*`) it was forked with.
+    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
 }
+
+/// The environment variables the simulator reads when it is made
+/// (`NEURON_SIM_HBM_GIB`, `NEURON_SIM_SANITIZE`, ...): a worker forked
+/// with other values is replaced, as a forked-per-call child saw them.
+fn sim_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
+    std::env::vars_os().filter(|(k, _)| k.as_encoded_bytes().starts_with(b"NEURON_SIM")).collect()
+}
+
+/// A call's memory above this is given back after the call (a one-off
+/// large tensor does not stay resident in an idle worker).
+const KEEP_BYTES: usize = 256 << 20;
 
 impl Worker {
     fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
@@ -173,7 +192,7 @@ impl Worker {
         isolate::close(err_w);
         // SAFETY: setting a flag on our own descriptor.
         unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
-        Ok(Self { pid, ctl: sv[0], err: err_r, shm })
+        Ok(Self { pid, ctl: sv[0], err: err_r, shm, env: sim_env() })
     }
 
     /// Whether the worker has ended (and is reaped).
@@ -230,6 +249,9 @@ pub struct Call<'a> {
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
+        if let Some(w) = self.guard.as_mut().filter(|w| w.shm.len > KEEP_BYTES) {
+            w.shm.release();
+        }
         *self.pool.slot.lock().unwrap_or_else(|e| e.into_inner()) = self.guard.take();
         self.pool.busy.store(false, Ordering::Release);
     }
@@ -259,7 +281,7 @@ impl Finished<'_> {
 
 impl<'a> Call<'a> {
     fn worker(&mut self) -> Result<&mut Worker> {
-        if self.guard.as_ref().is_some_and(Worker::gone) {
+        if self.guard.as_ref().is_some_and(|w| w.gone() || w.env != sim_env()) {
             self.guard = None;
         }
         if self.guard.is_none() {
@@ -348,8 +370,13 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
     frame.push(FRAME_RESULT);
     frame.extend_from_slice(&(req.len() as u64).to_le_bytes());
     frame.extend_from_slice(req);
-    write_all(w.ctl, &frame)?;
     let (mut out, mut err) = (Vec::new(), Vec::new());
+    if write_all(w.ctl, &frame).is_err() {
+        // Gone before it took the request: the caller forks another.
+        isolate::kill_and_reap(w.pid);
+        while read_some(w.err, &mut err) == Read::Data {}
+        return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
+    }
     let mut phase = 0;
     let mut open = [true, true];
     // Asked when a wait ends without news (every tick) or a signal
@@ -626,6 +653,12 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
             Ok(reply) => ch.frame(FRAME_RESULT, &reply),
             Err(_) => return 101,
         }
+        // The reset for the next call, while the caller reads this one's
+        // output (and the memory the run took is given back now): a
+        // failed or missing reset leaves a new simulator to the next call.
+        if !sim.as_mut().is_some_and(Sim::reset) {
+            sim = None;
+        }
     }
 }
 
@@ -651,15 +684,11 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         ch.phase(KERNEL);
         // The simulator of the last call, reset; a new one when there is
         // none or the reset failed (the old one freed first).
-        let mut old = sim.take();
-        let s = match old.as_mut().is_some_and(Sim::reset) {
-            true => old.expect("checked"),
-            false => {
-                drop(old);
-                Sim::new(api)?
-            }
+        // Fresh: made, or reset after the last call's reply.
+        let s = match sim {
+            Some(s) => s,
+            None => sim.insert(Sim::new(api)?),
         };
-        let s = sim.insert(s);
         for (i, p) in staged.iter().enumerate() {
             let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
             match p {

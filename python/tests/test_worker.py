@@ -101,3 +101,24 @@ def test_a_worker_killed_between_calls_is_replaced(built):
     for pid in children():
         os.kill(pid, 9)
     np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+
+
+def test_a_change_of_the_simulators_environment_gets_a_new_worker(built, monkeypatch):
+    """NEURON_SIM_* are read when the simulator is made: a worker forked
+    before a change is replaced, as a child forked per call saw it."""
+    lib = built("sanitizer")
+    with pytest.raises(neuroncustomop.Error) as info:
+        lib.empty_accumulate(RAMP)
+    assert "error 115" in info.value.message
+    monkeypatch.setenv("NEURON_SIM_SANITIZE", "0")
+    # Unwatched: no sanitizer finding (the coverage verdict may remain).
+    try:
+        lib.empty_accumulate(RAMP)
+        unwatched = ""
+    except neuroncustomop.Error as e:
+        unwatched = e.message
+    assert "error 115" not in unwatched, unwatched
+    monkeypatch.delenv("NEURON_SIM_SANITIZE")
+    with pytest.raises(neuroncustomop.Error) as info:
+        lib.empty_accumulate(RAMP)
+    assert "error 115" in info.value.message
