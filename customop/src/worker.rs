@@ -146,15 +146,17 @@ struct Worker {
     /// The read end of the worker's stderr (non-blocking).
     err: RawFd,
     shm: Shm,
-    /// The simulator's environment (`NEURON_SIM_*`) it was forked with.
-    env: Vec<(std::ffi::OsString, std::ffi::OsString)>,
+    /// The simulator's environment ([`SIM_ENV`]) it was forked with.
+    env: Vec<Option<std::ffi::OsString>>,
 }
 
-/// The environment variables the simulator reads when it is made
-/// (`NEURON_SIM_HBM_GIB`, `NEURON_SIM_SANITIZE`, ...): a worker forked
-/// with other values is replaced, as a forked-per-call child saw them.
-fn sim_env() -> Vec<(std::ffi::OsString, std::ffi::OsString)> {
-    std::env::vars_os().filter(|(k, _)| k.as_encoded_bytes().starts_with(b"NEURON_SIM")).collect()
+/// The environment variables the simulator reads when it is made: a
+/// worker forked with other values is replaced, as a child forked per
+/// call saw them.
+const SIM_ENV: &[&str] = &["NEURON_SIM_HBM_GIB", "NEURON_SIM_SANITIZE"];
+
+fn sim_env() -> Vec<Option<std::ffi::OsString>> {
+    SIM_ENV.iter().map(std::env::var_os).collect()
 }
 
 /// A call's memory above this is given back after the call (a one-off

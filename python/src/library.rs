@@ -206,7 +206,14 @@ fn failed_to_py(py: Python<'_>, f: invoke::Failed) -> PyErr {
 impl Op {
     /// Runs a call staged in the library's worker (`invoke::finish`),
     /// with the GIL released and Ctrl-C watched as `run_contained` does.
-    pub(crate) fn finish_in_worker<'a>(&self, py: Python<'_>, call: Call<'a>, labels: &[String], cores: u32, timeout: Option<Duration>) -> PyResult<Finished<'a>> {
+    pub(crate) fn finish_in_worker<'a>(
+        &self,
+        py: Python<'_>,
+        call: Call<'a>,
+        labels: &[String],
+        cores: u32,
+        timeout: Option<Duration>,
+    ) -> PyResult<Finished<'a>> {
         let (api, op, index, timeout) = (self.api, &self.op, self.index, timeout.or(self.timeout));
         let mut stop: Option<PyErr> = None;
         let done = py.detach(|| {
