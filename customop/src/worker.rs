@@ -283,7 +283,9 @@ impl Finished<'_> {
 
 impl<'a> Call<'a> {
     fn worker(&mut self) -> Result<&mut Worker> {
-        if self.guard.as_ref().is_some_and(|w| w.gone() || w.env != sim_env()) {
+        // Replaced only while its memory holds nothing of this call (a
+        // worker that dies later is replaced by `run`, memory kept).
+        if self.used == 0 && self.guard.as_ref().is_some_and(|w| w.gone() || w.env != sim_env()) {
             self.guard = None;
         }
         if self.guard.is_none() {
@@ -763,5 +765,54 @@ impl ShapeCache {
         }
         self.answers.insert(key, spec.clone());
         Ok(spec)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_crosses_the_socket_whole() {
+        let staged = vec![
+            Staged::Tensor { dtype: Dtype::F32, shape: vec![2, 3], at: 64, len: 24 },
+            Staged::Value { kind: ArgKind::Scalar, dtype: Dtype::I64, bytes: 7i64.to_le_bytes().to_vec(), value: Value::Int(7) },
+            Staged::Value { kind: ArgKind::Float, dtype: Dtype::F32, bytes: 0.5f32.to_le_bytes().to_vec(), value: Value::Float(0.5) },
+        ];
+        let labels = vec!["a <f4 array of shape [2, 3]".to_owned(), "7".to_owned(), "0.5".to_owned()];
+        let req = encode_request(3, 8, 88, &staged, &labels);
+        let (op, cores, region, back, names) = decode_request(&req).unwrap();
+        assert_eq!((op, cores, region, names), (3, 8, 88, labels));
+        assert_eq!(format!("{back:?}"), format!("{staged:?}"));
+        // A cut request does not decode (and does not panic).
+        for n in 0..req.len() {
+            assert!(decode_request(&req[..n]).is_none(), "{n}");
+        }
+    }
+
+    #[test]
+    fn frames_are_read_whole_or_not_at_all() {
+        let mut b = vec![FRAME_PHASE];
+        b.extend_from_slice(&1u64.to_le_bytes());
+        b.push(2);
+        assert_eq!(next_frame(&b), Some((FRAME_PHASE, &[2u8][..], 10)));
+        assert_eq!(next_frame(&b[..9]), None);
+    }
+
+    #[test]
+    fn the_shared_region_grows_and_both_views_see_it() {
+        let mut a = Shm::new().unwrap();
+        // SAFETY: duplicating our own descriptor for a second view.
+        let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0 };
+        a.grow(1 << 20).unwrap();
+        a.bytes()[(1 << 20) - 1] = 9;
+        b.follow(a.len).unwrap();
+        assert_eq!(b.bytes()[(1 << 20) - 1], 9);
+        // Never shrunk below what the other side made it.
+        b.grow(10).unwrap();
+        b.grow(b.len + 1).unwrap();
+        assert!(b.len >= 1 << 20);
+        a.release();
+        assert_eq!(b.bytes()[(1 << 20) - 1], 0);
     }
 }
