@@ -141,6 +141,9 @@ pub enum Staged {
 /// A live worker, seen from the parent.
 struct Worker {
     pid: libc::pid_t,
+    /// The process that forked it: a process forked from that one (a
+    /// `multiprocessing` child) has a copy of this value, not the worker.
+    owner: libc::pid_t,
     /// The request/reply socket.
     ctl: RawFd,
     /// The read end of the worker's stderr (non-blocking).
@@ -194,18 +197,23 @@ impl Worker {
         isolate::close(err_w);
         // SAFETY: setting a flag on our own descriptor.
         unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
-        Ok(Self { pid, ctl: sv[0], err: err_r, shm, env: sim_env() })
+        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, env: sim_env() })
     }
 
-    /// Whether the worker has ended (and is reaped).
+    /// Whether the worker is not this process's to use: it has ended (and
+    /// is reaped), or another process forked it.
     fn gone(&self) -> bool {
-        !matches!(isolate::reap_now(self.pid), Ok(None))
+        // SAFETY: getpid has no preconditions.
+        self.owner != unsafe { libc::getpid() } || !matches!(isolate::reap_now(self.pid), Ok(None))
     }
 }
 
 impl Drop for Worker {
     fn drop(&mut self) {
-        isolate::kill_and_reap(self.pid);
+        // SAFETY: getpid has no preconditions.
+        if self.owner == unsafe { libc::getpid() } {
+            isolate::kill_and_reap(self.pid);
+        }
         isolate::close(self.ctl);
         isolate::close(self.err);
     }

@@ -122,3 +122,24 @@ def test_a_change_of_the_simulators_environment_gets_a_new_worker(built, monkeyp
     with pytest.raises(neuroncustomop.Error) as info:
         lib.empty_accumulate(RAMP)
     assert "error 115" in info.value.message
+
+
+def test_a_forked_python_process_makes_its_own_worker_and_leaves_the_parents(built):
+    """A process forked from this one (multiprocessing's fork) holds a copy
+    of the library, not its worker: it forks its own, and neither kills
+    nor talks to this one's."""
+    lib = built("crashes")
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    before = children()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            ok = np.array_equal(lib.copy_through(RAMP + 2, cores=1), RAMP + 2)
+        except BaseException:
+            ok = False
+        os._exit(0 if ok else 1)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert before <= children(), (before, children())
+    np.testing.assert_array_equal(lib.copy_through(RAMP + 3, cores=1), RAMP + 3)
+    assert before <= children()
