@@ -219,6 +219,46 @@ impl Drop for Worker {
     }
 }
 
+/// A job for the spawner thread.
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+/// The thread workers are forked from, and the process it belongs to. A
+/// worker dies with the thread that forked it (`PR_SET_PDEATHSIG` follows
+/// the thread): forked from a caller's thread, it would die when that
+/// thread ends, perhaps during another thread's call. This one lives as
+/// long as the process.
+static SPAWNER: Mutex<Option<(libc::pid_t, std::sync::mpsc::Sender<SpawnJob>)>> = Mutex::new(None);
+
+/// [`Worker::spawn`], on the spawner thread.
+fn fork_worker(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Worker> {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let ops = ops.to_vec();
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let job: SpawnJob = Box::new(move || {
+        let _ = tx.send(Worker::spawn(api, &ops, shm));
+    });
+    let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
+    // None yet, or one of the process this one was forked from (its thread
+    // did not come along), or gone.
+    let job = match spawner.as_ref().filter(|(pid, _)| *pid == me) {
+        Some((_, s)) => s.send(job).err().map(|std::sync::mpsc::SendError(job)| job),
+        None => Some(job),
+    };
+    if let Some(job) = job {
+        let (stx, srx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new().name("customop-spawner".into()).spawn(move || {
+            for job in srx {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+        })?;
+        stx.send(job).map_err(|_| io::Error::other("the worker spawner thread ended"))?;
+        *spawner = Some((me, stx));
+    }
+    drop(spawner);
+    rx.recv().map_err(|_| io::Error::other("the worker spawner thread ended"))?
+}
+
 /// The worker of one loaded library: forked at the first call, kept
 /// between calls, replaced after a crash, a timeout or an interrupt.
 pub struct Pool {
@@ -298,7 +338,7 @@ impl<'a> Call<'a> {
         }
         if self.guard.is_none() {
             let w = Shm::new()
-                .and_then(|shm| Worker::spawn(self.pool.api, &self.pool.ops, shm))
+                .and_then(|shm| fork_worker(self.pool.api, &self.pool.ops, shm))
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             self.guard = Some(w);
         }
@@ -344,7 +384,7 @@ impl<'a> Call<'a> {
             let mut dead = self.guard.take().expect("a worker ran the call");
             let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0 });
             drop(dead);
-            let w = Worker::spawn(self.pool.api, &self.pool.ops, shm)
+            let w = fork_worker(self.pool.api, &self.pool.ops, shm)
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             o = exchange(self.guard.insert(w), &req, timeout, interrupted);
         }

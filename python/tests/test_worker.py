@@ -8,11 +8,14 @@ customop crate's vendor-style ``crashes`` and ``sanitizer`` sets."""
 import faulthandler
 import os
 import sys
+import threading
+import time
 
 import numpy as np
 import pytest
 
 import neuroncustomop
+from conftest import sources
 
 RAMP = np.arange(8, dtype=np.float32)
 
@@ -143,3 +146,19 @@ def test_a_forked_python_process_makes_its_own_worker_and_leaves_the_parents(bui
     assert before <= children(), (before, children())
     np.testing.assert_array_equal(lib.copy_through(RAMP + 3, cores=1), RAMP + 3)
     assert before <= children()
+
+
+def test_a_worker_outlives_the_thread_whose_call_made_it(built):
+    """A worker dies with its process, not with the thread whose call
+    forked it: a call from a short-lived thread leaves it to the next."""
+    compute, shape = sources("crashes")
+    # A library of its own (the build is current: nothing recompiles), so
+    # no worker exists before the thread's call.
+    lib = neuroncustomop.load("crashes", compute, shape, build_directory=built("crashes").build_directory)
+    t = threading.Thread(target=lambda: lib.copy_through(RAMP, cores=1))
+    t.start()
+    t.join()
+    time.sleep(0.2)
+    before = children()
+    np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)
+    assert children() == before, (before, children())
