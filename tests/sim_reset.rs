@@ -169,3 +169,28 @@ fn hbm_reads_zeros_again_after_a_reset() {
     // Placed again where the first run placed them.
     assert_eq!(s.arg_tensor(HostDtype::Fp32, &[40], &floats(40)).unwrap().storage, d.storage);
 }
+
+#[test]
+fn a_reset_simulator_keeps_its_run_threads_and_their_verdicts() {
+    let s = sim();
+    let want: Vec<u8> = floats(1000).chunks(4).flat_map(|c| (f32::from_le_bytes(c.try_into().unwrap()) + 1.0).to_le_bytes()).collect();
+    // From the first reset on, runs go to parked threads: the same
+    // results, run after run, on 8 cores and on 1.
+    for _ in 0..4 {
+        reset(&s);
+        let (rc, rep, out) = run(&s, c"plus_one", 1000, 8);
+        assert_eq!((rc, &out), (0, &want), "{rep}");
+        reset(&s);
+        let (rc, rep, _) = run(&s, c"marks", 40, 1);
+        assert_eq!(rc, 0, "{rep}");
+    }
+    // A core whose thread cannot start still fails the run, and the next
+    // run passes.
+    reset(&s);
+    neuroncustomop::host::fault::fail_next_spawn(5);
+    let (rc, rep, _) = run(&s, c"plus_one", 1000, 8);
+    assert_eq!(rc, Error::CoreThreadFailed.code(), "{rep}");
+    assert!(rep.contains("core 5: its host thread could not start or did not finish"), "{rep}");
+    reset(&s);
+    assert_eq!(run(&s, c"plus_one", 1000, 8).0, 0);
+}

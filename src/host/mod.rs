@@ -3,6 +3,7 @@
 //! result back.
 
 mod alt_stack;
+mod core_pool;
 pub mod coverage;
 pub(crate) mod crash;
 pub mod device_limits;

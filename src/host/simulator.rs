@@ -250,6 +250,9 @@ pub struct Simulator {
     /// The cores launched since the simulator was made or reset (bit per
     /// core): those [`reset`](Self::reset) stands up afresh.
     launched: u32,
+    /// Run threads kept between runs: made by the first reset (a
+    /// simulator that serves many runs), None for one that runs once.
+    pool: Option<super::core_pool::CorePool>,
 }
 
 impl Simulator {
@@ -276,6 +279,7 @@ impl Simulator {
             multicore: false,
             sanitize: std::env::var_os("NEURON_SIM_SANITIZE").is_none_or(|v| v != "0"),
             launched: 0,
+            pool: None,
         })
     }
 
@@ -294,6 +298,7 @@ impl Simulator {
             }
         }
         self.launched = 0;
+        self.pool.get_or_insert_with(Default::default);
         let s = self.soc.sanitizer();
         s.begin();
         let _ = s.end();
@@ -720,6 +725,18 @@ impl Simulator {
             {
                 failed_threads.push(first as u32);
             }
+        } else if let Some(pool) = self.pool.as_mut() {
+            // A simulator serving many runs: its parked run threads.
+            let mut jobs: Vec<(usize, std::boxed::Box<dyn FnOnce() + Send + '_>)> = Vec::new();
+            for (i, (core, rep)) in self.cores[cores].iter_mut().zip(reports.iter_mut()).enumerate() {
+                let i = first + i;
+                if super::fault::take_spawn_failure(i as u32) {
+                    failed_threads.push(i as u32);
+                } else {
+                    jobs.push((i, std::boxed::Box::new(move || run_core(core, rep, i, op, multicore, f, at, fill))));
+                }
+            }
+            failed_threads.extend(pool.run(jobs));
         } else {
             std::thread::scope(|s| {
                 let mut handles = Vec::new();
