@@ -1,0 +1,411 @@
+//! A persistent run process per loaded library (issue 28): the Python
+//! ops' calls go to one forked worker that holds one simulator, made once
+//! and reset between runs (`neuron_sim_reset`), instead of a fork and a
+//! fresh simulator per call. Arguments and output cross in a shared
+//! memory region (a memfd mapped by both, made before the fork, grown on
+//! demand), copied once each way; a socket carries the request, the
+//! phase frames and the result.
+//!
+//! Every guarantee of [`isolate`] holds: the worker dies with its parent;
+//! a crash is its death, reported with its stderr and the phase; a
+//! timeout or an interrupt kills it; after any of these the next call
+//! forks a new one. A worker found dead between calls (Ctrl-C at the
+//! terminal reaches it too) is replaced silently.
+
+mod serve;
+mod shape_cache;
+mod shm;
+mod wire;
+
+use crate::contained;
+use crate::error::{Error, ErrorKind, Result};
+use crate::isolate::{self, Ended, Outcome, FRAME_PHASE, FRAME_RESULT};
+use crate::npy::Dtype;
+use crate::schema::{ArgKind, Op};
+use crate::shape::{OutputSpec, Value};
+use crate::sim::SimApi;
+use serve::serve;
+use shm::Shm;
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+use wire::{encode_request, next_frame, read_some, write_all, Read};
+
+/// How often the parent wakes to look at the clock and for an interrupt.
+const TICK: Duration = Duration::from_millis(50);
+/// The phases a worker reports (as `contained`'s).
+pub(super) const SHAPE: u8 = 1;
+pub(super) const KERNEL: u8 = 2;
+/// Where in the shared region each argument starts (the simulator copies
+/// from there; cache-line alignment keeps those copies fast).
+pub(super) const ALIGN: usize = 64;
+
+/// One argument of a call, its bytes (a tensor's) in the shared region.
+#[derive(Clone, Debug)]
+pub enum Staged {
+    /// A tensor: dtype, shape, bytes at `at..at + len` of the region.
+    Tensor { dtype: Dtype, shape: Vec<u64>, at: usize, len: usize },
+    /// A one-element value: its kind, marshalled dtype and bytes, and
+    /// what the shape function sees.
+    Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
+}
+
+/// A live worker, seen from the parent.
+struct Worker {
+    pid: libc::pid_t,
+    /// The process that forked it: a process forked from that one (a
+    /// `multiprocessing` child) has a copy of this value, not the worker.
+    owner: libc::pid_t,
+    /// The request/reply socket.
+    ctl: RawFd,
+    /// The read end of the worker's stderr (non-blocking).
+    err: RawFd,
+    shm: Shm,
+    /// The simulator's environment ([`SIM_ENV`]) it was forked with.
+    env: Vec<Option<std::ffi::OsString>>,
+}
+
+/// The environment variables the simulator reads when it is made: a
+/// worker forked with other values is replaced, as a child forked per
+/// call saw them.
+const SIM_ENV: &[&str] = &["NEURON_SIM_HBM_GIB", "NEURON_SIM_SANITIZE"];
+
+fn sim_env() -> Vec<Option<std::ffi::OsString>> {
+    SIM_ENV.iter().map(std::env::var_os).collect()
+}
+
+/// A call's memory above this is given back after the call (a one-off
+/// large tensor does not stay resident in an idle worker).
+const KEEP_BYTES: usize = 256 << 20;
+
+impl Worker {
+    fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
+        let mut sv = [0; 2];
+        // SAFETY: socketpair writes two descriptors into `sv`.
+        if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let (err_r, err_w) = match isolate::pipe() {
+            Ok(p) => p,
+            Err(e) => {
+                sv.iter().for_each(|&f| isolate::close(f));
+                return Err(e);
+            }
+        };
+        // SAFETY: getpid has no preconditions.
+        let parent = unsafe { libc::getpid() };
+        // SAFETY: fork; the child serves requests with the loaded
+        // library's code and this crate's, and `_exit`s.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            let e = io::Error::last_os_error();
+            [sv[0], sv[1], err_r, err_w].iter().for_each(|&f| isolate::close(f));
+            return Err(e);
+        }
+        if pid == 0 {
+            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm);
+        }
+        isolate::close(sv[1]);
+        isolate::close(err_w);
+        // SAFETY: setting a flag on our own descriptor.
+        unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
+        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, env: sim_env() })
+    }
+
+    /// Whether the worker is not this process's to use: it has ended (and
+    /// is reaped), or another process forked it.
+    fn gone(&self) -> bool {
+        // SAFETY: getpid has no preconditions.
+        self.owner != unsafe { libc::getpid() } || !matches!(isolate::reap_now(self.pid), Ok(None))
+    }
+}
+
+impl Drop for Worker {
+    fn drop(&mut self) {
+        // SAFETY: getpid has no preconditions.
+        if self.owner == unsafe { libc::getpid() } {
+            isolate::kill_and_reap(self.pid);
+        }
+        isolate::close(self.ctl);
+        isolate::close(self.err);
+    }
+}
+
+/// A job for the spawner thread.
+type SpawnJob = Box<dyn FnOnce() + Send>;
+
+/// The thread workers are forked from, and the process it belongs to. A
+/// worker dies with the thread that forked it (`PR_SET_PDEATHSIG` follows
+/// the thread): forked from a caller's thread, it would die when that
+/// thread ends, perhaps during another thread's call. This one lives as
+/// long as the process.
+static SPAWNER: Mutex<Option<(libc::pid_t, std::sync::mpsc::Sender<SpawnJob>)>> = Mutex::new(None);
+
+/// [`Worker::spawn`], on the spawner thread.
+fn fork_worker(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Worker> {
+    // SAFETY: getpid has no preconditions.
+    let me = unsafe { libc::getpid() };
+    let ops = ops.to_vec();
+    let (tx, rx) = std::sync::mpsc::sync_channel(1);
+    let job: SpawnJob = Box::new(move || {
+        let _ = tx.send(Worker::spawn(api, &ops, shm));
+    });
+    let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
+    // None yet, or one of the process this one was forked from (its thread
+    // did not come along), or gone.
+    let job = match spawner.as_ref().filter(|(pid, _)| *pid == me) {
+        Some((_, s)) => s.send(job).err().map(|std::sync::mpsc::SendError(job)| job),
+        None => Some(job),
+    };
+    if let Some(job) = job {
+        let (stx, srx) = std::sync::mpsc::channel::<SpawnJob>();
+        std::thread::Builder::new().name("customop-spawner".into()).spawn(move || {
+            for job in srx {
+                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+            }
+        })?;
+        stx.send(job).map_err(|_| io::Error::other("the worker spawner thread ended"))?;
+        *spawner = Some((me, stx));
+    }
+    drop(spawner);
+    rx.recv().map_err(|_| io::Error::other("the worker spawner thread ended"))?
+}
+
+/// The worker of one loaded library: forked at the first call, kept
+/// between calls, replaced after a crash, a timeout or an interrupt.
+pub struct Pool {
+    api: SimApi,
+    ops: Vec<Op>,
+    /// The worker between calls (a call takes it out and puts it back).
+    slot: Mutex<Option<Worker>>,
+    /// A call holds the worker.
+    busy: AtomicBool,
+}
+
+impl Pool {
+    /// The (not yet started) worker of the library `api`, whose ops are `ops`.
+    pub fn new(api: SimApi, ops: Vec<Op>) -> Self {
+        Self { api, ops, slot: Mutex::new(None), busy: AtomicBool::new(false) }
+    }
+
+    /// Starts a call, or None while another thread's call holds the
+    /// worker (that caller then runs in a one-shot child, `contained`).
+    pub fn try_call(&self) -> Option<Call<'_>> {
+        if self.busy.swap(true, Ordering::Acquire) {
+            return None;
+        }
+        let worker = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
+        Some(Call { pool: self, guard: worker, staged: Vec::new(), used: 0 })
+    }
+}
+
+/// A call in preparation: its arguments staged in the worker's region.
+/// It holds the library's worker until dropped (after its output is
+/// read); it may move between threads (the caller releases the GIL).
+pub struct Call<'a> {
+    pool: &'a Pool,
+    guard: Option<Worker>,
+    staged: Vec<Staged>,
+    used: usize,
+}
+
+impl Drop for Call<'_> {
+    fn drop(&mut self) {
+        if let Some(w) = self.guard.as_mut().filter(|w| w.shm.len > KEEP_BYTES) {
+            w.shm.release();
+        }
+        *self.pool.slot.lock().unwrap_or_else(|e| e.into_inner()) = self.guard.take();
+        self.pool.busy.store(false, Ordering::Release);
+    }
+}
+
+/// What a finished call gave: the output's spec and the run's status and
+/// report; the output's bytes are [`Finished::output`].
+pub struct Finished<'a> {
+    /// The shape function's output spec.
+    pub spec: OutputSpec,
+    /// The kernel run's status and report (its output: `output`).
+    pub run: Option<(i32, String)>,
+    call: Call<'a>,
+    out: (usize, usize),
+}
+
+impl Finished<'_> {
+    /// The output's bytes (empty unless the run passed).
+    pub fn output(&mut self) -> &[u8] {
+        let (at, len) = self.out;
+        match self.call.guard.as_mut() {
+            Some(w) => &w.shm.bytes()[at..at + len],
+            None => &[],
+        }
+    }
+}
+
+impl<'a> Call<'a> {
+    fn worker(&mut self) -> Result<&mut Worker> {
+        // Replaced only while its memory holds nothing of this call (a
+        // worker that dies later is replaced by `run`, memory kept).
+        if self.used == 0 && self.guard.as_ref().is_some_and(|w| w.gone() || w.env != sim_env()) {
+            self.guard = None;
+        }
+        if self.guard.is_none() {
+            let w = Shm::new()
+                .and_then(|shm| fork_worker(self.pool.api, &self.pool.ops, shm))
+                .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            self.guard = Some(w);
+        }
+        Ok(self.guard.as_mut().expect("just made"))
+    }
+
+    /// Stages a tensor of `len` bytes, written by `fill` into the region.
+    pub fn tensor(&mut self, dtype: Dtype, shape: Vec<u64>, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
+        let at = self.used.next_multiple_of(ALIGN);
+        let w = self.worker()?;
+        w.shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's argument memory to {} bytes: {e}", at + len)))?;
+        fill(&mut w.shm.bytes()[at..at + len]);
+        self.used = at + len;
+        self.staged.push(Staged::Tensor { dtype, shape, at, len });
+        Ok(())
+    }
+
+    /// Stages a value argument.
+    pub fn value(&mut self, kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value) {
+        self.staged.push(Staged::Value { kind, dtype, bytes, value });
+    }
+
+    /// Runs op `op` (its index in the pool's ops) on `cores` in the
+    /// worker, within `timeout` and while `interrupted` says no: the
+    /// output's spec, the run's status and report, the output.
+    pub fn run(
+        mut self,
+        op: usize,
+        labels: &[String],
+        cores: u32,
+        timeout: Option<Duration>,
+        option: &str,
+        interrupted: &mut dyn FnMut() -> bool,
+    ) -> Result<Finished<'a>> {
+        let schema_op = &self.pool.ops[op];
+        let req = encode_request(op, cores, self.used, &self.staged, labels);
+        let w = self.worker()?;
+        let mut o = exchange(w, &req, timeout, interrupted);
+        // A worker that died before it took the request (killed between
+        // calls, and not reaped yet when the call began) ran nothing of
+        // this call: a new one, with the staged arguments, takes it.
+        if o.as_ref().is_ok_and(|o| o.phase == 0 && matches!(o.ended, Ended::Killed { signal: libc::SIGKILL } | Ended::Exited { .. })) {
+            let mut dead = self.guard.take().expect("a worker ran the call");
+            let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0 });
+            drop(dead);
+            let w = fork_worker(self.pool.api, &self.pool.ops, shm)
+                .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
+            o = exchange(self.guard.insert(w), &req, timeout, interrupted);
+        }
+        let o = match o {
+            Ok(o) => o,
+            Err(e) => {
+                self.guard = None;
+                return Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's worker process failed: {e}", schema_op.name)));
+            }
+        };
+        if !matches!(o.ended, Ended::Finished(_)) {
+            // Killed, dead or stopped: the next call forks a new one.
+            self.guard = None;
+        }
+        let bytes = contained::judge(schema_op, Some(cores), timeout, option, o)?;
+        let bad = || Error::new(ErrorKind::Environment, format!("op `{}`: the run's worker sent a result that does not decode", schema_op.name));
+        let (head, rest) = bytes.split_at_checked(24).ok_or_else(bad)?;
+        let word = |i: usize| u64::from_le_bytes(head[i * 8..i * 8 + 8].try_into().expect("8 bytes")) as usize;
+        let (at, len, region) = (word(0), word(1), word(2));
+        let (spec, run) = contained::decode(rest).ok_or_else(bad)??;
+        let w = self.guard.as_mut().ok_or_else(bad)?;
+        w.shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot map the run's output: {e}", schema_op.name)))?;
+        if at.checked_add(len).is_none_or(|e| e > w.shm.len) {
+            return Err(bad());
+        }
+        Ok(Finished { spec, run: run.map(|(rc, rep, _)| (rc, rep)), call: self, out: (at, len) })
+    }
+}
+
+/// Sends `req` and waits for the result frame, the worker's end, the
+/// bound or the interrupt; the worker's stderr meanwhile.
+fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: &mut dyn FnMut() -> bool) -> io::Result<Outcome> {
+    let start = Instant::now();
+    let mut frame = Vec::with_capacity(req.len() + 9);
+    frame.push(FRAME_RESULT);
+    frame.extend_from_slice(&(req.len() as u64).to_le_bytes());
+    frame.extend_from_slice(req);
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    if write_all(w.ctl, &frame).is_err() {
+        // Gone before it took the request: the caller forks another.
+        isolate::kill_and_reap(w.pid);
+        while read_some(w.err, &mut err) == Read::Data {}
+        return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
+    }
+    let mut phase = 0;
+    let mut open = [true, true];
+    // Asked when a wait ends without news (every tick) or a signal
+    // broke it, not on every frame: asking takes the GIL.
+    let mut ask = false;
+    loop {
+        // Whole frames first: a result ends the call.
+        while let Some((tag, payload, used)) = next_frame(&out) {
+            match tag {
+                FRAME_PHASE => phase = payload.first().copied().unwrap_or(0),
+                FRAME_RESULT => {
+                    let r = payload.to_vec();
+                    out.drain(..used);
+                    while read_some(w.err, &mut err) == Read::Data {}
+                    return Ok(Outcome { ended: Ended::Finished(r), stderr: String::from_utf8_lossy(&err).into_owned(), phase });
+                }
+                _ => {}
+            }
+            out.drain(..used);
+        }
+        let stopped = if std::mem::take(&mut ask) && interrupted() {
+            Some(Ended::Interrupted)
+        } else if timeout.is_some_and(|t| start.elapsed() >= t) {
+            Some(Ended::TimedOut)
+        } else {
+            None
+        };
+        if let Some(end) = stopped {
+            isolate::kill_and_reap(w.pid);
+            while read_some(w.err, &mut err) == Read::Data {}
+            return Ok(Outcome { ended: end, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
+        }
+        if !open[0] {
+            // The socket ended: the worker is gone; what it wrote is in.
+            let status = isolate::reap(w.pid, 0)?;
+            while read_some(w.err, &mut err) == Read::Data {}
+            let ended =
+                if libc::WIFSIGNALED(status) { Ended::Killed { signal: libc::WTERMSIG(status) } } else { Ended::Exited { code: libc::WEXITSTATUS(status) } };
+            return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
+        }
+        let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
+        let wait = left.map_or(TICK, |l| l.min(TICK));
+        let mut fds = [
+            libc::pollfd { fd: w.ctl, events: libc::POLLIN, revents: 0 },
+            libc::pollfd { fd: if open[1] { w.err } else { -1 }, events: libc::POLLIN, revents: 0 },
+        ];
+        // SAFETY: polling two live pollfd entries.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait.as_millis() as i32) };
+        if n < 0 {
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+            ask = true;
+            continue;
+        }
+        ask |= n == 0;
+        if fds[0].revents != 0 && read_some(w.ctl, &mut out) == Read::End {
+            open[0] = false;
+        }
+        if fds[1].revents != 0 && read_some(w.err, &mut err) == Read::End {
+            open[1] = false;
+        }
+    }
+}

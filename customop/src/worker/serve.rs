@@ -1,0 +1,132 @@
+//! The worker's side: it serves one request after another on a thread
+//! with a run thread's stack, with one simulator reset after each reply.
+
+use super::shape_cache::ShapeCache;
+use super::shm::Shm;
+use super::wire::{decode_request, read_exact};
+use super::{Staged, ALIGN, KERNEL, SHAPE};
+use crate::contained::{self, SimRun};
+use crate::error::{Error, ErrorKind, Result};
+use crate::isolate::{Channel, FRAME_RESULT};
+use crate::schema::Op;
+use crate::shape::{OutputSpec, Value};
+use crate::sim::{Sim, SimApi};
+use std::os::fd::RawFd;
+
+/// The worker's side: dies with the parent; stderr into the pipe; SIGINT
+/// to its default; then serves requests until the socket ends.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm) -> ! {
+    // SAFETY: plain system calls on this process and on descriptors it
+    // owns; a worker whose parent died before the prctl exits at once.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::close(other);
+        libc::close(err_r);
+        libc::dup2(err_w, 2);
+        libc::close(err_w);
+    }
+    // Served on a thread with a run thread's stack and more: a one-core
+    // kernel then runs on it (`Simulator::launch`), whose painted stack
+    // pages stay in from one call to the next.
+    let ops = ops.to_vec();
+    let serving = std::thread::Builder::new()
+        .stack_size(neuroncustomop::host::diagnostics::RUN_THREAD_STACK + (4 << 20))
+        .spawn(move || serve_loop(api, &ops, ctl, &mut shm))
+        .map(|t| t.join().unwrap_or(101));
+    let code = serving.unwrap_or(1);
+    // SAFETY: ends the worker without unwinding into the parent's frames.
+    unsafe { libc::_exit(code) }
+}
+
+/// Answers requests until the socket ends: the worker's exit status.
+fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
+    let mut ch = Channel { fd: ctl };
+    let mut sim: Option<Sim> = None;
+    let mut shapes = ShapeCache::default();
+    loop {
+        let mut head = [0u8; 9];
+        if !read_exact(ctl, &mut head) {
+            return 0;
+        }
+        let mut req = vec![0u8; u64::from_le_bytes(head[1..9].try_into().expect("8 bytes")) as usize];
+        if !read_exact(ctl, &mut req) {
+            return 1;
+        }
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &mut shapes, &mut ch)));
+        // What the kernel printed reaches the terminal with its call.
+        // SAFETY: fflush(NULL) flushes every C stream.
+        unsafe { libc::fflush(std::ptr::null_mut()) };
+        match r {
+            Ok(reply) => ch.frame(FRAME_RESULT, &reply),
+            Err(_) => return 101,
+        }
+        // The reset for the next call, while the caller reads this one's
+        // output (and the memory the run took is given back now): a
+        // failed or missing reset leaves a new simulator to the next call.
+        if !sim.as_mut().is_some_and(Sim::reset) {
+            sim = None;
+        }
+    }
+}
+
+/// One request: the shape function, the kernel on the (reset) simulator,
+/// the output into the region. The reply: output place and region size,
+/// then `contained`'s encoding.
+fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, ch: &mut Channel) -> Vec<u8> {
+    let mut out = (0usize, 0usize);
+    let r = (|| {
+        let (index, cores, region, staged, labels) =
+            decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
+        let op = ops.get(index).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
+        shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
+        ch.phase(SHAPE);
+        let values: Vec<Value> = staged
+            .iter()
+            .map(|s| match s {
+                Staged::Tensor { dtype, shape, .. } => Value::Tensor(*dtype, shape.clone()),
+                Staged::Value { value, .. } => value.clone(),
+            })
+            .collect();
+        let spec = shapes.evaluate(&api, op, index, values)?;
+        ch.phase(KERNEL);
+        // The simulator of the last call, reset; a new one when there is
+        // none or the reset failed (the old one freed first).
+        // Fresh: made, or reset after the last call's reply.
+        let s = match sim {
+            Some(s) => s,
+            None => sim.insert(Sim::new(api)?),
+        };
+        for (i, p) in staged.iter().enumerate() {
+            let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
+            match p {
+                Staged::Tensor { dtype, shape, at, len } => {
+                    let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
+                    s.arg_tensor(dtype.code(), shape, data, &what)?
+                }
+                Staged::Value { kind, dtype, bytes, .. } => s.arg_value(kind.code(), dtype.code(), bytes, &what)?,
+            }
+        }
+        s.set_output(spec.dtype.code(), &spec.shape)?;
+        let (rc, report) = s.run(&op.name, cores);
+        if rc == 0 {
+            let len = spec.shape.iter().product::<u64>() as usize * spec.dtype.size();
+            let at = region.next_multiple_of(ALIGN);
+            shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's output memory: {e}")))?;
+            s.read_output_into(&mut shm.bytes()[at..at + len])?;
+            out = (at, len);
+        }
+        Ok((spec, Some((rc, report, Vec::new()))))
+    })();
+    let r: Result<(OutputSpec, Option<SimRun>)> = r;
+    let mut b = Vec::new();
+    for v in [out.0, out.1, shm.len] {
+        b.extend_from_slice(&(v as u64).to_le_bytes());
+    }
+    b.extend_from_slice(&contained::encode(&r));
+    b
+}

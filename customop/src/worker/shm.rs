@@ -1,0 +1,121 @@
+//! The shared memory of a call: a memfd mapped by the parent and by the
+//! worker (made before the fork), grown on demand by either side.
+
+use std::io;
+use std::os::fd::RawFd;
+use std::ptr::NonNull;
+
+/// A memfd mapped shared: the parent's and the worker's view of the
+/// argument and output bytes.
+pub(super) struct Shm {
+    pub(super) fd: RawFd,
+    pub(super) ptr: NonNull<u8>,
+    pub(super) len: usize,
+}
+
+// SAFETY: the mapping is owned by this value; access goes through `&mut`.
+unsafe impl Send for Shm {}
+
+impl Shm {
+    pub(super) fn new() -> io::Result<Self> {
+        // SAFETY: memfd_create with a literal name; the fd is checked.
+        let fd = unsafe { libc::memfd_create(c"customop-args".as_ptr(), libc::MFD_CLOEXEC) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mut s = Self { fd, ptr: NonNull::dangling(), len: 0 };
+        s.grow(1 << 16)?;
+        Ok(s)
+    }
+
+    /// Maps the first `len` bytes of the memfd (replacing the old view).
+    pub(super) fn map(&mut self, len: usize) -> io::Result<()> {
+        // SAFETY: mapping our own memfd, shared; the old view is unmapped
+        // after the new one exists (no reference into it is live: every
+        // access goes through `&mut self`).
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, self.fd, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        if self.len > 0 {
+            // SAFETY: the old view, ours, no longer used.
+            unsafe { libc::munmap(self.ptr.as_ptr().cast(), self.len) };
+        }
+        self.ptr = NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
+        self.len = len;
+        Ok(())
+    }
+
+    /// Makes the region at least `n` bytes (both sides' memfd; this
+    /// side's view).
+    pub(super) fn grow(&mut self, n: usize) -> io::Result<()> {
+        if n <= self.len {
+            return Ok(());
+        }
+        // Never below what the other side made it.
+        // SAFETY: fstat fills a plain struct for our own descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        let now = if unsafe { libc::fstat(self.fd, &mut st) } == 0 { st.st_size as usize } else { 0 };
+        let len = n.next_power_of_two().max(now);
+        // SAFETY: resizing our own memfd.
+        if unsafe { libc::ftruncate(self.fd, len as libc::off_t) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        self.map(len)
+    }
+
+    /// Follows the other side's growth: maps `n` bytes if the view is smaller.
+    pub(super) fn follow(&mut self, n: usize) -> io::Result<()> {
+        if n > self.len {
+            self.map(n)?;
+        }
+        Ok(())
+    }
+
+    /// Gives the pages back (both views then read zeros; the size stays).
+    pub(super) fn release(&mut self) {
+        // SAFETY: punching a hole in our own memfd.
+        unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.len as libc::off_t) };
+    }
+
+    pub(super) fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the view is `len` bytes, mapped for our lifetime.
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    }
+}
+
+impl Drop for Shm {
+    fn drop(&mut self) {
+        if self.fd < 0 {
+            return;
+        }
+        // SAFETY: our own view and descriptor.
+        unsafe {
+            libc::munmap(self.ptr.as_ptr().cast(), self.len);
+            libc::close(self.fd);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_shared_region_grows_and_both_views_see_it() {
+        let mut a = Shm::new().unwrap();
+        // SAFETY: duplicating our own descriptor for a second view.
+        let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0 };
+        a.grow(1 << 20).unwrap();
+        a.bytes()[(1 << 20) - 1] = 9;
+        b.follow(a.len).unwrap();
+        assert_eq!(b.bytes()[(1 << 20) - 1], 9);
+        // Never shrunk below what the other side made it.
+        b.grow(10).unwrap();
+        b.grow(b.len + 1).unwrap();
+        assert!(b.len >= 1 << 20);
+        a.release();
+        assert_eq!(b.bytes()[(1 << 20) - 1], 0);
+    }
+}
