@@ -32,7 +32,7 @@ pub fn abort_at(error: Error, what: &str, file: &str, line: u32) -> ! {
     // The PRID from the hardware, not through `with_core`: an abort often
     // comes from inside an entry point, where entering again would be
     // refused (and recorded over the real reason).
-    let cpu = crate::current::abort_cpu();
+    let cpu = crate::binding::abort_cpu();
     imp::abort(AbortReport { code: error.code(), cpu, line }, error, what, file)
 }
 

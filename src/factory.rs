@@ -3,7 +3,7 @@
 //! plus, on the host, the simulator's fill sentinel. Neither shell calls
 //! the other (the Rust API sits on the runtime, not on the C exports).
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use neuron_runtime::marshal::tensor::TensorView;
 use neuron_runtime::Error;
 
@@ -35,7 +35,7 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
 /// Frees a tensor [`tensor_empty`] made (the C shell's `neuron_tensor_free`
 /// and the Rust API's drop): the runtime's free, and on the host the
 /// sanitizer stops watching it (the heap may hand the block out again).
-pub(crate) fn tensor_free(b: &mut crate::current::Bound<crate::current::CoreHal>, t: &TensorView) -> Result<(), Error> {
+pub(crate) fn tensor_free(b: &mut crate::binding::Bound<crate::binding::CoreHal>, t: &TensorView) -> Result<(), Error> {
     #[cfg(not(target_arch = "xtensa"))]
     b.state.hal().soc().sanitizer().unwatch(t.storage.addr);
     b.state.tensor_free(t)

@@ -6,7 +6,7 @@
 //! op. The C exports in `ffi::customop` and `ffi::cpu` are a shell over
 //! these (zero values and 0 / -1).
 
-use crate::current::{with_core, Bound, CoreHal};
+use crate::binding::{with_core, Bound, CoreHal};
 use neuron_hal::platform::CORE_COUNT;
 use neuron_runtime::marshal::args::{BlockSource, Scalar};
 use neuron_runtime::marshal::tensor::TensorView;
@@ -76,7 +76,7 @@ pub fn next_tensor() -> TensorView {
             }
             r
         });
-        crate::current::read_view()
+        crate::binding::read_view()
     }
     #[cfg(not(target_arch = "xtensa"))]
     {
@@ -157,7 +157,7 @@ pub fn cpu_id() -> Result<u32> {
 /// recorded otherwise).
 #[inline(always)]
 pub fn cpu_count() -> u32 {
-    if crate::current::is_bound() {
+    if crate::binding::is_bound() {
         let _ = with_core(|b| {
             b.cpu_queried = true;
             Ok(())

@@ -11,7 +11,7 @@
 extern crate std;
 
 mod abort;
-mod current;
+mod binding;
 #[cfg(target_arch = "xtensa")]
 pub mod device;
 mod factory;

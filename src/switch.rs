@@ -31,7 +31,7 @@ pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
             corosensei::stack::StackPointer::new(self.0.limit).expect("stack limit is non-zero")
         }
     }
-    let saved_isl = crate::current::with_core(|b| {
+    let saved_isl = crate::binding::with_core(|b| {
         let old = b.state.hal().stack_limit();
         b.state.hal().set_stack_limit(stack.limit);
         Ok(old)
@@ -39,7 +39,7 @@ pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
     // SAFETY: the caller vouches for wrapper; it runs to completion.
     corosensei::on_stack(OnHbm(stack), || unsafe { wrapper() });
     if let Ok(isl) = saved_isl {
-        let _ = crate::current::with_core(|b| {
+        let _ = crate::binding::with_core(|b| {
             b.state.hal().set_stack_limit(isl);
             Ok(())
         });

@@ -1,8 +1,8 @@
 //! The translate both surfaces use: `neuron_translate` (the C shell,
 //! `ffi::translate`) and the Rust kernel API (`kernel::translate`, the
-//! accessor's leaf). The in-place probe is `current::translate_probe`.
+//! accessor's leaf). The in-place probe is `binding::translate_probe`.
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use neuron_runtime::{Error, Result, TranslationCtx};
 
 /// The translate behind `neuron_translate` and the Rust kernel API: the
@@ -10,10 +10,10 @@ use neuron_runtime::{Error, Result, TranslationCtx};
 /// as the core's last error there, and returned).
 #[inline(always)]
 pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
-    match crate::current::translate_probe(ctx, addr) {
-        crate::current::Probe::Hit(p) => Ok(p),
-        crate::current::Probe::Unmapped => miss(addr),
-        crate::current::Probe::Slow => slow(ctx, addr),
+    match crate::binding::translate_probe(ctx, addr) {
+        crate::binding::Probe::Hit(p) => Ok(p),
+        crate::binding::Probe::Unmapped => miss(addr),
+        crate::binding::Probe::Slow => slow(ctx, addr),
     }
 }
 

@@ -12,7 +12,7 @@
 //! the size asked for); the `nothrow` forms return null.
 
 use crate::abort::abort_at;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::{c_char, c_int, c_void, CStr};
 use core::fmt::Write;
 use neuron_runtime::printf::LineBuf;

@@ -5,7 +5,7 @@
 //! Before the init prologue has run the libc heap has no arena and these
 //! return null (SPEC §4: out of memory is an error, never an abort).
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::alloc::{GlobalAlloc, Layout};
 use core::ffi::c_void;
 use core::ptr::null_mut;

@@ -13,7 +13,7 @@ mod panic;
 pub(crate) mod semihosting;
 pub(crate) mod switch;
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use neuron_hal::Hal;
 
 /// What the firmware does at boot on the Q7: set the stack-limit register
@@ -43,6 +43,6 @@ pub fn post_invocation(block: u64) {
 
 /// Runs `f` on the calling core's runtime state (for on-target tests that
 /// look at heap statistics or the translation context).
-pub fn with_state<R>(f: impl FnOnce(&mut neuron_runtime::CoreState<crate::current::CoreHal>) -> R) -> Option<R> {
+pub fn with_state<R>(f: impl FnOnce(&mut neuron_runtime::CoreState<crate::binding::CoreHal>) -> R) -> Option<R> {
     with_core(|b| Ok(f(&mut b.state))).ok()
 }

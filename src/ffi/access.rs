@@ -4,7 +4,7 @@
 //! `neuron_translate` at the leaf, done by the C++/Rust accessor objects.
 
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_void;
 use neuron_runtime::access::index::{check_view, peel};
 use neuron_runtime::access::{AccessorKind, CoherencePolicy};

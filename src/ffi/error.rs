@@ -6,7 +6,7 @@ use neuron_runtime::Error;
 /// The code of the last error on the calling core (0 if none yet).
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_last_error() -> i32 {
-    crate::current::last_error()
+    crate::binding::last_error()
 }
 
 /// The message for error `code`, a static NUL-terminated string; an
@@ -27,7 +27,7 @@ pub extern "C" fn neuron_error_message(code: i32) -> *const c_char {
 #[unsafe(no_mangle)]
 #[cold]
 pub extern "C" fn neuron_dim_out_of_range() -> i64 {
-    let _ = crate::current::with_core(|_| Err::<(), _>(neuron_runtime::Error::DimOutOfRange));
+    let _ = crate::binding::with_core(|_| Err::<(), _>(neuron_runtime::Error::DimOutOfRange));
     0
 }
 
@@ -51,7 +51,7 @@ pub unsafe extern "C" fn neuron_assert_fail(expr: *const core::ffi::c_char, file
 /// for it (the report still lists it).
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_clear_error() {
-    let _ = crate::current::with_core(|b| {
+    let _ = crate::binding::with_core(|b| {
         b.last_error = 0;
         b.errors.acknowledge();
         Ok(())
@@ -64,5 +64,5 @@ pub extern "C" fn neuron_clear_error() {
 /// the same way.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_first_unhandled_error() -> i32 {
-    crate::current::with_core(|b| Ok(b.errors.first_unacknowledged().map_or(0, Error::code))).unwrap_or_else(Error::code)
+    crate::binding::with_core(|b| Ok(b.errors.first_unacknowledged().map_or(0, Error::code))).unwrap_or_else(Error::code)
 }

@@ -1,7 +1,7 @@
 //! The HBM and data-RAM heaps.
 
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_void;
 use neuron_runtime::Error;
 

@@ -1,6 +1,6 @@
 //! The init functions of SPEC §7 (each safe to call again).
 
-use crate::current::with_core;
+use crate::binding::with_core;
 
 /// `init_neuron_hbm_allocator`.
 #[unsafe(no_mangle)]

@@ -1,7 +1,7 @@
 //! Registration and launch: `register_funcs`, the entry hand-off block and
 //! `switch_stack_or_call_wrapper` (SPEC §6, §7).
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::{c_char, c_void};
 use core::mem::{offset_of, size_of};
 use neuron_runtime::stack::{plan, StackPlan, DEFAULT_STACK_SIZE};

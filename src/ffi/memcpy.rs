@@ -2,7 +2,7 @@
 //! adds them) and the method table.
 
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_void;
 use neuron_runtime::Error;
 

@@ -4,7 +4,7 @@
 //! result. (The neuron:: functions beneath return 0 / -1 and leave the
 //! choice to the kernel.)
 
-use crate::current::with_core;
+use crate::binding::with_core;
 
 /// `neuron_fail_invocation()`: records the calling core's last error as
 /// the invocation's status (what `customop_status` and the run report),

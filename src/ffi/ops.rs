@@ -5,7 +5,7 @@
 use super::access::view;
 use super::customop::NeuronScalar;
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use neuron_runtime::marshal::args::ScalarValue;
 use neuron_runtime::marshal::tensor::TensorView;
 use neuron_runtime::ops::{BinaryOp, UnaryOp};

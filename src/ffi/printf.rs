@@ -2,7 +2,7 @@
 //! `customop_cleanup` flushes it.
 
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_char;
 
 /// Appends `n` bytes of `text` as one entry of the printf ring (the C++

@@ -4,7 +4,7 @@
 
 use super::access::view;
 use super::status;
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_void;
 use neuron_runtime::access::{StreamMode, StreamState};
 use neuron_runtime::marshal::tensor::TensorView;

@@ -1,6 +1,6 @@
 //! `neuron_translate` and the context singleton.
 
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::ffi::c_void;
 
 /// `neuron_translate_ctx`: the calling core's translation context, the
@@ -18,10 +18,10 @@ pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
 pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
     // The probe matched here, not through `translate`'s `Result`: the hit
     // stays a bare pointer return.
-    let r = match crate::current::translate_probe(ctx.cast(), addr) {
-        crate::current::Probe::Hit(p) => return p.cast(),
-        crate::current::Probe::Unmapped => crate::translate::miss(addr),
-        crate::current::Probe::Slow => crate::translate::slow(ctx.cast(), addr),
+    let r = match crate::binding::translate_probe(ctx.cast(), addr) {
+        crate::binding::Probe::Hit(p) => return p.cast(),
+        crate::binding::Probe::Unmapped => crate::translate::miss(addr),
+        crate::binding::Probe::Slow => crate::translate::slow(ctx.cast(), addr),
     };
     r.map_or(core::ptr::null_mut(), |p| p.cast())
 }

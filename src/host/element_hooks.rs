@@ -3,7 +3,7 @@
 //! translates inline and tells no one). An element access is otherwise a
 //! plain host load or store no hook sees.
 
-use crate::current::with_open_hal;
+use crate::binding::with_open_hal;
 use core::ffi::c_void;
 use neuron_hal::Hal;
 

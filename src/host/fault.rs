@@ -34,5 +34,5 @@ pub(crate) fn take_spawn_failure(cpu: u32) -> bool {
 /// must see the abort report, never an unwind.
 #[doc(hidden)]
 pub fn panic_inside_an_entry_point(message: &'static str) -> i32 {
-    crate::current::with_core(|_| -> Result<i32, Error> { panic!("{}", message) }).unwrap_or(-1)
+    crate::binding::with_core(|_| -> Result<i32, Error> { panic!("{}", message) }).unwrap_or(-1)
 }

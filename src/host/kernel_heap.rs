@@ -9,7 +9,7 @@
 //! time) and a free of a block the core's heap did not hand out go to the
 //! process's allocator.
 
-use crate::current::{is_bound, with_core};
+use crate::binding::{is_bound, with_core};
 use core::ffi::c_void;
 use core::ptr::null_mut;
 use neuron_runtime::Error;

@@ -1,6 +1,6 @@
 //! One simulated core bound to host threads while it runs.
 
-use crate::current::{bind, Bound, CoreHal, CoreSlot};
+use crate::binding::{bind, Bound, CoreHal, CoreSlot};
 use neuron_hal_mock::MockCore;
 use neuron_runtime::CoreState;
 use std::boxed::Box;
@@ -95,7 +95,7 @@ impl SimCore {
 /// Runs `f` on the HAL of the core bound to this thread, if any (for tests
 /// and tools that need the simulated hardware, e.g. to set ISL).
 pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
-    let _ = crate::current::with_core(|b| {
+    let _ = crate::binding::with_core(|b| {
         f(b.state.hal());
         Ok(())
     });

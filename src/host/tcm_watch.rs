@@ -6,7 +6,7 @@
 //! or was computed from memory that never was. Integer elements are not
 //! judged: -1 is an ordinary value.
 
-use crate::current::{Bound, CoreHal};
+use crate::binding::{Bound, CoreHal};
 use neuron_hal_mock::sanitizer::FindingKind;
 use neuron_runtime::marshal::dtype::Dtype;
 

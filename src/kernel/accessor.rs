@@ -28,7 +28,7 @@
 use super::layout::{Dims, Layout};
 use super::leaf::Leaf;
 use super::{Element, Result};
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use neuron_runtime::access::index::check_view;

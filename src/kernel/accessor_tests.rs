@@ -1,4 +1,4 @@
-//! The accessor's cached path on the host (`Leaf`, `current::HostToken`):
+//! The accessor's cached path on the host (`Leaf`, `binding::HostToken`):
 //! whatever invalidates the token taken at the fill — another binding on
 //! the thread, no binding, a remap, a held state, the core gone — sends the
 //! access to the full translate (the right data or the error), and the
@@ -126,11 +126,11 @@ fn another_binding_sends_the_access_to_the_full_path() {
 /// The bound core's translate hit count, read through the C surface's
 /// state (inside a binding, where `SimCore::state` is not reachable).
 fn hits_bound() -> u64 {
-    crate::current::with_core_exact(|b| Ok(b.state.translator().stats().hits.iter().sum())).expect("bound")
+    crate::binding::with_core_exact(|b| Ok(b.state.translator().stats().hits.iter().sum())).expect("bound")
 }
 
 fn misses_bound() -> u64 {
-    crate::current::with_core_exact(|b| Ok(b.state.translator().stats().misses.iter().sum())).expect("bound")
+    crate::binding::with_core_exact(|b| Ok(b.state.translator().stats().misses.iter().sum())).expect("bound")
 }
 
 /// Three other regions installed round-robin over the three dynamic
@@ -175,7 +175,7 @@ fn a_held_state_sends_the_access_to_the_full_path() {
         assert_eq!(acc.get([0]), Ok(value(0, 0)));
         assert_eq!(acc.get([1]), Ok(value(0, 1)));
         let h = hits_bound();
-        let r = crate::current::with_core(|b| {
+        let r = crate::binding::with_core(|b| {
             let before = b.state.translator().stats();
             let got = (acc.get([2]), acc.set([2], 7));
             assert_eq!(b.state.translator().stats(), before, "nothing counted through the held state");

@@ -8,7 +8,7 @@
 //! context) takes the full translate, which reports the errors.
 //!
 //! On the host the check does not look the thread's core up: the fill
-//! keeps a token of the binding it saw (`current::HostToken`), and any
+//! keeps a token of the binding it saw (`binding::HostToken`), and any
 //! bind or unbind since, a held state or a changed generation sends the
 //! access to the full translate.
 
@@ -43,7 +43,7 @@ pub(crate) struct Leaf {
     /// The binding, record and generation the cache was filled under
     /// (`NONE` until filled: never matches).
     #[cfg(not(target_arch = "xtensa"))]
-    token: Cell<crate::current::HostToken>,
+    token: Cell<crate::binding::HostToken>,
     nx: Cell<*mut u8>,
 }
 
@@ -63,7 +63,7 @@ impl Leaf {
             #[cfg(target_arch = "xtensa")]
             record: Cell::new(0),
             #[cfg(not(target_arch = "xtensa"))]
-            token: Cell::new(crate::current::HostToken::NONE),
+            token: Cell::new(crate::binding::HostToken::NONE),
             nx: Cell::new(core::ptr::null_mut()),
         }
     }
@@ -77,10 +77,10 @@ impl Leaf {
     #[cfg_attr(target_arch = "xtensa", allow(clippy::extra_unused_type_parameters))]
     pub(crate) fn cached<T>(&self, off: usize) -> Option<*mut u8> {
         #[cfg(target_arch = "xtensa")]
-        let hit = crate::current::still_mapped(self.open.get(), self.generation.get(), self.record.get());
+        let hit = crate::binding::still_mapped(self.open.get(), self.generation.get(), self.record.get());
         // The element's index picks the hit counter's lane (a shift).
         #[cfg(not(target_arch = "xtensa"))]
-        let hit = crate::current::token_hit(&self.token.get(), off / core::mem::size_of::<T>().max(1));
+        let hit = crate::binding::token_hit(&self.token.get(), off / core::mem::size_of::<T>().max(1));
         if hit {
             Some(self.nx.get().wrapping_add(off))
         } else {
@@ -104,7 +104,7 @@ impl Leaf {
     pub(crate) fn refill(&self) {
         if let Some(last) = self.last {
             #[cfg(target_arch = "xtensa")]
-            if let Some((g, rec, p0)) = crate::current::open_range(self.ctx, self.base, last) {
+            if let Some((g, rec, p0)) = crate::binding::open_range(self.ctx, self.base, last) {
                 if let Some(c) = NonNull::new(self.ctx) {
                     self.open.set(c);
                 }
@@ -113,7 +113,7 @@ impl Leaf {
                 self.nx.set(p0);
             }
             #[cfg(not(target_arch = "xtensa"))]
-            crate::current::open_token(self.ctx, self.base, last, &self.token, &self.nx);
+            crate::binding::open_token(self.ctx, self.base, last, &self.token, &self.nx);
         }
     }
 }

@@ -30,7 +30,7 @@ pub use crate::invocation::{cleanup, setup, status};
 #[inline(always)]
 pub fn optimised_build(on: bool) {
     #[cfg(not(target_arch = "xtensa"))]
-    let _ = crate::current::with_core(|b| {
+    let _ = crate::binding::with_core(|b| {
         b.unoptimised_kernel = !on;
         Ok(())
     });

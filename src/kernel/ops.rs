@@ -8,7 +8,7 @@
 //! writes into a given tensor of the same shape and dtype.
 
 use super::{Dtype, OwnedTensor, Result, Tensor, Value};
-use crate::current::with_core;
+use crate::binding::with_core;
 use neuron_runtime::ops::{BinaryOp, UnaryOp};
 
 /// `empty(shape, dtype)`: uninitialised.

@@ -8,7 +8,7 @@ pub fn print_fmt(args: core::fmt::Arguments<'_>) {
     let _ = core::fmt::Write::write_fmt(&mut line, args);
     // Straight into the runtime (no C export in between); printing fails
     // silently without a bound core, as `neuron_print` does.
-    let _ = crate::current::with_core(|b| {
+    let _ = crate::binding::with_core(|b| {
         b.state.printf(line.as_bytes());
         Ok(())
     });

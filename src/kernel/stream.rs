@@ -3,7 +3,7 @@
 
 use super::leaf::Leaf;
 use super::{Element, Result};
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use neuron_runtime::access::{StreamMode, StreamState as NeuronStream};

@@ -2,7 +2,7 @@
 //! between a tensor and data RAM the kernel owns).
 
 use super::{Element, Result};
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::marker::PhantomData;
 use core::mem::size_of;
 use core::ptr::NonNull;

@@ -4,7 +4,7 @@ use super::accessor::{Accessor, ConstAccessor};
 use super::stream::{ReadStream, WriteStream};
 use super::tcm::TcmAccessor;
 use super::{CoherencePolicy, Dtype, Element, Error, Result};
-use crate::current::with_core;
+use crate::binding::with_core;
 use core::marker::PhantomData;
 use neuron_runtime::marshal::tensor::TensorView;
 
