@@ -17,6 +17,7 @@
 #define NEURON_HIT_TABLE_OFFSET 176
 #define NEURON_HIT_SLOT_BYTES 8
 #define NEURON_HIT_SLOTS 511
+#define NEURON_ALIGNED(n) __attribute__((aligned(n)))
 
 // A tensor's coherence policy (C values).
 enum CoherencePolicy
@@ -318,6 +319,45 @@ typedef struct neuron_abort_report {
   // Source line of the abort site.
   uint32_t line;
 } neuron_abort_report;
+
+// One slot (8 bytes on the device: the hit reads two words of it).
+typedef struct NEURON_ALIGNED(8) neuron_hit_slot {
+  // The granule's high word; [`EMPTY_HI`] when the slot maps nothing.
+  uint32_t tag_hi;
+  // `nx - granule`, wrapping, at pointer width, where `nx` is where the
+  // granule starts for the core: the pointer is `addr + delta`.
+  size_t delta;
+} neuron_hit_slot;
+
+// The table (see the module's documentation).
+typedef struct neuron_hit_table {
+  struct neuron_hit_slot slots[NEURON_HIT_SLOTS];
+} neuron_hit_table;
+
+// What a kernel's `ctx` pointer points to: the context, the mapping
+// generation, then the hit table. The device's C++ accessor reads the hit
+// table in place through it (`neuron_translator_abi` in the C header, laid out
+// by the C compiler for the same target), so this, not the translator's
+// private fields, is the ABI; its layout is asserted below. Fields are
+// the runtime's to change: every change of a record goes through the
+// translator, which moves the hit table with it.
+typedef struct neuron_translator_abi {
+  // The C-visible context (first: its address is the `ctx` pointer).
+  struct neuron_translation_ctx ctx;
+  // Bumped whenever a record's mapping changes (init, every install):
+  // a pointer found through the context while it had this value still
+  // maps the same memory as long as it is unchanged. Starts at 1 (0 is
+  // free for "no generation") and saturates at [`GENERATION_EXHAUSTED`]
+  // instead of wrapping: from then on no pointer may be cached.
+  // (Right after the context, in what is padding on the device.)
+  uint32_t generation;
+  // The records' granules by address (see [`crate::hit_table`]): the
+  // device's in-place hit reads it at a small offset from the `ctx`
+  // pointer it is given. Changed with the records (init, every
+  // install) and refilled by the in-place probe on a scan hit; it never
+  // maps what the records do not.
+  struct neuron_hit_table hits;
+} neuron_translator_abi;
 
 #ifdef __cplusplus
 extern "C" {
