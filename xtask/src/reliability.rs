@@ -62,6 +62,6 @@ pub fn miri() -> Result {
         "-p",
         "neuroncustomop",
         "--lib",
-        "current::tests",
+        "binding::",
     ]))
 }

@@ -77,8 +77,8 @@ constexpr int64_t kNoBounds[NEURON_MAX_DIMS] = {};
 // table's offset folded into each (two field reads got it added once in
 // a register, two instructions more).
 static_assert(NEURON_HIT_SLOT_BYTES == sizeof(uint64_t), "hit slot layout");
-static_assert(sizeof(neuron_hit_slot) == sizeof(uint64_t) && alignof(neuron_hit_slot) == alignof(uint64_t), "hit slot layout");
 #if defined(__XTENSA__)
+static_assert(sizeof(neuron_hit_slot) == sizeof(uint64_t) && alignof(neuron_hit_slot) == alignof(uint64_t), "hit slot layout");
 static_assert(offsetof(neuron_translator_abi, ctx) == 0, "ctx points to the translator's ABI part");
 static_assert(offsetof(neuron_translator_abi, hits) == NEURON_HIT_TABLE_OFFSET, "hit table offset");
 #endif
