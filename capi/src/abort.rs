@@ -126,6 +126,11 @@ pub fn no_unwind<R>(f: impl FnOnce() -> R) -> R {
     }
 }
 
+/// Host: set once the process's fatal report is written, by this abort
+/// or by the simulator's crash handler (a fatal signal): the other adds none.
+#[cfg(not(target_arch = "xtensa"))]
+pub static REPORTED: core::sync::atomic::AtomicBool = core::sync::atomic::AtomicBool::new(false);
+
 #[cfg(not(target_arch = "xtensa"))]
 mod imp {
     use super::*;
@@ -134,7 +139,7 @@ mod imp {
         std::eprintln!("neuroncustomop: abort on core {}: error {} ({}): {} at {}:{}", r.cpu, r.code, e.message(), what, file, r.line);
         // This line is the report: the crash handler's SIGABRT line would
         // only repeat it less precisely.
-        crate::host::crash::reported();
+        REPORTED.store(true, core::sync::atomic::Ordering::SeqCst);
         std::process::abort()
     }
 }

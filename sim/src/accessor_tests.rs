@@ -5,8 +5,8 @@
 //! per-record hit counts are those of one translate per access.
 
 use crate::ffi::translate::{neuron_translate, neuron_translate_ctx};
-use crate::host::SimCore;
 use crate::kernel::{Dtype, Tensor};
+use crate::SimCore;
 use neuron_hal::platform::{DYNAMIC_WINDOW_SIZE, Q7};
 use neuron_hal_mock::MockSoc;
 use neuron_runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};

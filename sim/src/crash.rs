@@ -17,7 +17,7 @@ use core::cell::Cell;
 use core::ffi::{c_int, c_void};
 use core::fmt::Write as _;
 use core::marker::PhantomData;
-use core::sync::atomic::{AtomicBool, Ordering};
+use core::sync::atomic::Ordering;
 use std::sync::OnceLock;
 
 /// The fatal signals a kernel's own code raises.
@@ -45,9 +45,10 @@ std::thread_local! {
 
 /// The handlers found at installation, by `SIGNALS` index.
 static PREVIOUS: OnceLock<[libc::sigaction; SIGNALS.len()]> = OnceLock::new();
-/// Set by the first report: a second fatal signal (Rust's stack-overflow
-/// handler aborts after its own message) is not reported again.
-static REPORTED: AtomicBool = AtomicBool::new(false);
+// Set by the first report (this handler's or the library's abort): a second
+// fatal signal (Rust's stack-overflow handler aborts after its own message)
+// is not reported again.
+use crate::abort::REPORTED;
 
 /// While the returned guard lives, this thread runs op `op` on core
 /// `cpu`: a fatal signal on it is reported (the handlers are installed
@@ -85,12 +86,6 @@ impl Drop for Guard<'_> {
     fn drop(&mut self) {
         RUNNING.with(|r| r.set(self.prev));
     }
-}
-
-/// The process's fatal report is written (the library's own abort
-/// report): the handler adds none.
-pub(crate) fn reported() {
-    REPORTED.store(true, Ordering::SeqCst);
 }
 
 /// The lowest address of the calling thread's stack, or 0.

@@ -250,7 +250,7 @@ mod tests {
     #[test]
     fn a_double_free_of_a_core_block_stays_with_the_core_heap() {
         let soc = neuron_hal_mock::MockSoc::new().expect("mock SoC");
-        let mut c = crate::host::SimCore::new(soc.core(0).expect("core"));
+        let mut c = crate::SimCore::new(soc.core(0).expect("core"));
         c.state().init_prologue();
         c.enter(|| {
             let p = neuron_kernel_malloc(100);

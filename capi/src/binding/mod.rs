@@ -63,7 +63,7 @@ pub use token::{open_token, token_hit, HostToken};
 
 use neuron_runtime::Error;
 use slot::enter_slot;
-#[cfg(all(test, not(target_arch = "xtensa")))]
+#[cfg(not(target_arch = "xtensa"))]
 use slot::fold_cached_hits;
 
 /// The hardware behind the C entry points.
@@ -81,7 +81,9 @@ pub(crate) use device::abort_cpu;
 use device::{current, set_unbound_error, unbound_error};
 
 #[cfg(not(target_arch = "xtensa"))]
-pub(crate) use host::{abort_cpu, bind};
+pub(crate) use host::abort_cpu;
+#[cfg(not(target_arch = "xtensa"))]
+pub use host::bind;
 #[cfg(not(target_arch = "xtensa"))]
 use host::{current, set_unbound_error, unbound_error};
 
@@ -105,8 +107,8 @@ pub fn with_core<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> 
 
 /// [`with_core`] with the counts exact inside `f` (the cached hits folded
 /// in first): for tests that read translate counts inside a binding.
-#[cfg(all(test, not(target_arch = "xtensa")))]
-pub(crate) fn with_core_exact<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> Result<R, Error> {
+#[cfg(not(target_arch = "xtensa"))]
+pub fn with_core_exact<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error>) -> Result<R, Error> {
     let p = current();
     if p.is_null() {
         return Err(Error::NoCore);

@@ -126,7 +126,7 @@ pub unsafe extern "C" fn neuron_tcm_to_tensor(t: *const TensorView, dtype: u8, t
         // SAFETY: forwarded from the caller.
         #[cfg(not(target_arch = "xtensa"))]
         unsafe {
-            crate::host::tcm_watch::check_copy_out(b, dtype, tcm.cast(), n)
+            crate::ffi::tcm_watch::check_copy_out(b, dtype, tcm.cast(), n)
         };
         // SAFETY: forwarded from the caller.
         with_view(t, |v| unsafe { b.state.tcm_to_tensor(v, dtype, tcm.cast(), flat_offset, n) })

@@ -18,6 +18,8 @@ pub mod ops;
 pub mod pow;
 pub mod printf;
 pub mod stream;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod tcm_watch;
 pub mod translate;
 pub mod version;
 

@@ -18,8 +18,6 @@
 //! never panics.
 
 mod accessor;
-#[cfg(all(test, not(target_arch = "xtensa")))]
-mod accessor_tests;
 mod arg;
 mod element;
 mod layout;

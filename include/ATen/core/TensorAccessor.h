@@ -102,7 +102,7 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 // Where element address `a` (of `Bytes` bytes, stored to when `Store`) is
 // off the pinned path (null: refused; the library recorded why). On the
 // host the simulator's sanitizer hears of each load and store
-// (neuron_translate_load/store, src/host/element_hooks.rs).
+// (neuron_translate_load/store, sim/src/element_hooks.rs).
 template <uint32_t Bytes, bool Store>
 inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__)
