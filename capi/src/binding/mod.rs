@@ -49,17 +49,20 @@ mod slot;
 #[cfg(not(target_arch = "xtensa"))]
 mod token;
 
+// Public: what the simulator crate uses to own, bind and enter a core.
 pub use bound::Bound;
-#[cfg(target_arch = "xtensa")]
-pub use device::read_view;
 #[cfg(not(target_arch = "xtensa"))]
 pub use fastpath::with_open_hal;
-#[cfg(target_arch = "xtensa")]
-pub use fastpath::{open_range, still_mapped};
-pub use fastpath::{translate_probe, Probe};
 pub use slot::CoreSlot;
+
+// The fast paths: this crate's translate and accessors only.
+#[cfg(target_arch = "xtensa")]
+pub(crate) use device::read_view;
+#[cfg(target_arch = "xtensa")]
+pub(crate) use fastpath::{open_range, still_mapped};
+pub(crate) use fastpath::{translate_probe, Probe};
 #[cfg(not(target_arch = "xtensa"))]
-pub use token::{open_token, token_hit, HostToken};
+pub(crate) use token::{open_token, token_hit, HostToken};
 
 use neuron_runtime::Error;
 use slot::enter_slot;
@@ -127,7 +130,7 @@ pub fn is_bound() -> bool {
 }
 
 /// The calling core's last error, or the thread's when no core is bound.
-pub fn last_error() -> i32 {
+pub(crate) fn last_error() -> i32 {
     let p = current();
     if p.is_null() {
         return unbound_error();
