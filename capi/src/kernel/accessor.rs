@@ -10,7 +10,7 @@
 //! elements have no `set`:
 //!
 //! ```compile_fail,E0599
-//! # use neuroncustomop::kernel::*;
+//! # use neuron_capi::kernel::*;
 //! fn write(t: Tensor) -> Result<()> {
 //!     let acc = t.const_accessor::<f32, 1>()?;
 //!     acc.at(0)?.set(1.0) // no `set` on a read-only element
@@ -18,7 +18,7 @@
 //! ```
 //!
 //! ```compile_fail,E0597
-//! # use neuroncustomop::kernel::*;
+//! # use neuron_capi::kernel::*;
 //! fn escape(t: Tensor) -> Result<f32> {
 //!     let e = { let acc = t.accessor::<f32, 1>()?; acc.elem([0])? }; // `acc` dropped while borrowed
 //!     e.get()

@@ -24,8 +24,8 @@ impl Tensor<'_> {
     /// so safe code cannot make one from any view:
     ///
     /// ```compile_fail,E0133
-    /// fn wrap(v: neuroncustomop::runtime::marshal::tensor::TensorView) {
-    ///     let _t = neuroncustomop::kernel::Tensor::from_view(v);
+    /// fn wrap(v: neuron_capi::runtime::marshal::tensor::TensorView) {
+    ///     let _t = neuron_capi::kernel::Tensor::from_view(v);
     /// }
     /// ```
     ///
@@ -134,7 +134,7 @@ pub(crate) fn expect_dtype<T: Element>(view: &TensorView) -> Result<()> {
 /// lends one that cannot:
 ///
 /// ```compile_fail,E0505
-/// fn outlives(o: neuroncustomop::kernel::OwnedTensor) {
+/// fn outlives(o: neuron_capi::kernel::OwnedTensor) {
 ///     let t = o.tensor();
 ///     drop(o);
 ///     let _ = t.sizes();
