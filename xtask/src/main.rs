@@ -4,9 +4,6 @@
 //! the linker and QEMU lives here so that the workspace's own host builds
 //! stay plain `cargo build` / `cargo test`.
 
-mod elf;
-mod fll_check;
-mod layout;
 mod lints;
 mod main_job;
 mod perf;
@@ -16,6 +13,7 @@ mod qemu;
 mod reliability;
 mod target;
 
+use neuron_image::{elf, fll_check, layout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -524,7 +522,8 @@ pub(crate) fn qemu_test() -> Result {
 }
 
 /// Disassemble with the nightly's llvm-objdump and look for the windowed
-/// ABI's `entry`, `callx8`/`call8` and `retw`.
+/// ABI's `entry`, `callx8`/`call8` and `retw`. Its text is read by hand:
+/// no maintained crate disassembles Xtensa.
 pub(crate) fn windowed_code_check(elf: &Path) -> Result {
     let objdump = llvm_bin("llvm-objdump")?;
     let out = Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).arg(elf).output().map_err(|e| format!("{}: {e}", objdump.display()))?;
