@@ -73,8 +73,8 @@ enum Cmd {
     Setup,
     /// The house-rule steps of `test` alone: rustfmt --check and clippy.
     ///
-    /// rustfmt --check, clippy on the host (workspace and python/) and
-    /// clippy on Xtensa, warnings denied.
+    /// rustfmt --check, clippy on the host (workspace, fuzz harnesses and
+    /// python/) and clippy on Xtensa, warnings denied.
     Lints,
     /// The runtime's pure-logic tests under Miri (nightly-2026-10-15).
     Miri,
