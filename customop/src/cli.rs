@@ -72,14 +72,14 @@ struct BuildArgs {
 
 /// Run an op of a built library.
 ///
-/// Each ARG is a .npy file (a tensor
-/// argument) or a number (a scalar argument); the op's shape function gives
-/// the output's shape and dtype; the output goes to OUT.npy. --on qemu runs
-/// a --target qemu build on the emulated cluster (per-core status and
-/// printf shown); --on both runs it on the simulator and on QEMU and
-/// compares the outputs bit for bit. The shape function and the
-/// simulator's run go in a child process: a crash is reported (core, op,
-/// signal, address), --timeout stops them after SECONDS.
+/// Each ARG is a .npy file (a tensor argument) or a number (a scalar
+/// argument); the op's shape function gives the output's shape and dtype;
+/// the output goes to OUT.npy. --on qemu runs a --target qemu build on the
+/// emulated cluster (per-core status and printf shown); --on both runs it
+/// on the simulator and on QEMU and compares the outputs bit for bit. The
+/// shape function and the simulator's run go in a child process: a crash
+/// is reported (core, op, signal, address), --timeout stops them after
+/// SECONDS.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXIT_STATUS)]
 struct RunArgs {
