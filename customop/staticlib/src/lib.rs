@@ -129,3 +129,39 @@ pub fn find_for(exe: &Path, dir: &Path) -> Result<PathBuf, String> {
         exe.display()
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A GNU `ar` archive of one member that is not an object.
+    fn junk_archive() -> Vec<u8> {
+        let mut a = b"!<arch>\n".to_vec();
+        a.extend(format!("{:<16}{:<12}{:<6}{:<6}{:<8}{:<10}`\n", "junk.o/", 0, 0, 0, 644, 4).as_bytes());
+        a.extend(b"junk");
+        a
+    }
+
+    /// The staticlib built with this test binary is recognised among
+    /// others; one built elsewhere (no matching symbol) is refused with a
+    /// message that says what to do; an empty directory likewise.
+    #[test]
+    fn finds_the_archive_built_with_the_binary_and_only_it() {
+        if std::env::var_os(ENV_OVERRIDE).is_some() {
+            return; // The override answers before any search.
+        }
+        let exe = std::env::current_exe().unwrap();
+        let real = find().expect("the staticlib cargo built with this test");
+        // Searched: the directory, its deps/ and its parent (here empty).
+        let base = tempfile::tempdir().unwrap();
+        let dir = base.path().join("debug");
+        std::fs::create_dir_all(dir.join("deps")).unwrap();
+        assert!(find_for(&exe, &dir).unwrap_err().contains("was not found near"));
+        std::fs::write(dir.join("libneuroncustomop-0000000000000000.a"), junk_archive()).unwrap();
+        let e = find_for(&exe, &dir).unwrap_err();
+        assert!(e.contains("none of the staticlibs") && e.contains("stale build?"), "{e}");
+        let copy = dir.join("deps").join("libneuroncustomop-1111111111111111.a");
+        std::fs::copy(&real, &copy).unwrap();
+        assert_eq!(find_for(&exe, &dir).unwrap(), copy);
+    }
+}
