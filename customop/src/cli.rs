@@ -282,6 +282,11 @@ mod tests {
     }
 
     #[test]
+    fn the_command_line_is_consistent() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
+    #[test]
     fn run_takes_negative_numbers_as_arguments_and_needs_an_output() {
         let (o, report) = parse_run(&["d", "op", "x.npy", "-1.5", "-3", "-o", "y.npy", "--report", "-1e-5", "-inf", "-.5"]).unwrap();
         assert_eq!(o.args, ["x.npy", "-1.5", "-3", "-1e-5", "-inf", "-.5"]);

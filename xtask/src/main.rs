@@ -578,3 +578,32 @@ pub(crate) fn windowed_code_check(elf: &Path) -> Result {
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> std::result::Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn link_and_qemu_run_take_their_options_either_way() {
+        let Ok(Cli { command: Some(Cmd::Link(l)) }) = parse(&["link", "--layout=qemu", "-o", "x.elf", "-u", "a", "--undefined=b", "lib.a"]) else { panic!() };
+        assert_eq!(
+            (l.layout.as_str(), l.out, l.undefined, l.inputs),
+            ("qemu", PathBuf::from("x.elf"), vec!["a".to_string(), "b".into()], vec![PathBuf::from("lib.a")])
+        );
+        assert!(parse(&["link", "--layout", "qemu", "-o", "x.elf"]).is_err(), "inputs are required");
+        let Ok(Cli { command: Some(Cmd::QemuRun(q)) }) = parse(&["qemu-run", "x.elf", "--smp=8", "--", "run=suite", "--x"]) else { panic!() };
+        assert_eq!((q.machine.as_str(), q.smp, q.timeout, q.extra), ("sim", 8, 10, vec!["run=suite".to_string(), "--x".into()]));
+        let Ok(Cli { command: Some(Cmd::BuildXtensa { args }) }) = parse(&["build-xtensa", "--release", "-p", "neuron-hal"]) else { panic!() };
+        assert_eq!(args, ["--release", "-p", "neuron-hal"]);
+        assert!(parse(&["frobnicate"]).is_err());
+    }
+}
