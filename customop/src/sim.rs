@@ -41,24 +41,12 @@ pub struct SimApi {
     pub shape_eval: SimCallFn,
 }
 
-/// Reinterprets a symbol's address as the function pointer type `T`.
-///
-/// # Safety
-/// `p` must be the address of a function whose C signature is `T`.
-unsafe fn cast<T: Copy>(p: *mut c_void) -> T {
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
-    // SAFETY: T is a function pointer type of the address's size, and the
-    // caller vouches that the address is a function of that signature.
-    unsafe { std::mem::transmute_copy(&p) }
-}
-
 macro_rules! sym {
     ($lib:expr, $name:literal) => {{
-        let p = $lib.symbol($name)?;
         // SAFETY: the symbol is the library's export of that name, whose C
         // signature (include/neuroncustomop.h, or the generated shape
         // entry) is the field's type.
-        unsafe { cast(p) }
+        unsafe { $lib.function($name) }?
     }};
 }
 

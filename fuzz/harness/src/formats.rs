@@ -3,11 +3,6 @@
 //! file / stamp / manifest readers of the build cache. Each must give a
 //! value or a clear error, never panic, and what it accepts must survive
 //! its writer: render then parse gives the same value back.
-//!
-//! Included on its own (`#[path]`) by the replay test in the `customop`
-//! crate, so it uses nothing but `customop`.
-// Each target uses one of these.
-#![allow(dead_code)]
 
 use customop::cache::{depfile_inputs, Stamp};
 use customop::npy;

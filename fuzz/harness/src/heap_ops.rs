@@ -14,7 +14,7 @@
 //! `SizeOverflow`. At the end everything is freed and one allocation of
 //! the whole heap must succeed (coalescing is complete).
 
-use super::input::Input;
+use crate::input::Input;
 use neuron_runtime::heap::{DataRamHeap, HbmHeap, LibcHeap, HEAP_ALIGN};
 use neuron_runtime::Error;
 

@@ -1,19 +1,16 @@
 //! Finding the host `libneuroncustomop.a` from an integration test, and
-//! compiling C++ against it. Shared by `tests/cpp_kernels.rs`,
-//! `tests/bad_input.rs` and `tests/symbols.rs` (`#[path]` module).
+//! compiling C++ against it: the test binaries' shared module (`mod cpp;`)
+//! of `tests/{cpp_kernels,cpp_api,torch_surface,bad_input,symbols}.rs`.
 //!
-//! Finding the archive is `customop/src/staticlib.rs` (one
-//! implementation, shared with the `customop` tool through a `#[path]`
-//! module): the `libneuroncustomop-<hash>.a` cargo built together with
-//! this test binary, recognised by its symbols.
+//! Finding the archive is the `customop-staticlib` crate (one
+//! implementation, shared with the `customop` tool): the
+//! `libneuroncustomop-<hash>.a` cargo built together with this test
+//! binary, recognised by its symbols.
 //!
 //! Overrides: `NEURON_STATICLIB=/path/to/libneuroncustomop.a`.
 
 // Included by several test binaries; each uses only some of it.
 #![allow(dead_code)]
-
-#[path = "../../customop/src/staticlib.rs"]
-mod finder;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -26,7 +23,7 @@ pub fn repo() -> PathBuf {
 /// The host staticlib built together with this test binary. Panics with a
 /// clear message if there is none.
 pub fn path() -> PathBuf {
-    finder::find().unwrap_or_else(|e| panic!("{e}"))
+    customop_staticlib::find().unwrap_or_else(|e| panic!("{e}"))
 }
 
 /// Where compiled C++ test programs go.

@@ -4,12 +4,11 @@
 //! the named symbols inside each image's code window, the vector pages
 //! byte-identical and not empty.
 //!
-//! Shared, through a `#[path]` module, by `cargo xtask fll-check` (the
-//! Rust example op) and `customop build --target q7` (C++ kernels): both
-//! refer to `super::layout` and `super::elf`, which each includer provides.
+//! Used by `cargo xtask fll-check` (the Rust example op) and
+//! `customop build --target q7` (C++ kernels).
 
-use super::elf::Elf;
-use super::layout::Layout;
+use crate::elf::Elf;
+use crate::layout::Layout;
 
 /// One linked image.
 pub struct Image<'a> {

@@ -13,7 +13,7 @@
 //! the output descriptor; a return of the wrong dtype is refused; and
 //! `cleanup` reports an unwritten output.
 
-use super::input::Input;
+use crate::input::Input;
 use neuron_hal::platform::Platform;
 use neuron_hal::Hal;
 use neuron_hal_mock::{MockCore, MockSoc};

@@ -11,7 +11,7 @@
 //! register; and the pointer really shows that SoC byte (a marker
 //! written through the SoC side is read back through it).
 
-use super::input::Input;
+use crate::input::Input;
 use neuron_hal::platform::{DYNAMIC_WINDOWS, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE};
 use neuron_hal::Hal;
 use neuron_hal_mock::{MockCore, MockSoc};

@@ -2,7 +2,7 @@
 //! benches (`benches/host.rs`) and the instruction-count example
 //! (`examples/stream_fixed_cost.rs`), so both measure the same setup.
 
-use neuron_bench::{fill, DATA};
+use crate::{fill, DATA};
 use neuron_hal::platform::Q7;
 use neuron_hal_mock::MockSoc;
 use neuron_runtime::marshal::descriptor::{Location, RawTensorDesc, TensorDesc};
