@@ -14,7 +14,7 @@ usage:
                  [--multicore] [--target sim|qemu|q7] [--out DIR] [--cflags \"...\"]
                  [--staticlib libneuroncustomop.a] [--include DIR]
   customop run DIR OP ARG... -o OUT.npy [--cores 1|8] [--report] [--on sim|qemu|both]
-               [--timeout SECONDS]
+               [--timeout SECONDS] [--timings]
 
 build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
        (DIR/customop-build/ops.cpp, shapes.cpp), compiles and links DIR/libNAME.so (default DIR:
@@ -25,7 +25,9 @@ run:   each ARG is a .npy file (a tensor argument) or a number (a scalar argumen
        --on qemu runs a --target qemu build on the emulated cluster (per-core status and printf
        shown); --on both runs it on the simulator and on QEMU and compares the outputs bit for bit.
        The shape function and the simulator's run go in a child process: a crash is reported
-       (core, op, signal, address), --timeout stops them after SECONDS.
+       (core, op, signal, address), --timeout stops them after SECONDS. --timings prints where
+       a run on the simulator spent its time (inputs, setup, copy-in, kernel per core, verdict,
+       copy-out).
 exit status: 0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input,
              7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment,
              11 the simulator and the emulated device disagree (--on both), 12 the kernel or shape
@@ -148,11 +150,18 @@ fn dispatch(args: &[String]) -> Result<()> {
             Ok(())
         }
         Some("run") => {
-            let (o, report) = parse_run(&args[1..])?;
+            let timings = args[1..].iter().any(|a| a == "--timings");
+            let rest: Vec<String> = args[1..].iter().filter(|a| *a != "--timings").cloned().collect();
+            let (o, report) = parse_run(&rest)?;
             let r = run(&o)?;
             // The emulated run's report is its only status: always shown.
             if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
+            }
+            match (&r.timings, timings) {
+                (Some(t), true) => println!("{t}"),
+                (None, true) => println!("timings: only for a run on the simulator alone (--on sim)"),
+                _ => {}
             }
             let agreement = match r.nans_differing {
                 0 => String::from(": outputs bit-identical"),

@@ -6,7 +6,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::path::Path;
 
-pub use customop_npy::{parse_bytes, render, Array, Dtype};
+pub use customop_npy::{check_length, parse_bytes, parse_header, render, render_header, Array, Dtype, Layout};
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::BadInput, format!("{}: not a usable .npy file: {what}", path.display()))
@@ -30,6 +30,42 @@ pub fn read(path: &Path) -> Result<Array> {
     let mut b = Vec::with_capacity(meta.len() as usize);
     f.read_to_end(&mut b).map_err(|e| Error::io("read", path, e))?;
     parse(path, &b)
+}
+
+/// An input `.npy` mapped, its header read and its length checked: the
+/// data is copied once, from the mapping into the simulated HBM.
+pub struct Mapped {
+    map: memmap2::Mmap,
+    /// What the header says.
+    pub layout: Layout,
+}
+
+impl Mapped {
+    /// The data bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.map[self.layout.offset..]
+    }
+}
+
+/// Opens and maps a `.npy` file (a regular file only, as [`read`]).
+pub fn map(path: &Path) -> Result<Mapped> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| Error::io("read", path, e))?;
+    let meta = f.metadata().map_err(|e| Error::io("read", path, e))?;
+    if !meta.is_file() {
+        return Err(bad(path, "not a regular file (a FIFO, device or directory cannot be an input)"));
+    }
+    if meta.len() == 0 {
+        return Err(bad(path, "no NumPy magic"));
+    }
+    // SAFETY: a private read-only mapping of a regular file; a file
+    // truncated by someone else while mapped could fault, as a file
+    // changed under `read` would give wrong data: inputs are the user's
+    // files, not changed during their own run.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| Error::io("read", path, e))?;
+    let layout = parse_header(&map).map_err(|m| bad(path, m))?;
+    check_length(&layout, meta.len()).map_err(|m| bad(path, m))?;
+    Ok(Mapped { map, layout })
 }
 
 /// Writes `a` to `path` atomically: a failed write (a full disk) leaves

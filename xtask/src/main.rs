@@ -14,6 +14,7 @@ mod perf_cpp;
 mod preflight;
 mod qemu;
 mod reliability;
+mod sim_bench;
 mod target;
 
 use std::path::{Path, PathBuf};
@@ -75,6 +76,12 @@ cargo xtask <command>
   bench-report
       Ratios ours/native of the Criterion host benchmarks (run
       `cargo bench -p neuron-bench` first); writes target/criterion/ratios.md.
+  sim-bench [--check] [--mib N] [--runs N]
+      Issue 28's figures: `customop run` of vendor-style ReLUs (perf/sim_bench)
+      over a 64 MiB float32 .npy against a NumPy process doing the same, peak
+      RSS per input byte, the accessor kernel against a plain C++ loop (a numpy
+      venv is made once under target/sim-bench). --check: against
+      perf/budgets.toml [sim_bench].
   perf
       Instruction counts on the emulated core (kernels/perf-image under the
       TCG plugin perf/insn_count.c; the C++ kernels of perf/cpp built and
@@ -140,6 +147,7 @@ fn main() -> ExitCode {
         Some("test") => target::test().map(|_| 0),
         Some("bench-report") => perf::bench_report().map(|_| 0),
         Some("perf") => perf::check().map(|_| 0),
+        Some("sim-bench") => sim_bench::main(&args[1..]).map(|_| 0),
         Some("help" | "-h" | "--help") | None => {
             print!("{HELP}");
             Ok(0)
