@@ -11,6 +11,7 @@ pub mod element_hooks;
 pub mod fault;
 mod input_pages;
 pub mod kernel_heap;
+mod prefault;
 mod report_text;
 pub mod reserve;
 pub mod sanitizer_report;
