@@ -124,6 +124,10 @@ pub struct Sanitizer {
     regions: RwLock<Snapshot>,
     generation: AtomicU64,
     on: AtomicBool,
+    /// Only one thread writes while watching (a one-core run): an
+    /// element's writers are set by a load and a store, not a locked
+    /// read-modify-write (most of a large output's cost).
+    one_writer: AtomicBool,
     findings: Mutex<Vec<Finding>>,
 }
 
@@ -165,6 +169,13 @@ impl Sanitizer {
             f.extend(cross_writes(r));
         }
         f
+    }
+
+    /// Says whether only one thread writes until the next call (a
+    /// one-core run: the host waits while its core runs). Set it false
+    /// whenever two threads may write watched memory at once.
+    pub fn set_one_writer(&self, one: bool) {
+        self.one_writer.store(one, Ordering::Relaxed);
     }
 
     /// Whether a run is being watched.
@@ -278,8 +289,9 @@ impl Sanitizer {
                 self.record(FindingKind::InputWritten, r, cpu, None, lo, hi - lo + 1);
                 continue;
             }
+            let one = self.one_writer.load(Ordering::Relaxed);
             for e in lo..=hi {
-                r.state[e as usize].fetch_or(me, Ordering::Relaxed);
+                mark(&r.state[e as usize], me, one);
             }
         }
     }
@@ -314,10 +326,25 @@ impl Sanitizer {
                 if s == UNWRITTEN {
                     r.state[e as usize].store(UNWRITTEN, Ordering::Relaxed);
                 } else {
-                    r.state[e as usize].fetch_or(1 << cpu, Ordering::Relaxed);
+                    mark(&r.state[e as usize], 1 << cpu, self.one_writer.load(Ordering::Relaxed));
                 }
             }
         }
+    }
+}
+
+/// Adds the writer bits `bits` to an element's state: with `one_writer`
+/// (no other thread writes the states) a plain load and store, else an
+/// atomic or.
+#[inline]
+fn mark(state: &AtomicU16, bits: u16, one_writer: bool) {
+    if one_writer {
+        let v = state.load(Ordering::Relaxed);
+        if v & bits != bits {
+            state.store(v | bits, Ordering::Relaxed);
+        }
+    } else {
+        state.fetch_or(bits, Ordering::Relaxed);
     }
 }
 

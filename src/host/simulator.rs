@@ -623,7 +623,10 @@ impl Simulator {
             super::input_pages::InputPages::default()
         };
         let launched = std::time::Instant::now();
+        // One core: its thread is the only writer while the host waits.
+        self.soc.sanitizer().set_one_writer(cores == 1);
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
+        self.soc.sanitizer().set_one_writer(false);
         let kernels = launched.elapsed();
         let findings = self.soc.sanitizer().end();
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
