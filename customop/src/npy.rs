@@ -45,6 +45,15 @@ impl Mapped {
     pub fn data(&self) -> &[u8] {
         &self.map[self.layout.offset..]
     }
+
+    /// Drops the mapped pages from this process's memory once they are
+    /// copied (read again from the file if touched), so the run's peak
+    /// memory holds the input once, in the simulated HBM.
+    pub fn release(&self) {
+        // SAFETY: the mapping is private and never written: its pages read
+        // back as the file's bytes, which they are now.
+        let _ = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
 }
 
 /// Opens and maps a `.npy` file (a regular file only, as [`read`]).

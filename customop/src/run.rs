@@ -440,8 +440,11 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
         match p {
             Placed::Tensor(a) => {
-                let data = files.inputs.get(i).and_then(Option::as_ref).map_or(&a.data[..], npy::Mapped::data);
-                sim.arg_tensor(a.dtype.code(), &a.shape, data, &what)?;
+                let mapped = files.inputs.get(i).and_then(Option::as_ref);
+                sim.arg_tensor(a.dtype.code(), &a.shape, mapped.map_or(&a.data[..], npy::Mapped::data), &what)?;
+                if let Some(m) = mapped {
+                    m.release();
+                }
             }
             Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
         }
