@@ -97,24 +97,65 @@ fn build(bin: &Path, multicore: bool) -> Result<PathBuf> {
     Ok(dir)
 }
 
-/// A deterministic input with about half its elements negative, and its
-/// ReLU (what every output must equal, bit for bit).
-fn input(n: usize) -> (Vec<f32>, Vec<f32>) {
+/// Writes a deterministic float32 input of `n` elements, about half of
+/// them negative, a piece at a time: this process holds no tensor, since
+/// Linux counts in a child's peak RSS its parent's from before its exec.
+fn write_input(path: &Path, n: usize) -> Result {
+    use std::io::Write;
+    let err = |e: std::io::Error| format!("{}: {e}", path.display());
+    let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
+    w.write_all(&customop_npy::render_header(customop_npy::Dtype::F32, &[n as u64])).map_err(err)?;
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    let x: Vec<f32> = (0..n)
-        .map(|_| {
-            s ^= s << 13;
-            s ^= s >> 7;
-            s ^= s << 17;
-            ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0
-        })
-        .collect();
-    let y = x.iter().map(|&v| if v > 0.0 { v } else { 0.0 }).collect();
-    (x, y)
+    for _ in 0..n {
+        s ^= s << 13;
+        s ^= s >> 7;
+        s ^= s << 17;
+        let v = ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0;
+        w.write_all(&v.to_le_bytes()).map_err(err)?;
+    }
+    w.flush().map_err(err)
+}
+
+/// Checks that `out` holds the ReLU of `x`, bit for bit, reading both a
+/// piece at a time.
+fn check_relu(x: &Path, out: &Path) -> Result {
+    use std::io::{Read, Seek};
+    let open = |p: &Path| -> Result<(std::io::BufReader<std::fs::File>, customop_npy::Layout)> {
+        let err = |e: std::io::Error| format!("{}: {e}", p.display());
+        let mut f = std::fs::File::open(p).map_err(err)?;
+        let mut head = vec![0u8; 4096];
+        let k = f.read(&mut head).map_err(err)?;
+        let l = customop_npy::parse_header(&head[..k]).map_err(|e| format!("{}: {e}", p.display()))?;
+        f.seek(std::io::SeekFrom::Start(l.offset as u64)).map_err(err)?;
+        Ok((std::io::BufReader::new(f), l))
+    };
+    let ((mut a, la), (mut b, lb)) = (open(x)?, open(out)?);
+    if la.shape != lb.shape || lb.dtype != customop_npy::Dtype::F32 {
+        return Err(format!("{}: {:?} {:?}, expected F32 {:?}", out.display(), lb.dtype, lb.shape, la.shape));
+    }
+    let (mut pa, mut pb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
+    let (mut left, mut at) = (la.bytes as usize, 0);
+    while left > 0 {
+        let k = left.min(pa.len());
+        a.read_exact(&mut pa[..k]).map_err(|e| format!("{}: {e}", x.display()))?;
+        b.read_exact(&mut pb[..k]).map_err(|e| format!("{}: {e}", out.display()))?;
+        for (i, (u, v)) in pa[..k].chunks_exact(4).zip(pb[..k].chunks_exact(4)).enumerate() {
+            let u = f32::from_le_bytes([u[0], u[1], u[2], u[3]]);
+            let want = if u > 0.0 { u } else { 0.0 };
+            if want.to_bits() != u32::from_le_bytes([v[0], v[1], v[2], v[3]]) {
+                return Err(format!("{}: element {} is not relu({u})", out.display(), at + i));
+            }
+        }
+        at += k / 4;
+        left -= k;
+    }
+    Ok(())
 }
 
 /// Runs `c` to its end: wall time and the peak RSS in bytes of it and
 /// every process it waited for (wait4's `ru_maxrss`), and its output.
+/// Linux counts a child's memory before its exec too (the fork's copy of
+/// this process), so this process holds no tensor while it spawns.
 fn timed(c: &mut Command) -> Result<(Duration, u64, String)> {
     let t = Instant::now();
     let child = c.stdout(std::process::Stdio::piped()).stderr(std::process::Stdio::piped()).spawn().map_err(|e| format!("{:?}: {e}", c.get_program()))?;
@@ -238,24 +279,16 @@ pub fn main(args: &[String]) -> Result {
     let single = build(&bin, false)?;
     let multi = build(&bin, true)?;
     let n = o.mib * (1 << 20) / 4;
-    let (x, want) = input(n);
     let dir = work();
     let x_path = dir.join("x.npy");
     let out = dir.join("out.npy");
     let np_out = dir.join("np_out.npy");
-    std::fs::write(&x_path, crate::main_job::npy_f32(&[n], &x)).map_err(|e| format!("{}: {e}", x_path.display()))?;
-    drop(x);
+    write_input(&x_path, n)?;
+    // Every output must be the input's ReLU, bit for bit.
     let in_bytes = (n * 4) as f64;
     eprintln!("sim-bench: {} MiB float32 relu, best of {} run(s) each", o.mib, o.runs);
 
-    let check_out = |p: &Path| -> Result {
-        let got = crate::main_job::read_npy_f32(p)?;
-        match got.iter().zip(&want).position(|(a, b)| a.to_bits() != b.to_bits()) {
-            None if got.len() == want.len() => Ok(()),
-            None => Err(format!("{}: {} elements, expected {}", p.display(), got.len(), want.len())),
-            Some(i) => Err(format!("{}: element {i} is {}, expected {}", p.display(), got[i], want[i])),
-        }
-    };
+    let check_out = |p: &Path| check_relu(&x_path, p);
     let script =
         format!("import numpy as np\na = np.load({:?})\nnp.save({:?}, np.maximum(a, 0))\n", x_path.display().to_string(), np_out.display().to_string());
     let (t_np, rss_np, _) = best(
