@@ -646,15 +646,22 @@ impl Simulator {
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            let held = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
             // Who wrote each output element, as the hooks saw it.
             let seen = self.soc.sanitizer().written_by(o.storage);
+            // When the hooks saw every element written, none can hold the
+            // sentinel unwritten or have changed unseen: the scan for the
+            // sentinel could not change the verdict, and is not made.
+            let all_seen = seen.as_deref().is_some_and(super::writes::all_seen);
+            let held = match all_seen {
+                true => Vec::new(),
+                false => coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?,
+            };
             rep.overlaps = cross_writes.iter().map(|f| super::sanitizer_report::overlap(f, elem)).collect();
             let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
             // The attribution runs (each core again, alone) only where the
             // hooks cannot say who wrote: an output element changed by a
             // store they did not see, or a guard overwritten.
-            let in_doubt = !rep.guard_errors.is_empty() || seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held));
+            let in_doubt = !rep.guard_errors.is_empty() || (!all_seen && seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held)));
             if cores > 1 && clean && in_doubt && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
                 let w = super::writes::attribute(self, f, cores, at, o)?;
                 rep.overlaps = w.overlaps;
