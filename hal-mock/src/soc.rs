@@ -72,6 +72,12 @@ impl MockSoc {
         None
     }
 
+    /// Whether SoC range `addr..addr+len` (HBM or SBUF) was never written:
+    /// it reads as zeros.
+    pub fn is_hole(&self, addr: u64, len: u64) -> bool {
+        self.resolve(addr, len).is_some_and(|(mem, off)| mem.is_hole(off, len))
+    }
+
     /// Host pointer for SoC range `addr..addr+len` (HBM or SBUF).
     pub fn soc_ptr(&self, addr: u64, len: u64) -> Option<*mut u8> {
         let (mem, off) = self.resolve(addr, len)?;
