@@ -134,6 +134,10 @@ pub struct Sanitizer {
     /// element's writers are set by a load and a store, not a locked
     /// read-modify-write (most of a large output's cost).
     one_writer: AtomicBool,
+    /// The cores that wrote a watched element since [`begin`](Self::begin):
+    /// with fewer than two, no element has two writers, and the end of
+    /// the run does not look for any.
+    writers: AtomicU16,
     findings: Mutex<Vec<Finding>>,
 }
 
@@ -149,6 +153,7 @@ impl Sanitizer {
     pub fn begin(&self) {
         *self.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::default();
         self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.writers.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
         self.on.store(true, Ordering::Release);
     }
@@ -171,10 +176,30 @@ impl Sanitizer {
                 x.other = Some(lowest(others));
             }
         }
-        for r in regions.iter().filter(|r| r.kind != RegionKind::Input) {
-            f.extend(cross_writes(r));
+        if self.writers.load(Ordering::Relaxed).count_ones() >= 2 {
+            for r in regions.iter().filter(|r| r.kind != RegionKind::Input) {
+                f.extend(cross_writes(r));
+            }
         }
         f
+    }
+
+    /// Notes that core bits `me` wrote a watched element (read first: the
+    /// locked or happens once per core and run).
+    fn wrote(&self, me: u16) {
+        if self.writers.load(Ordering::Relaxed) & me != me {
+            self.writers.fetch_or(me, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether every element of the region at `base` was written where a
+    /// hook saw it, by a known core (no [`UNWRITTEN`], no
+    /// [`UNKNOWN_WRITER`]); `None` for no such region. Answered in place,
+    /// without the copy [`written_by`](Self::written_by) makes.
+    pub fn all_written(&self, base: u64) -> Option<bool> {
+        let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
+        Some(!r.state.iter().map(|x| x.load(Ordering::Relaxed)).any(|s| s == UNWRITTEN || s & UNKNOWN_WRITER != 0))
     }
 
     /// Says whether only one thread writes until the next call (a
@@ -296,6 +321,7 @@ impl Sanitizer {
                 continue;
             }
             let one = self.one_writer.load(Ordering::Relaxed);
+            self.wrote(me);
             for e in lo..=hi {
                 mark(&r.state[e as usize], me, one);
             }
@@ -332,6 +358,7 @@ impl Sanitizer {
                 if s == UNWRITTEN {
                     r.state[e as usize].store(UNWRITTEN, Ordering::Relaxed);
                 } else {
+                    self.wrote(1 << cpu);
                     mark(&r.state[e as usize], 1 << cpu, self.one_writer.load(Ordering::Relaxed));
                 }
             }
@@ -437,6 +464,42 @@ mod tests {
             s.end(),
             [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4, ranges: vec![] }]
         );
+    }
+
+    #[test]
+    fn all_written_and_one_writer_marks() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let (mut v0, mut v1) = (CoreView::default(), CoreView::default());
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        assert_eq!(s.all_written(base + 4), None, "no region there");
+        s.set_one_writer(true);
+        s.write(&mut v0, 0, base, 12);
+        assert_eq!(s.all_written(base), Some(false), "element 3 unwritten");
+        s.write(&mut v0, 0, base + 12, 4);
+        assert_eq!(s.all_written(base), Some(true));
+        assert_eq!(s.written_by(base).unwrap(), [1, 1, 1, 1]);
+        s.set_one_writer(false);
+        assert!(s.end().is_empty(), "one core: no cross-core writes");
+        // Two cores on one element: found (the scan runs with two writers).
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v0, 0, base, 16);
+        s.write(&mut v1, 1, base + 8, 4);
+        assert_eq!(s.written_by(base).unwrap(), [1, 1, 3, 1]);
+        let f = s.end();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].kind, f[0].cpu, f[0].other, f[0].first, f[0].count), (FindingKind::CrossCoreWrite, 0, Some(1), 2, 1));
+        // A writer the sanitizer could not name is not "all written".
+        s.begin();
+        soc.write(base, &[0xA5; 16]).unwrap();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v0, 0, base, 16);
+        assert_eq!(s.all_written(base), Some(true));
+        s.regions.read().unwrap()[0].state[1].fetch_or(UNKNOWN_WRITER, Ordering::Relaxed);
+        assert_eq!(s.all_written(base), Some(false));
+        let _ = soc;
     }
 
     #[test]

@@ -646,12 +646,13 @@ impl Simulator {
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            // Who wrote each output element, as the hooks saw it.
-            let seen = self.soc.sanitizer().written_by(o.storage);
             // When the hooks saw every element written, none can hold the
             // sentinel unwritten or have changed unseen: the scan for the
-            // sentinel could not change the verdict, and is not made.
-            let all_seen = seen.as_deref().is_some_and(super::writes::all_seen);
+            // sentinel, and the copy of who wrote each element, could not
+            // change the verdict, and are not made.
+            let all_seen = self.soc.sanitizer().all_written(o.storage) == Some(true);
+            // Who wrote each output element, as the hooks saw it.
+            let seen = if all_seen { None } else { self.soc.sanitizer().written_by(o.storage) };
             let held = match all_seen {
                 true => Vec::new(),
                 false => coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?,

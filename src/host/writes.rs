@@ -78,14 +78,6 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
     Ok(Writes { overlaps, outside })
 }
 
-/// Whether the hooks saw every output element written (`seen` per
-/// element, the sanitizer's `written_by`), by known writers.
-pub fn all_seen(seen: &[u16]) -> bool {
-    use neuron_hal_mock::sanitizer::{UNKNOWN_WRITER, UNWRITTEN};
-    // A fold, not an early exit: the compiler vectorises it.
-    seen.iter().fold(0u16, |acc, &s| acc | u16::from(s == UNWRITTEN) | (s & UNKNOWN_WRITER)) == 0
-}
-
 /// Whether an output element changed without the hooks seeing its writer:
 /// `seen` per element (the sanitizer's `written_by`), `held` the element
 /// ranges that still hold the sentinel (so the others changed).
@@ -160,19 +152,6 @@ mod tests {
         // A writer the sanitizer could not name.
         assert!(unseen_writes(&[1, 0x100, 0, 0], &[(1, 4)]));
         assert!(!unseen_writes(&[], &[]));
-    }
-
-    #[test]
-    fn all_seen_needs_every_element_written_by_a_known_core() {
-        assert!(all_seen(&[1, 2, 0x80, 3]));
-        assert!(all_seen(&[]));
-        assert!(!all_seen(&[1, 0, 1]), "an element no hook saw written");
-        assert!(!all_seen(&[1, 0x101, 1]), "a writer the sanitizer could not name");
-        // Long enough for the vectorised fold's remainder to matter.
-        let mut v = vec![1u16; 1001];
-        assert!(all_seen(&v));
-        v[1000] = 0;
-        assert!(!all_seen(&v));
     }
 
     #[test]
