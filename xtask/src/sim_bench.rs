@@ -139,10 +139,10 @@ fn check_relu(x: &Path, out: &Path) -> Result {
         let k = left.min(pa.len());
         a.read_exact(&mut pa[..k]).map_err(|e| format!("{}: {e}", x.display()))?;
         b.read_exact(&mut pb[..k]).map_err(|e| format!("{}: {e}", out.display()))?;
-        for (i, (u, v)) in pa[..k].chunks_exact(4).zip(pb[..k].chunks_exact(4)).enumerate() {
-            let u = f32::from_le_bytes([u[0], u[1], u[2], u[3]]);
+        for (i, (u, v)) in pa[..k].as_chunks::<4>().0.iter().zip(pb[..k].as_chunks::<4>().0).enumerate() {
+            let u = f32::from_le_bytes(*u);
             let want = if u > 0.0 { u } else { 0.0 };
-            if want.to_bits() != u32::from_le_bytes([v[0], v[1], v[2], v[3]]) {
+            if want.to_bits() != u32::from_le_bytes(*v) {
                 return Err(format!("{}: element {} is not relu({u})", out.display(), at + i));
             }
         }
