@@ -251,8 +251,9 @@ fn python_call(py: &Path) -> Result<Option<BTreeMap<String, f64>>> {
     Ok(Some(m))
 }
 
-/// `[sim_bench]` of `perf/budgets.toml`: the ratios and the tolerance.
-fn budgets() -> Result<(BTreeMap<String, f64>, f64)> {
+/// `[sim_bench]` of `perf/budgets.toml`: the ratios and the tolerances
+/// (time figures, peak-RSS figures).
+fn budgets() -> Result<(BTreeMap<String, f64>, f64, f64)> {
     let p = root().join("perf/budgets.toml");
     let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut inside = false;
@@ -268,7 +269,8 @@ fn budgets() -> Result<(BTreeMap<String, f64>, f64)> {
         }
     }
     let tol = b.remove("tolerance").ok_or_else(|| format!("{}: {TABLE} has no `tolerance`", p.display()))?;
-    Ok((b, tol))
+    let rss_tol = b.remove("rss_tolerance").ok_or_else(|| format!("{}: {TABLE} has no `rss_tolerance`", p.display()))?;
+    Ok((b, tol, rss_tol))
 }
 
 /// The command.
@@ -332,12 +334,13 @@ pub fn main(args: &[String]) -> Result {
         None => eprintln!("  perf/python_call.py: not there (the Python call figures are not measured)"),
     }
 
-    let (budgets, tol) = budgets()?;
+    let (budgets, time_tol, rss_tol) = budgets()?;
     println!("| figure | measured | budget |\n|---|---:|---:|");
     let mut over = Vec::new();
     for (k, v) in &figures {
         let b = budgets.get(k);
         println!("| {k} | {v:.2} | {} |", b.map_or("-".into(), |b| format!("{b}")));
+        let tol = if k.starts_with("rss_") { rss_tol } else { time_tol };
         if let Some(&b) = b {
             if *v > b * (1.0 + tol) {
                 over.push(format!("{k} = {v:.2} > {b} + {:.0} %", tol * 100.0));
