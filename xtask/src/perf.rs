@@ -318,7 +318,7 @@ pub fn footprint(map: &Path) -> Result<(u64, u64, u64, BTreeMap<String, u64>)> {
 }
 
 /// The budgets: `name = number` lines (comments with `#`).
-fn budgets() -> Result<BTreeMap<String, u64>> {
+pub(crate) fn budgets() -> Result<BTreeMap<String, u64>> {
     let p = root().join(BUDGETS);
     let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut b = BTreeMap::new();

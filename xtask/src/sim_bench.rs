@@ -360,3 +360,27 @@ pub fn main(args: &[String]) -> Result {
         Err(format!("sim-bench: over budget: {}", over.join("; ")))
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_busiest_core_is_read_from_the_timings_line() {
+        let out = "ran relu_tcm on 8 core(s)\ntimings: inputs 1.0 ms, setup 0.1 ms, copy-in 2.0 ms, kernel per core [3.5, 12.25, 4.0] ms, verdict 1.0 ms, copy-out 1.0 ms, total 30.0 ms\n";
+        assert_eq!(kernel_ns(out).unwrap(), 12.25e6);
+        assert!(kernel_ns("ran relu_tcm on 1 core(s)\n").is_err());
+    }
+
+    #[test]
+    fn budgets_toml_holds_both_tables_apart() {
+        let (b, tol, rss_tol) = budgets().unwrap();
+        for k in ["run_tcm1_ratio", "run_acc1_ratio", "run_tcm8_ratio", "rss_tcm1_ratio", "kernel_acc_per_elem_ratio"] {
+            assert!(b.contains_key(k), "{k}");
+        }
+        assert!(tol > 0.0 && rss_tol > 0.0);
+        // `cargo xtask perf` reads its own table only (integers).
+        let perf = crate::perf::budgets().unwrap();
+        assert!(perf.contains_key("runtime_footprint") && !perf.contains_key("run_tcm1_ratio") && !perf.contains_key("tolerance"));
+    }
+}
