@@ -12,9 +12,10 @@
 //! may be missing, or stale, or built with other features or another
 //! profile. The archive that belongs to the running binary is the one
 //! with the same `<hash>` as the rlib the binary links; it is recognised
-//! by containing a Rust symbol of the `neuroncustomop` crate that the
-//! binary contains (the symbol hash depends on the crate's metadata hash,
-//! so another build of the crate does not match).
+//! by containing a Rust symbol of the simulator crate (`neuron-sim`, which
+//! `neuroncustomop` re-exports and its archive holds) that the binary
+//! contains (the symbol hash depends on the crate's metadata hash, so
+//! another build of the crate does not match).
 //!
 //! Override: `NEURON_STATICLIB=/path/to/libneuroncustomop.a`.
 
@@ -32,15 +33,16 @@ fn nm_defined(path: &Path) -> Result<Vec<String>, String> {
     Ok(String::from_utf8_lossy(&out.stdout).lines().map(str::to_owned).collect())
 }
 
-/// A few mangled Rust symbols of the `neuroncustomop` crate that `exe`
-/// defines (it links the rlib built alongside the staticlib).
+/// A few mangled Rust symbols of the simulator crate that `exe` defines
+/// (it links the rlibs built alongside the staticlib; `neuroncustomop`
+/// itself only re-exports, so it has no code of its own).
 fn fingerprint_symbols(exe: &Path) -> Result<Vec<String>, String> {
     // Make sure the binary holds code of the crate, whatever its caller uses.
     std::hint::black_box(neuroncustomop::host::Simulator::new as fn() -> _);
     Ok(nm_defined(exe)?
         .into_iter()
         .filter_map(|l| l.split_whitespace().nth(2).map(str::to_owned))
-        .filter(|s| s.starts_with("_ZN14neuroncustomop") && s.contains("17h"))
+        .filter(|s| s.starts_with("_ZN10neuron_sim") && s.contains("17h"))
         .take(8)
         .collect())
 }

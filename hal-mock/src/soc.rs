@@ -93,6 +93,19 @@ impl MockSoc {
         Ok(())
     }
 
+    /// Sets `len` bytes of SoC memory at `addr` to `byte` (the simulator's
+    /// fill sentinel), with no host buffer however long the range.
+    pub fn fill(&self, addr: u64, len: u64, byte: u8) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let n = usize::try_from(len).map_err(|_| out_of_map(addr))?;
+        let p = self.soc_ptr(addr, len).ok_or_else(|| out_of_map(addr))?;
+        // SAFETY: p is valid for len bytes (resolved above).
+        unsafe { std::ptr::write_bytes(p, byte, n) };
+        Ok(())
+    }
+
     /// Copies SoC memory at `addr` into `buf` (the host reading a result).
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> io::Result<()> {
         let p = self.soc_ptr(addr, buf.len() as u64).ok_or_else(|| out_of_map(addr))?;
