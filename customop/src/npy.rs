@@ -50,7 +50,7 @@ impl Mapped {
     /// copied (read again from the file if touched), so the run's peak
     /// memory holds the input once, in the simulated HBM.
     pub fn release(&self) {
-        // SAFETY: the mapping is private and never written: its pages read
+        // SAFETY: the mapping is read-only, never written: its pages read
         // back as the file's bytes, which they are now.
         let _ = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
     }
@@ -67,8 +67,9 @@ pub fn map(path: &Path) -> Result<Mapped> {
     if meta.len() == 0 {
         return Err(bad(path, "no NumPy magic"));
     }
-    // SAFETY: a private read-only mapping of a regular file; a file
-    // truncated by someone else while mapped could fault, as a file
+    // SAFETY: a read-only mapping of a regular file, never written
+    // through; a file truncated by someone else while mapped faults
+    // (SIGBUS: the run's process dies, reported as a crash), as a file
     // changed under `read` would give wrong data: inputs are the user's
     // files, not changed during their own run.
     let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| Error::io("read", path, e))?;
