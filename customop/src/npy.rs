@@ -34,6 +34,7 @@ pub fn read(path: &Path) -> Result<Array> {
 
 /// An input `.npy` mapped, its header read and its length checked: the
 /// data is copied once, from the mapping into the simulated HBM.
+#[derive(Debug)]
 pub struct Mapped {
     map: memmap2::Mmap,
     /// What the header says.
@@ -89,13 +90,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_mapped_input_is_checked_as_a_read_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.npy");
+        let a = Array::from_f32(&[2, 3], &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
+        let bytes = render(&a);
+        std::fs::write(&p, &bytes).unwrap();
+        let m = map(&p).unwrap();
+        assert_eq!((m.layout.dtype, m.layout.shape.as_slice(), m.data()), (Dtype::F32, &[2u64, 3][..], &a.data[..]));
+        m.release();
+        assert_eq!(m.data(), &a.data[..], "released pages read back as the file");
+        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(map(&p).unwrap_err().message.contains("needs 24 data bytes, the file has 23"));
+        std::fs::write(&p, b"").unwrap();
+        assert!(map(&p).unwrap_err().message.contains("no NumPy magic"));
+        assert!(map(d.path()).unwrap_err().message.contains("not a regular file"));
+    }
+
+    #[test]
     fn a_fifo_is_refused_without_blocking() {
         let d = std::env::temp_dir().join(format!("npy-fifo-{}", std::process::id()));
         let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: c is a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read(&d).unwrap_err();
+        let m = map(&d).err().map(|e| e.message).unwrap_or_default();
         let _ = std::fs::remove_file(&d);
+        assert!(m.contains("not a regular file"), "{m}");
         assert!(e.message.contains("not a regular file"), "{e}");
     }
 }
