@@ -69,8 +69,10 @@ fn numpy_python() -> Result<PathBuf> {
     if has_numpy(&py) {
         return Ok(py);
     }
-    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))?;
-    run(Command::new(&py).args(["-m", "pip", "install", "--quiet", "numpy"]))?;
+    run(Command::new("python3").args(["-m", "venv"]).arg(&venv))
+        .map_err(|e| format!("{e}\nsim-bench makes a venv with NumPy under {}: it needs python3's venv module (Debian: python3-venv)", venv.display()))?;
+    run(Command::new(&py).args(["-m", "pip", "install", "--quiet", "numpy"]))
+        .map_err(|e| format!("{e}\nsim-bench installs NumPy from PyPI into {} once: it needs the network the first time", venv.display()))?;
     if !has_numpy(&py) {
         return Err(format!("{}: numpy does not import after `pip install numpy`", py.display()));
     }
