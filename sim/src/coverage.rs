@@ -21,18 +21,7 @@ const LISTED_RANGES: usize = 8;
 
 /// Fills `len` bytes at SoC `addr` with `byte`, in place.
 pub fn fill(soc: &MockSoc, addr: u64, len: u64, byte: u8) -> std::io::Result<()> {
-    let p = soc.soc_ptr(addr, len).ok_or_else(|| std::io::Error::other(std::format!("SoC address {addr:#x} is neither HBM nor SBUF")))?;
-    // Memory never written reads as zeros already: a zero fill of it
-    // (an empty tensor on a fresh SoC, the shape function's) is not made,
-    // nor are its pages faulted in.
-    if byte == 0 && soc.is_hole(addr, len) {
-        return Ok(());
-    }
-    super::prefault::populate(p, len);
-    // SAFETY: soc_ptr resolved [addr, addr + len) to host memory the SoC
-    // maps for its lifetime; no core runs while the host fills it.
-    unsafe { core::ptr::write_bytes(p, byte, len as usize) };
-    Ok(())
+    soc.fill(addr, len, byte)
 }
 
 /// The never-written elements of `len` bytes at `addr` (elements of

@@ -25,7 +25,6 @@ pub mod fault;
 mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;
-mod prefault;
 mod report_text;
 pub mod reserve;
 pub mod sanitizer_report;

@@ -437,9 +437,7 @@ impl Simulator {
         }
         let name = std::format!("argument {}", self.args.len());
         d.storage = self.alloc_guarded(data.len() as u64, name)?;
-        if let Some(p) = self.soc.soc_ptr(d.storage, data.len() as u64) {
-            super::prefault::populate(p, data.len() as u64);
-        }
+        self.soc.populate(d.storage, data.len() as u64);
         self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
         Ok(d)
     }
