@@ -175,8 +175,8 @@ typedef uint32_t BinaryOp;
 #endif // __cplusplus
 
 #if !defined(NEURON_DEVICE)
-// An opaque simulator handle: the simulator and the text of its last
-// run's report.
+// An opaque simulator handle: the simulator, the text of its last run's
+// report and its timings (`neuron_sim_timings`).
 typedef struct NeuronSim NeuronSim;
 #endif
 
@@ -568,6 +568,30 @@ const char *neuron_sim_report(struct NeuronSim *s);
 // # Safety
 // `s` null or live; `dst` null or writable for `n` bytes.
 int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Where the last run's time went, in ns: `dst[0]` the run outside the
+// kernels (the output's sentinel fill, the input pages' hashes, every
+// check of the verdict), then each core's kernel, in core order. Copies
+// at most `cap` values and stores how many there are in `*len` (0
+// before a run or after a refused one). 0 or code.
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `cap` values; `len` null
+// or writable.
+int32_t neuron_sim_timings(struct NeuronSim *s, uint64_t *dst, size_t cap, size_t *len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies `n` bytes of the output tensor from byte `offset` on into `dst`
+// (a caller that writes the output out a piece at a time). 0 or code:
+// `NoRunResult` before a run or after a failed one, `BufferTooSmall`
+// for a range past the output's end, `NullArgument` for a NULL `dst`.
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `n` bytes.
+int32_t neuron_sim_read_output_at(struct NeuronSim *s, uint64_t offset, void *dst, size_t n);
 #endif
 
 #if !defined(NEURON_DEVICE)

@@ -79,7 +79,7 @@ struct BuildArgs {
 /// on the simulator and on QEMU and compares the outputs bit for bit. The
 /// shape function and the simulator's run go in a child process: a crash
 /// is reported (core, op, signal, address), --timeout stops them after
-/// SECONDS.
+/// SECONDS. --timings prints where a run on the simulator spent its time.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXIT_STATUS)]
 struct RunArgs {
@@ -105,6 +105,10 @@ struct RunArgs {
     /// Stop the shape function and the run after SECONDS.
     #[arg(long, value_name = "SECONDS", value_parser = |v: &str| crate::contained::parse_timeout(v, "--timeout").map_err(|e| e.message))]
     timeout: Option<Duration>,
+    /// Print where a run on the simulator spent its time (inputs, setup,
+    /// copy-in, kernel per core, verdict, copy-out).
+    #[arg(long)]
+    timings: bool,
 }
 
 impl BuildArgs {
@@ -129,10 +133,10 @@ impl BuildArgs {
 }
 
 impl RunArgs {
-    /// The options, and whether `--report` was given.
-    fn options(self) -> (RunOptions, bool) {
+    /// The options, and whether `--report` and `--timings` were given.
+    fn options(self) -> (RunOptions, bool, bool) {
         let args = self.args.into_iter().map(|a| a.strip_prefix(NUMBER_MARK).map_or_else(|| a.clone(), str::to_owned)).collect();
-        (RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout }, self.report)
+        (RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout }, self.report, self.timings)
     }
 }
 
@@ -141,7 +145,8 @@ impl RunArgs {
 /// error carrying clap's message (what is wrong, the usage line).
 enum Parsed {
     Build(BuildOptions),
-    Run(RunOptions, bool),
+    /// The options, `--report`, `--timings`.
+    Run(RunOptions, bool, bool),
     Print(String),
 }
 
@@ -169,8 +174,8 @@ fn parse(args: &[String]) -> Result<Parsed> {
     match Cli::try_parse_from(argv) {
         Ok(Cli { command: Command::Build(b) }) => Ok(Parsed::Build(b.options()?)),
         Ok(Cli { command: Command::Run(r) }) => {
-            let (o, report) = r.options();
-            Ok(Parsed::Run(o, report))
+            let (o, report, timings) = r.options();
+            Ok(Parsed::Run(o, report, timings))
         }
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => Ok(Parsed::Print(e.render().to_string())),
         Err(e) => {
@@ -214,11 +219,16 @@ fn dispatch(args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        Parsed::Run(o, report) => {
+        Parsed::Run(o, report, timings) => {
             let r = run(&o)?;
             // The emulated run's report is its only status: always shown.
             if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
+            }
+            match (&r.timings, timings) {
+                (Some(t), true) => println!("{t}"),
+                (None, true) => println!("timings: only for a run on the simulator alone (--on sim)"),
+                _ => {}
             }
             let agreement = match r.nans_differing {
                 0 => String::from(": outputs bit-identical"),
@@ -269,7 +279,7 @@ mod tests {
 
     fn parse_run(a: &[&str]) -> Result<(RunOptions, bool)> {
         match parse(&[&["run"], a].concat().iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())? {
-            Parsed::Run(o, r) => Ok((o, r)),
+            Parsed::Run(o, r, _) => Ok((o, r)),
             _ => panic!("not a run"),
         }
     }

@@ -33,6 +33,10 @@ pub struct SimApi {
     pub report: unsafe extern "C" fn(*mut c_void) -> *const c_char,
     /// `neuron_sim_read_output`.
     pub read_output: unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> i32,
+    /// `neuron_sim_read_output_at`.
+    pub read_output_at: unsafe extern "C" fn(*mut c_void, u64, *mut c_void, usize) -> i32,
+    /// `neuron_sim_timings`.
+    pub timings: unsafe extern "C" fn(*mut c_void, *mut u64, usize, *mut usize) -> i32,
     /// `neuron_sim_call`.
     pub call: unsafe extern "C" fn(Option<SimCallFn>, *mut c_void) -> i32,
     /// `neuron_error_message`.
@@ -63,6 +67,8 @@ impl SimApi {
             run: sym!(lib, "neuron_sim_run"),
             report: sym!(lib, "neuron_sim_report"),
             read_output: sym!(lib, "neuron_sim_read_output"),
+            read_output_at: sym!(lib, "neuron_sim_read_output_at"),
+            timings: sym!(lib, "neuron_sim_timings"),
             call: sym!(lib, "neuron_sim_call"),
             error_message_fn: sym!(lib, "neuron_error_message"),
             shape_eval: sym!(lib, "customop_shape_eval"),
@@ -155,6 +161,34 @@ impl Sim {
         let rc = unsafe { (self.api.read_output)(self.h, v.as_mut_ptr().cast(), n) };
         self.check(rc, "reading the output")?;
         Ok(v)
+    }
+
+    /// Writes the output's `n` bytes to `w` a piece at a time (one copy
+    /// out of the simulated HBM, through a buffer of at most 1 MiB).
+    pub fn write_output(&mut self, n: u64, w: &mut dyn std::io::Write, path: &std::path::Path) -> Result<()> {
+        const PIECE: u64 = 1 << 20;
+        let mut buf = vec![0u8; n.min(PIECE) as usize];
+        let mut at = 0;
+        while at < n {
+            let k = (n - at).min(PIECE) as usize;
+            // SAFETY: h live; buf writable for k <= buf.len() bytes.
+            let rc = unsafe { (self.api.read_output_at)(self.h, at, buf.as_mut_ptr().cast(), k) };
+            self.check(rc, "reading the output")?;
+            w.write_all(&buf[..k]).map_err(|e| Error::io("write", path, e))?;
+            at += k as u64;
+        }
+        Ok(())
+    }
+
+    /// The last run's timings in ns: the run outside the kernels, then
+    /// each core's kernel.
+    pub fn timings(&self) -> Vec<u64> {
+        let mut v = vec![0u64; 9];
+        let mut n = 0usize;
+        // SAFETY: h live; v writable for its length; n writable.
+        let rc = unsafe { (self.api.timings)(self.h, v.as_mut_ptr(), v.len(), &mut n) };
+        v.truncate(if rc == 0 { n.min(9) } else { 0 });
+        v
     }
 
     /// The API.

@@ -19,43 +19,39 @@ pub const CHUNK: usize = 1 << 20;
 /// How many ranges a message lists before it only counts the rest.
 const LISTED_RANGES: usize = 8;
 
-/// Fills `len` bytes at SoC `addr` with `byte`, a chunk at a time.
+/// Fills `len` bytes at SoC `addr` with `byte`, in place.
 pub fn fill(soc: &MockSoc, addr: u64, len: u64, byte: u8) -> std::io::Result<()> {
-    let chunk = std::vec![byte; CHUNK.min(len as usize)];
-    let mut off = 0u64;
-    while off < len {
-        let k = (len - off).min(CHUNK as u64) as usize;
-        soc.write(addr + off, &chunk[..k])?;
-        off += k as u64;
-    }
-    Ok(())
+    soc.fill(addr, len, byte)
 }
 
 /// The never-written elements of `len` bytes at `addr` (elements of
 /// `elem` bytes) as half-open element ranges, in order.
 pub fn unwritten(soc: &MockSoc, addr: u64, len: u64, elem: u64, sentinel: u8) -> std::io::Result<Vec<(u64, u64)>> {
     let elem = elem.max(1);
+    let p = soc.soc_ptr(addr, len).ok_or_else(|| std::io::Error::other(std::format!("SoC address {addr:#x} is neither HBM nor SBUF")))?;
+    // SAFETY: as in `fill`: mapped for the SoC's lifetime, no core runs.
+    let bytes = unsafe { core::slice::from_raw_parts(p, len as usize) };
     let mut ranges: Vec<(u64, u64)> = Vec::new();
-    let mut buf = std::vec![0u8; CHUNK.min(len as usize)];
-    let mut off = 0u64;
-    while off < len {
-        let k = (len - off).min(CHUNK as u64) as usize;
-        soc.read(addr + off, &mut buf[..k])?;
-        for (j, e) in buf[..k].chunks(elem as usize).enumerate() {
+    // Read in place, a piece at a time: a piece without the sentinel byte
+    // anywhere (the usual case) is passed over whole.
+    for (n, piece) in bytes.chunks(CHUNK).enumerate() {
+        if !piece.contains(&sentinel) {
+            continue;
+        }
+        let first = (n * CHUNK) as u64 / elem;
+        for (j, e) in piece.chunks(elem as usize).enumerate() {
             if e.iter().all(|&b| b == sentinel) {
-                let i = off / elem + j as u64;
+                let i = first + j as u64;
                 match ranges.last_mut() {
                     Some(r) if r.1 == i => r.1 = i + 1,
                     _ => ranges.push((i, i + 1)),
                 }
             }
         }
-        off += k as u64;
     }
     Ok(ranges)
 }
 
-/// The element ranges in both `a` and `b` (each sorted, disjoint).
 pub fn intersect(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
     let (mut i, mut j, mut out) = (0, 0, Vec::new());
     while i < a.len() && j < b.len() {
@@ -98,6 +94,24 @@ mod tests {
         assert_eq!(intersect(&[(0, 10), (20, 30)], &[(5, 25)]), vec![(5, 10), (20, 25)]);
         assert_eq!(intersect(&[(0, 1)], &[(1, 2)]), vec![]);
         assert_eq!(intersect(&[(3, 4), (113, 114)], &[(113, 114)]), vec![(113, 114)]);
+    }
+
+    #[test]
+    fn fills_and_scans_in_place() {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        // A zero fill of memory never written leaves it a hole (zeros).
+        fill(&soc, base, 1 << 16, 0).unwrap();
+        assert!(soc.is_hole(base, 1 << 16));
+        fill(&soc, base, 1 << 16, 0xFF).unwrap();
+        assert!(!soc.is_hole(base, 1 << 16));
+        assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0xFF).unwrap(), vec![(0, 1 << 14)]);
+        soc.write(base + 8, &[0; 8]).unwrap();
+        soc.write(base + (1 << 16) - 2, &[1]).unwrap();
+        assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0xFF).unwrap(), vec![(0, 2), (4, (1 << 14) - 1)]);
+        // A zero fill of written memory is made.
+        fill(&soc, base, 1 << 16, 0).unwrap();
+        assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0).unwrap(), vec![(0, 1 << 14)]);
     }
 
     #[test]

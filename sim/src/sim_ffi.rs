@@ -14,10 +14,11 @@ use neuron_runtime::marshal::dtype::Dtype;
 use neuron_runtime::marshal::invocation::ArgKind;
 use neuron_runtime::Error;
 use std::boxed::Box;
+use std::vec::Vec;
 
-/// An opaque simulator handle: the simulator and the text of its last
-/// run's report.
-pub struct NeuronSim(Simulator, std::ffi::CString);
+/// An opaque simulator handle: the simulator, the text of its last run's
+/// report and its timings (`neuron_sim_timings`).
+pub struct NeuronSim(Simulator, std::ffi::CString, Vec<u64>);
 
 fn code(r: Result<(), Error>) -> i32 {
     r.err().map_or(0, Error::code)
@@ -87,7 +88,7 @@ unsafe fn op_name<'a>(name: *const c_char) -> Result<&'a str, Error> {
 /// A new simulator: a mock SoC with eight reset cores. Null on failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_sim_new() -> *mut NeuronSim {
-    Simulator::new().map_or(core::ptr::null_mut(), |s| Box::into_raw(Box::new(NeuronSim(s, std::ffi::CString::default()))))
+    Simulator::new().map_or(core::ptr::null_mut(), |s| Box::into_raw(Box::new(NeuronSim(s, std::ffi::CString::default(), Vec::new()))))
 }
 
 /// Frees a simulator.
@@ -282,6 +283,10 @@ unsafe fn run_with(s: *mut NeuronSim, name: *const c_char, f: impl FnOnce(&mut S
             Err(e) => std::format!("run refused: {e}\n"),
         };
         h.1 = std::ffi::CString::new(text.replace('\0', " ")).unwrap_or_default();
+        h.2 = match &r {
+            Ok(rep) => core::iter::once(rep.verdict_ns).chain(rep.cores.iter().map(|c| c.kernel_ns)).collect(),
+            Err(_) => Vec::new(),
+        };
         match r {
             Ok(rep) => rep.code(),
             Err(e) => e.code(),
@@ -315,6 +320,54 @@ pub unsafe extern "C" fn neuron_sim_read_output(s: *mut NeuronSim, dst: *mut c_v
             // SAFETY: forwarded from the caller.
             let (s, d) = unsafe { (sim(s)?, out_bytes(dst, n)?) };
             s.read_output_into(d).map(|_| ())
+        })())
+    })
+}
+
+/// Where the last run's time went, in ns: `dst[0]` the run outside the
+/// kernels (the output's sentinel fill, the input pages' hashes, every
+/// check of the verdict), then each core's kernel, in core order. Copies
+/// at most `cap` values and stores how many there are in `*len` (0
+/// before a run or after a refused one). 0 or code.
+///
+/// # Safety
+/// `s` null or live; `dst` null or writable for `cap` values; `len` null
+/// or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_timings(s: *mut NeuronSim, dst: *mut u64, cap: usize, len: *mut usize) -> i32 {
+    no_unwind(|| {
+        // SAFETY: the caller guarantees s is live (or null).
+        let Some(h) = (unsafe { s.as_ref() }) else { return Error::NullArgument.code() };
+        if len.is_null() || (dst.is_null() && cap != 0) {
+            return Error::NullArgument.code();
+        }
+        let k = h.2.len().min(cap);
+        // SAFETY: len non-null and writable; dst writable for cap >= k
+        // values (or k = 0).
+        unsafe {
+            *len = h.2.len();
+            if k > 0 {
+                core::ptr::copy_nonoverlapping(h.2.as_ptr(), dst, k);
+            }
+        }
+        0
+    })
+}
+
+/// Copies `n` bytes of the output tensor from byte `offset` on into `dst`
+/// (a caller that writes the output out a piece at a time). 0 or code:
+/// `NoRunResult` before a run or after a failed one, `BufferTooSmall`
+/// for a range past the output's end, `NullArgument` for a NULL `dst`.
+///
+/// # Safety
+/// `s` null or live; `dst` null or writable for `n` bytes.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_read_output_at(s: *mut NeuronSim, offset: u64, dst: *mut c_void, n: usize) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let (s, d) = unsafe { (sim(s)?, out_bytes(dst, n)?) };
+            s.read_output_at(offset, d)
         })())
     })
 }

@@ -98,6 +98,9 @@ pub struct CoreReport {
     pub unbuffered_streams: u32,
     /// The tensor an accessor was refused on in a multicore run, named.
     pub multicore_refused: Option<String>,
+    /// How long the kernel ran on this core, in ns (wall clock; not in
+    /// the report's text: `neuron_sim_timings`).
+    pub kernel_ns: u64,
 }
 
 /// Why a run failed: the first failure found (cores in order, each core's
@@ -139,6 +142,10 @@ pub struct RunReport {
     pub failed_threads: Vec<u32>,
     /// The verdict: None when the run is a pass.
     pub failure: Option<RunFailure>,
+    /// The run's time outside the kernels, in ns: the output's sentinel
+    /// fill, the input pages' hashes and every check after the cores
+    /// (not in the report's text: `neuron_sim_timings`).
+    pub verdict_ns: u64,
 }
 
 impl RunReport {
@@ -430,6 +437,7 @@ impl Simulator {
         }
         let name = std::format!("argument {}", self.args.len());
         d.storage = self.alloc_guarded(data.len() as u64, name)?;
+        self.soc.populate(d.storage, data.len() as u64);
         self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
         Ok(d)
     }
@@ -529,6 +537,20 @@ impl Simulator {
         Ok(k)
     }
 
+    /// Copies `dst.len()` bytes of the output from byte `offset` on (a
+    /// caller that writes it out a piece at a time); only after a run
+    /// that passed. `BufferTooSmall` when the range passes its end.
+    pub fn read_output_at(&self, offset: u64, dst: &mut [u8]) -> Result<(), Error> {
+        let d = self.output.ok_or(Error::NoOutput)?;
+        if !self.last_ok {
+            return Err(Error::NoRunResult);
+        }
+        if offset.checked_add(dst.len() as u64).is_none_or(|end| end > d.buffer_bytes) {
+            return Err(Error::BufferTooSmall);
+        }
+        self.read(d.storage + offset, dst)
+    }
+
     /// Copies the first `dst.len()` bytes of the output as they are now
     /// (at most its size), whatever the last run did; returns how many.
     pub fn inspect_output(&self, dst: &mut [u8]) -> Result<usize, Error> {
@@ -582,6 +604,7 @@ impl Simulator {
         self.running.push_str(name);
         self.multicore = cores > 1;
         let cores = cores as usize;
+        let started = std::time::Instant::now();
         let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
         let placed = self.placed_output;
@@ -597,7 +620,12 @@ impl Simulator {
         } else {
             super::input_pages::InputPages::default()
         };
+        let launched = std::time::Instant::now();
+        // One core: its thread is the only writer while the host waits.
+        self.soc.sanitizer().set_one_writer(cores == 1);
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
+        self.soc.sanitizer().set_one_writer(false);
+        let kernels = launched.elapsed();
         let findings = self.soc.sanitizer().end();
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         for c in &mut rep.cores {
@@ -616,15 +644,23 @@ impl Simulator {
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            let held = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            // When the hooks saw every element written, none can hold the
+            // sentinel unwritten or have changed unseen: the scan for the
+            // sentinel, and the copy of who wrote each element, could not
+            // change the verdict, and are not made.
+            let all_seen = self.soc.sanitizer().all_written(o.storage) == Some(true);
             // Who wrote each output element, as the hooks saw it.
-            let seen = self.soc.sanitizer().written_by(o.storage);
+            let seen = if all_seen { None } else { self.soc.sanitizer().written_by(o.storage) };
+            let held = match all_seen {
+                true => Vec::new(),
+                false => coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?,
+            };
             rep.overlaps = cross_writes.iter().map(|f| super::sanitizer_report::overlap(f, elem)).collect();
             let clean = rep.failed_threads.is_empty() && rep.cores.iter().all(|c| !c.unhandled_error && c.status == 0);
             // The attribution runs (each core again, alone) only where the
             // hooks cannot say who wrote: an output element changed by a
             // store they did not see, or a guard overwritten.
-            let in_doubt = !rep.guard_errors.is_empty() || seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held));
+            let in_doubt = !rep.guard_errors.is_empty() || (!all_seen && seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held)));
             if cores > 1 && clean && in_doubt && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
                 let w = super::writes::attribute(self, f, cores, at, o)?;
                 rep.overlaps = w.overlaps;
@@ -663,6 +699,7 @@ impl Simulator {
         }
         rep.failure = rep.judge();
         self.last_ok = rep.failure.is_none();
+        rep.verdict_ns = started.elapsed().saturating_sub(kernels).as_nanos() as u64;
         Ok(rep)
     }
 
@@ -686,10 +723,13 @@ impl Simulator {
                     let before = Counters::of(core.hal());
                     core.hal().set_invocation_block(at);
                     let paint = super::diagnostics::paint_stack();
+                    let t = std::time::Instant::now();
                     // SAFETY: f is a launcher the kernel registered.
                     let returned = core.enter(|| unsafe { f() });
+                    let kernel_ns = t.elapsed().as_nanos() as u64;
                     core.hal().set_invocation_block(0);
                     let mut r = report(core, returned, before);
+                    r.kernel_ns = kernel_ns;
                     r.stack_high_water = paint.high_water();
                     let (requested, sp) = core.launch_stack();
                     r.stack_requested = requested;
@@ -796,6 +836,7 @@ fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
         kernel_stack: 0,
         unbuffered_streams: st.unbuffered_opens(),
         multicore_refused: None,
+        kernel_ns: 0,
     }
     .with_printf(st)
 }

@@ -12,6 +12,7 @@ mod perf_cpp;
 mod preflight;
 mod qemu;
 mod reliability;
+mod sim_bench;
 mod target;
 
 use clap::{CommandFactory, Parser, Subcommand};
@@ -102,6 +103,19 @@ enum Cmd {
     /// linked example image and its stack use, against perf/budgets.toml
     /// (fails above budget + 10 %). Also a step of `test`.
     Perf,
+    /// Issue 28's figures: the simulator's speed and memory against NumPy.
+    ///
+    /// `customop run` of vendor-style ReLUs (perf/sim_bench) over a 64 MiB
+    /// float32 .npy against a NumPy process doing the same, peak RSS per
+    /// input byte, the accessor kernel against a plain C++ loop, and the
+    /// Python op call (perf/python_call.py); a numpy venv is made once under
+    /// target/sim-bench. Options: --check (against perf/budgets.toml
+    /// [sim_bench]), --mib N, --runs N.
+    SimBench {
+        /// --check, --mib N, --runs N.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
     /// cargo build for Xtensa with the pinned nightly and build-std.
     ///
     /// cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
@@ -209,6 +223,7 @@ fn main() -> ExitCode {
         Some(Cmd::Test) => target::test().map(|_| 0),
         Some(Cmd::BenchReport) => perf::bench_report().map(|_| 0),
         Some(Cmd::Perf) => perf::check().map(|_| 0),
+        Some(Cmd::SimBench { args }) => sim_bench::main(&args).map(|_| 0),
         None => {
             let _ = Cli::command().print_help();
             Ok(0)

@@ -307,11 +307,20 @@ pub fn footprint(map: &Path) -> Result<(u64, u64, u64, BTreeMap<String, u64>)> {
 }
 
 /// The budgets: `name = number` lines (comments with `#`).
-fn budgets() -> Result<BTreeMap<String, u64>> {
+pub(crate) fn budgets() -> Result<BTreeMap<String, u64>> {
     let p = root().join(BUDGETS);
     let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut b = BTreeMap::new();
-    for l in s.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty() && !l.starts_with('[')) {
+    // Only the `[budgets]` table: `[sim_bench]` (ratios) is sim-bench's.
+    let mut inside = false;
+    for l in s.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()) {
+        if l.starts_with('[') {
+            inside = l == "[budgets]";
+            continue;
+        }
+        if !inside {
+            continue;
+        }
         let (k, v) = l.split_once('=').ok_or_else(|| format!("{BUDGETS}: bad line {l:?}"))?;
         b.insert(k.trim().to_string(), v.trim().replace('_', "").parse().map_err(|e| format!("{BUDGETS}: {k}: {e}"))?);
     }
