@@ -17,6 +17,7 @@
 #define NEURON_HIT_TABLE_OFFSET 176
 #define NEURON_HIT_SLOT_BYTES 8
 #define NEURON_HIT_SLOTS 511
+#define NEURON_ALIGNED(n) __attribute__((aligned(n)))
 
 // A tensor's coherence policy (C values).
 enum CoherencePolicy
@@ -174,8 +175,8 @@ typedef uint32_t BinaryOp;
 #endif // __cplusplus
 
 #if !defined(NEURON_DEVICE)
-// An opaque simulator handle: the simulator and the text of its last
-// run's report.
+// An opaque simulator handle: the simulator, the text of its last run's
+// report and its timings (`neuron_sim_timings`).
 typedef struct NeuronSim NeuronSim;
 #endif
 
@@ -319,9 +320,318 @@ typedef struct neuron_abort_report {
   uint32_t line;
 } neuron_abort_report;
 
+// One slot (8 bytes on the device: the hit reads two words of it).
+typedef struct NEURON_ALIGNED(8) neuron_hit_slot {
+  // The granule's high word; [`EMPTY_HI`] when the slot maps nothing.
+  uint32_t tag_hi;
+  // `nx - granule`, wrapping, at pointer width, where `nx` is where the
+  // granule starts for the core: the pointer is `addr + delta`.
+  size_t delta;
+} neuron_hit_slot;
+
+// The table (see the module's documentation).
+typedef struct neuron_hit_table {
+  struct neuron_hit_slot slots[NEURON_HIT_SLOTS];
+} neuron_hit_table;
+
+// What a kernel's `ctx` pointer points to: the context, the mapping
+// generation, then the hit table. The device's C++ accessor reads the hit
+// table in place through it (`neuron_translator_abi` in the C header, laid out
+// by the C compiler for the same target), so this, not the translator's
+// private fields, is the ABI; its layout is asserted below. Fields are
+// the runtime's to change: every change of a record goes through the
+// translator, which moves the hit table with it.
+typedef struct neuron_translator_abi {
+  // The C-visible context (first: its address is the `ctx` pointer).
+  struct neuron_translation_ctx ctx;
+  // Bumped whenever a record's mapping changes (init, every install):
+  // a pointer found through the context while it had this value still
+  // maps the same memory as long as it is unchanged. Starts at 1 (0 is
+  // free for "no generation") and saturates at [`GENERATION_EXHAUSTED`]
+  // instead of wrapping: from then on no pointer may be cached.
+  // (Right after the context, in what is padding on the device.)
+  uint32_t generation;
+  // The records' granules by address (see [`crate::hit_table`]): the
+  // device's in-place hit reads it at a small offset from the `ctx`
+  // pointer it is given. Changed with the records (init, every
+  // install) and refilled by the in-place probe on a scan hit; it never
+  // maps what the records do not.
+  struct neuron_hit_table hits;
+} neuron_translator_abi;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+#if !defined(NEURON_DEVICE)
+// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr`.
+void *neuron_translate_load(void *ctx, uint64_t addr, uint32_t bytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
+void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `malloc(n)`: null when the core's heap has no room (as on the device).
+void *neuron_kernel_malloc(size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `calloc(n, size)`: zeroed, overflow-checked.
+void *neuron_kernel_calloc(size_t n, size_t size);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `aligned_alloc`/`memalign(align, n)`.
+void *neuron_kernel_memalign(size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `posix_memalign(out, align, n)`: 0, or `ENOMEM`/`EINVAL`.
+//
+// # Safety
+// `out` must be valid for a write of a pointer.
+int32_t neuron_kernel_posix_memalign(void **out, size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `realloc(p, n)`: a block of the core's heap moves within it; any other
+// block is the process's.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `realloc`).
+void *neuron_kernel_realloc(void *p, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `free(p)`: the core's heap takes its own blocks back; any other block
+// goes to the process's allocator.
+//
+// # Safety
+// `p` is null or a live block of the core's heap or of the process's
+// allocator (as C's `free`).
+void neuron_kernel_free(void *p);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// `aligned_alloc(align, n)`: as `memalign`, with C11's argument order.
+void *neuron_kernel_aligned_alloc(size_t align, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
+// thread, its runtime initialised (heaps, translate context, the DMA
+// queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the
+// last error a C entry point recorded on the core during the call (0:
+// none). `NoCore` (71) when `f` is null or no SoC can be made.
+//
+// # Safety
+// `f` must be null or sound to call with `ctx`; it must not keep
+// pointers to tensors it made past its return (the core is dropped).
+int32_t neuron_sim_call(int32_t (*f)(void *ctx), void *ctx);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// A new simulator: a mock SoC with eight reset cores. Null on failure.
+struct NeuronSim *neuron_sim_new(void);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Frees a simulator.
+//
+// # Safety
+// `s` must be null or a handle from `neuron_sim_new`, not used again.
+void neuron_sim_free(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Brings a simulator back to the state `neuron_sim_new` and
+// `neuron_sim_register` gave it: HBM and SBUF zeros, the cores that ran
+// stood up afresh, no argument, output or report; the ops stay
+// registered. A process serving many runs makes its SoC once. 0, or
+// `SimResetFailed` (the handle must then be freed).
+//
+// # Safety
+// `s` must be null or a live handle.
+int32_t neuron_sim_reset(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Registers the ops of the linked kernel (`get_func_cnt/name/ptr`) as the
+// loader would. Returns the op count, or -code.
+//
+// # Safety
+// `s` must be a live handle; the kernel's op table must be linked.
+int32_t neuron_sim_register(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Places a tensor argument (`data`: `nbytes` bytes, row-major) in HBM.
+//
+// # Safety
+// `s` null or live; `shape` null or readable for `ndim`; `data` null or
+// readable for `nbytes`.
+int32_t neuron_sim_arg_tensor(struct NeuronSim *s,
+                              uint8_t dtype_,
+                              const uint64_t *shape_,
+                              uint32_t ndim,
+                              const void *data,
+                              size_t nbytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Places a one-element value argument of kind `kind` (2 scalar, 3 int,
+// 4 float, 5 long long, 6 double) with dtype `dtype`; `elem` is its bytes.
+//
+// # Safety
+// `s` null or live; `elem` null or readable for the dtype's element size.
+int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype_, const void *elem);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Appends a raw 48-byte descriptor as argument of kind `kind` (for
+// testing the gates).
+//
+// # Safety
+// `s` null or live; `desc` null or readable for 48 bytes.
+int32_t neuron_sim_arg_raw(struct NeuronSim *s, uint8_t kind, const uint8_t *desc);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Sets the output tensor (in HBM; filled with the sentinel before each
+// run). A tensor larger than the free HBM is refused (`TensorTooLarge`).
+//
+// # Safety
+// `s` null or live; `shape` null or readable for `ndim`.
+int32_t neuron_sim_set_output(struct NeuronSim *s,
+                              uint8_t dtype_,
+                              const uint64_t *shape_,
+                              uint32_t ndim);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
+// run passed; otherwise the code of the first failure: a refusal before
+// the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first
+// error any core recorded (cores in order), a guard overwrite, an op that
+// ignored arguments, or output left unwritten. The report says which.
+//
+// # Safety
+// `s` null or live; `name` null or a C string.
+int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Runs op `name` as [`neuron_sim_run`] does, serving the `len` bytes at
+// `block` as the invocation block byte for byte (a raw block: the
+// runtime's gates decide). The block's descriptors must point at
+// tensors the simulator placed (`neuron_sim_arg_*`, `neuron_sim_set_output`,
+// `neuron_sim_block` gives the block it would build).
+//
+// # Safety
+// `s` null or live; `name` null or a C string; `block` null or readable
+// for `len` bytes.
+int32_t neuron_sim_run_block(struct NeuronSim *s,
+                             const char *name,
+                             uint32_t cores,
+                             const uint8_t *block,
+                             size_t len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the invocation block the pending arguments and output make into
+// `dst` (at most `cap` bytes) and stores its length in `*len`. 0 or code;
+// `cap` too small is `BadBlockSize` (with `*len` set).
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `cap` bytes; `len` null
+// or writable.
+int32_t neuron_sim_block(struct NeuronSim *s, uint8_t *dst, size_t cap, size_t *len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Lets the next run on `s` leave output elements unwritten: they are
+// still listed in the report, but do not fail the run. One run only.
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_allow_unwritten_output(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// The last run's report as text (per core: translate hits and misses with
+// the thrash warning, DMA bytes, heap and stack high-water marks, the
+// kernel's printf output; guard-region overwrites). Valid until the next
+// run or `neuron_sim_free`; empty before the first run.
+//
+// # Safety
+// `s` must be a live handle.
+const char *neuron_sim_report(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code:
+// `NoRunResult` before a run or after a failed one (no placeholder
+// bytes), `NullArgument` for a NULL `dst`.
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `n` bytes.
+int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Where the last run's time went, in ns: `dst[0]` the run outside the
+// kernels (the output's sentinel fill, the input pages' hashes, every
+// check of the verdict), then each core's kernel, in core order. Copies
+// at most `cap` values and stores how many there are in `*len` (0
+// before a run or after a refused one). 0 or code.
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `cap` values; `len` null
+// or writable.
+int32_t neuron_sim_timings(struct NeuronSim *s, uint64_t *dst, size_t cap, size_t *len);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies `n` bytes of the output tensor from byte `offset` on into `dst`
+// (a caller that writes the output out a piece at a time). 0 or code:
+// `NoRunResult` before a run or after a failed one, `BufferTooSmall`
+// for a range past the output's end, `NullArgument` for a NULL `dst`.
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `n` bytes.
+int32_t neuron_sim_read_output_at(struct NeuronSim *s, uint64_t offset, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Copies the output tensor's bytes as they are now into `dst` (at most
+// `n`), whatever the last run did: for checking that a refused run
+// wrote nothing (`neuron_sim_read_output` refuses after a failed run).
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `n` bytes.
+int32_t neuron_sim_inspect_output(struct NeuronSim *s, void *dst, size_t n);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Fills the output tensor's storage with `byte` (a sentinel, to check
+// later that a rejected run wrote nothing). 0 or code.
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_fill_output(struct NeuronSim *s, uint8_t byte);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Clears the pending arguments and output.
+//
+// # Safety
+// `s` live.
+void neuron_sim_clear_args(struct NeuronSim *s);
+#endif
 
 #if defined(NEURON_DEVICE)
 // `operator new(size_t)`.
@@ -905,252 +1215,6 @@ const char *neuron_customop_version(void);
 
 // The ucode-lib ABI version, "1.21.1.0".
 const char *neuron_ucode_lib_version(void);
-
-#if !defined(NEURON_DEVICE)
-// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr`.
-void *neuron_translate_load(void *ctx, uint64_t addr, uint32_t bytes);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
-void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `malloc(n)`: null when the core's heap has no room (as on the device).
-void *neuron_kernel_malloc(size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `calloc(n, size)`: zeroed, overflow-checked.
-void *neuron_kernel_calloc(size_t n, size_t size);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `aligned_alloc`/`memalign(align, n)`.
-void *neuron_kernel_memalign(size_t align, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `posix_memalign(out, align, n)`: 0, or `ENOMEM`/`EINVAL`.
-//
-// # Safety
-// `out` must be valid for a write of a pointer.
-int32_t neuron_kernel_posix_memalign(void **out, size_t align, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `realloc(p, n)`: a block of the core's heap moves within it; any other
-// block is the process's.
-//
-// # Safety
-// `p` is null or a live block of the core's heap or of the process's
-// allocator (as C's `realloc`).
-void *neuron_kernel_realloc(void *p, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `free(p)`: the core's heap takes its own blocks back; any other block
-// goes to the process's allocator.
-//
-// # Safety
-// `p` is null or a live block of the core's heap or of the process's
-// allocator (as C's `free`).
-void neuron_kernel_free(void *p);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// `aligned_alloc(align, n)`: as `memalign`, with C11's argument order.
-void *neuron_kernel_aligned_alloc(size_t align, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Runs `f(ctx)` with core 0 of a fresh simulated SoC bound to the calling
-// thread, its runtime initialised (heaps, translate context, the DMA
-// queue armed), so the C entry points act on it. Returns `f`'s result when it is not 0; else the
-// last error a C entry point recorded on the core during the call (0:
-// none). `NoCore` (71) when `f` is null or no SoC can be made.
-//
-// # Safety
-// `f` must be null or sound to call with `ctx`; it must not keep
-// pointers to tensors it made past its return (the core is dropped).
-int32_t neuron_sim_call(int32_t (*f)(void *ctx), void *ctx);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// A new simulator: a mock SoC with eight reset cores. Null on failure.
-struct NeuronSim *neuron_sim_new(void);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Frees a simulator.
-//
-// # Safety
-// `s` must be null or a handle from `neuron_sim_new`, not used again.
-void neuron_sim_free(struct NeuronSim *s);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Brings a simulator back to the state `neuron_sim_new` and
-// `neuron_sim_register` gave it: HBM and SBUF zeros, the cores that ran
-// stood up afresh, no argument, output or report; the ops stay
-// registered. A process serving many runs makes its SoC once. 0, or
-// `SimResetFailed` (the handle must then be freed).
-//
-// # Safety
-// `s` must be null or a live handle.
-int32_t neuron_sim_reset(struct NeuronSim *s);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Registers the ops of the linked kernel (`get_func_cnt/name/ptr`) as the
-// loader would. Returns the op count, or -code.
-//
-// # Safety
-// `s` must be a live handle; the kernel's op table must be linked.
-int32_t neuron_sim_register(struct NeuronSim *s);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Places a tensor argument (`data`: `nbytes` bytes, row-major) in HBM.
-//
-// # Safety
-// `s` null or live; `shape` null or readable for `ndim`; `data` null or
-// readable for `nbytes`.
-int32_t neuron_sim_arg_tensor(struct NeuronSim *s,
-                              uint8_t dtype_,
-                              const uint64_t *shape_,
-                              uint32_t ndim,
-                              const void *data,
-                              size_t nbytes);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Places a one-element value argument of kind `kind` (2 scalar, 3 int,
-// 4 float, 5 long long, 6 double) with dtype `dtype`; `elem` is its bytes.
-//
-// # Safety
-// `s` null or live; `elem` null or readable for the dtype's element size.
-int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype_, const void *elem);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Appends a raw 48-byte descriptor as argument of kind `kind` (for
-// testing the gates).
-//
-// # Safety
-// `s` null or live; `desc` null or readable for 48 bytes.
-int32_t neuron_sim_arg_raw(struct NeuronSim *s, uint8_t kind, const uint8_t *desc);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Sets the output tensor (in HBM; filled with the sentinel before each
-// run). A tensor larger than the free HBM is refused (`TensorTooLarge`).
-//
-// # Safety
-// `s` null or live; `shape` null or readable for `ndim`.
-int32_t neuron_sim_set_output(struct NeuronSim *s,
-                              uint8_t dtype_,
-                              const uint64_t *shape_,
-                              uint32_t ndim);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
-// run passed; otherwise the code of the first failure: a refusal before
-// the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first
-// error any core recorded (cores in order), a guard overwrite, an op that
-// ignored arguments, or output left unwritten. The report says which.
-//
-// # Safety
-// `s` null or live; `name` null or a C string.
-int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Runs op `name` as [`neuron_sim_run`] does, serving the `len` bytes at
-// `block` as the invocation block byte for byte (a raw block: the
-// runtime's gates decide). The block's descriptors must point at
-// tensors the simulator placed (`neuron_sim_arg_*`, `neuron_sim_set_output`,
-// `neuron_sim_block` gives the block it would build).
-//
-// # Safety
-// `s` null or live; `name` null or a C string; `block` null or readable
-// for `len` bytes.
-int32_t neuron_sim_run_block(struct NeuronSim *s,
-                             const char *name,
-                             uint32_t cores,
-                             const uint8_t *block,
-                             size_t len);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Copies the invocation block the pending arguments and output make into
-// `dst` (at most `cap` bytes) and stores its length in `*len`. 0 or code;
-// `cap` too small is `BadBlockSize` (with `*len` set).
-//
-// # Safety
-// `s` null or live; `dst` null or writable for `cap` bytes; `len` null
-// or writable.
-int32_t neuron_sim_block(struct NeuronSim *s, uint8_t *dst, size_t cap, size_t *len);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Lets the next run on `s` leave output elements unwritten: they are
-// still listed in the report, but do not fail the run. One run only.
-//
-// # Safety
-// `s` null or live.
-int32_t neuron_sim_allow_unwritten_output(struct NeuronSim *s);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// The last run's report as text (per core: translate hits and misses with
-// the thrash warning, DMA bytes, heap and stack high-water marks, the
-// kernel's printf output; guard-region overwrites). Valid until the next
-// run or `neuron_sim_free`; empty before the first run.
-//
-// # Safety
-// `s` must be a live handle.
-const char *neuron_sim_report(struct NeuronSim *s);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Copies the output tensor's bytes into `dst` (at most `n`). 0 or code:
-// `NoRunResult` before a run or after a failed one (no placeholder
-// bytes), `NullArgument` for a NULL `dst`.
-//
-// # Safety
-// `s` null or live; `dst` null or writable for `n` bytes.
-int32_t neuron_sim_read_output(struct NeuronSim *s, void *dst, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Copies the output tensor's bytes as they are now into `dst` (at most
-// `n`), whatever the last run did: for checking that a refused run
-// wrote nothing (`neuron_sim_read_output` refuses after a failed run).
-//
-// # Safety
-// `s` null or live; `dst` null or writable for `n` bytes.
-int32_t neuron_sim_inspect_output(struct NeuronSim *s, void *dst, size_t n);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Fills the output tensor's storage with `byte` (a sentinel, to check
-// later that a rejected run wrote nothing). 0 or code.
-//
-// # Safety
-// `s` null or live.
-int32_t neuron_sim_fill_output(struct NeuronSim *s, uint8_t byte);
-#endif
-
-#if !defined(NEURON_DEVICE)
-// Clears the pending arguments and output.
-//
-// # Safety
-// `s` live.
-void neuron_sim_clear_args(struct NeuronSim *s);
-#endif
 
 #ifdef __cplusplus
 }  // extern "C"

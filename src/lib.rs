@@ -1,30 +1,19 @@
-//! `libneuroncustomop`: the C ABI custom-op kernels link against.
+//! `libneuroncustomop`: the library custom-op kernels link against.
 //!
-//! This crate holds only the exported surface. The logic is in
-//! `neuron-runtime`; the hardware is `neuron-hal` on the device and the
-//! mock SoC of `neuron-hal-mock` on the host, where each simulated core is
-//! bound to the host thread that runs it ([`host::SimCore`]).
+//! A shell: the C-ABI logic and the Rust kernel API are `neuron-capi`, the
+//! host simulator (simulated cores on host threads, `neuron_sim_*`) is
+//! `neuron-sim`; this crate re-exports both, so the one staticlib it builds
+//! holds every export, and Rust kernels name one crate. See
+//! `docs/architecture.md`.
 #![no_std]
-#![cfg_attr(target_arch = "xtensa", feature(asm_experimental_arch))]
 
-#[cfg(not(target_arch = "xtensa"))]
-extern crate std;
+pub use neuron_capi::{custom_ops, ffi, hal, kernel, kprint, no_unwind, runtime};
 
-mod abort;
-mod current;
 #[cfg(target_arch = "xtensa")]
-pub mod device;
-mod factory;
-pub mod ffi;
-#[cfg(not(target_arch = "xtensa"))]
-pub mod host;
-mod invocation;
-pub mod kernel;
-mod switch;
-mod translate;
+pub use neuron_capi::device;
 
-/// Used by the generated kernel wrappers (`custom_ops!`): no panic leaves them.
-#[doc(hidden)]
-pub use abort::no_unwind;
-pub use neuron_hal as hal;
-pub use neuron_runtime as runtime;
+/// Host side: simulated cores on host threads, and the simulator that
+/// places tensors in mock HBM, launches ops on 1 or 8 cores and reads the
+/// result back (the `neuron-sim` crate).
+#[cfg(not(target_arch = "xtensa"))]
+pub use neuron_sim as host;

@@ -10,8 +10,7 @@
 //! documentation test at the end keeps `docs/errors.md` in step with
 //! `Error::ALL`.
 
-#[path = "cpp/staticlib.rs"]
-mod staticlib;
+mod cpp;
 
 use neuroncustomop::ffi::customop::*;
 use neuroncustomop::ffi::error::{neuron_clear_error, neuron_error_message, neuron_last_error};
@@ -722,8 +721,8 @@ fn a_rejected_invocation_on_8_cores() {
 
 #[test]
 fn gates_through_the_cpp_path() {
-    let exe = staticlib::build("bad_input", &["relu_affine.cpp", "driver_bad_input.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("bad_input", &["relu_affine.cpp", "driver_bad_input.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     for e in [Error::DtypeNotMarshallable, Error::DtypeMismatch, Error::WrongArgKind, Error::NoMoreArgs, Error::TooManyArgs, Error::BadRank] {
         assert!(out.contains(&format!("refused: {} ({})", e.code(), e.message())), "{e}:\n{out}");
     }
@@ -772,7 +771,7 @@ fn generated_doc(committed: &str) -> String {
 
 #[test]
 fn errors_doc_is_current() {
-    let path = staticlib::repo().join(ERRORS_DOC);
+    let path = cpp::repo().join(ERRORS_DOC);
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     let want = generated_doc(&committed);
     if std::env::var_os("UPDATE_ERRORS_DOC").is_some() {

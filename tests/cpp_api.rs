@@ -3,13 +3,12 @@
 //! the host staticlib and run on the simulator, and a kernel exercising
 //! the rest of the header (streams, coherency, ops, FP16/BF16 types).
 
-#[path = "cpp/staticlib.rs"]
-mod staticlib;
+mod cpp;
 
 #[test]
 fn relu_examples_per_element_and_tcm_on_8_cores() {
-    let exe = staticlib::build("example_relu", &["../../examples/cpp/relu.cpp", "../../examples/cpp/relu_driver.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("example_relu", &["../../examples/cpp/relu.cpp", "../../examples/cpp/relu_driver.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     assert!(out.contains("ok: relu on 1 core(s), numel 1000"), "{out}");
     assert!(out.contains("ok: relu_tcm on 8 core(s), numel 5000"), "{out}");
     assert!(out.contains("ok: relu_tcm on 8 core(s), numel 12003"), "{out}");
@@ -17,8 +16,8 @@ fn relu_examples_per_element_and_tcm_on_8_cores() {
 
 #[test]
 fn streams_coherency_half_ops_and_2d_accessors_from_cpp() {
-    let exe = staticlib::build("cpp_api_kernel", &["../cpp_api/api_kernel.cpp", "../cpp_api/driver.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("cpp_api_kernel", &["../cpp_api/api_kernel.cpp", "../cpp_api/driver.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     for line in ["ok: streams", "ok: coherency", "ok: half_ops", "ok: grid"] {
         assert!(out.contains(line), "{out}");
     }

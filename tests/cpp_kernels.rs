@@ -6,21 +6,20 @@
 //! on 8 cores (numel % 8 != 0), and checks the output against a reference
 //! it computes itself; it exits non-zero on any mismatch.
 
-#[path = "cpp/staticlib.rs"]
-mod staticlib;
+mod cpp;
 
 #[test]
 fn elementwise_fp32_relu_affine_on_1_and_8_cores() {
-    let exe = staticlib::build("relu_affine", &["relu_affine.cpp", "driver_relu_affine.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("relu_affine", &["relu_affine.cpp", "driver_relu_affine.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     assert!(out.contains("ok: relu_affine_mc on 8 core(s), numel 2405 (numel % 8 = 5)"), "{out}");
     assert!(out.contains("ok: relu_affine on 1 core(s), numel 1001"), "{out}");
 }
 
 #[test]
 fn int32_row_sum_through_translate_on_1_and_8_cores() {
-    let exe = staticlib::build("row_sum", &["row_sum.cpp", "driver_row_sum.cpp"]);
-    let out = staticlib::run_ok(&exe, &["--big"]);
+    let exe = cpp::build("row_sum", &["row_sum.cpp", "driver_row_sum.cpp"]);
+    let out = cpp::run_ok(&exe, &["--big"]);
     assert!(out.contains("ok: row_sum_mc on 8 core(s), [301, 13] (rows % 8 = 5)"), "{out}");
     assert!(out.contains("ok: row_sum on 1 core(s), [301, 13]"), "{out}");
     assert!(out.contains("ok: row_sum_mc on 8 core(s), [1029, 4099]"), "{out}");
@@ -31,7 +30,7 @@ fn int32_row_sum_through_translate_on_1_and_8_cores() {
 /// crate only); they must be the Rust values.
 #[test]
 fn header_defines_are_the_rust_constants() {
-    let h = std::fs::read_to_string(staticlib::repo().join("include/neuroncustomop.h")).unwrap();
+    let h = std::fs::read_to_string(cpp::repo().join("include/neuroncustomop.h")).unwrap();
     use neuroncustomop::runtime::{hit_table, marshal, translate};
     for (name, value) in [
         ("NEURON_TRANSLATE_RECORDS", translate::RECORDS),

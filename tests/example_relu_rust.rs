@@ -3,8 +3,8 @@
 //! numel % 8 != 0, both against a reference; the TCM form moves every
 //! byte once by DMA and never touches a dynamic window.
 
-#[path = "../examples/rust/relu.rs"]
-mod relu;
+// Linked for its op table (`custom_ops!`), never named otherwise.
+extern crate relu_example;
 
 use neuroncustomop::ffi::launch::OpTable;
 use neuroncustomop::host::Simulator;

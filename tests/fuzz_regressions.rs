@@ -1,10 +1,7 @@
 //! Replays the fuzz targets' committed inputs as plain tests: every
 //! regression input (a crash the fuzzers found, kept after the fix) and
 //! every seed of `fuzz/seeds/`. The harnesses are the fuzz targets' own
-//! (`fuzz/harness/`), so a replay checks exactly what the fuzzer checked.
-
-#[path = "../fuzz/harness/mod.rs"]
-mod harness;
+//! (the `neuron-fuzz-harness` crate, `fuzz/harness/`), so a replay checks exactly what the fuzzer checked.
 
 use std::path::Path;
 
@@ -27,17 +24,17 @@ fn replay(target: &str, run: fn(&[u8])) {
 
 #[test]
 fn parse_invocation_inputs() {
-    replay("parse_invocation", harness::parse_invocation::run);
+    replay("parse_invocation", neuron_fuzz_harness::parse_invocation::run);
 }
 
 #[test]
 fn heap_ops_inputs() {
     replay("heap_ops", |d| {
-        harness::heap_ops::run(d);
+        neuron_fuzz_harness::heap_ops::run(d);
     });
 }
 
 #[test]
 fn translate_inputs() {
-    replay("translate", harness::translate::run);
+    replay("translate", neuron_fuzz_harness::translate::run);
 }

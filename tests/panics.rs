@@ -55,7 +55,7 @@ fn a_panic_inside_the_runtime_is_the_abort_report() {
     }
     let err = child("a_panic_inside_the_runtime_is_the_abort_report");
     let want = format!(
-        "neuroncustomop: abort on core 3: error {} ({}): panic: injected runtime bug at src/host/fault.rs:",
+        "neuroncustomop: abort on core 3: error {} ({}): panic: injected runtime bug at sim/src/fault.rs:",
         Error::Panic.code(),
         Error::Panic.message()
     );

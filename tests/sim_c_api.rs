@@ -83,15 +83,40 @@ fn run_code_report_text_and_guard_overwrite() {
     assert!(text.starts_with("run: 1 core(s), ok"), "{text}");
     assert!(text.contains("hello from the kernel"), "{text}");
     assert!(text.contains("translate: hits"), "{text}");
+    // The output a piece at a time: the 100 ones, from any offset; a range
+    // past the end, or no buffer, refused.
+    let mut piece = [0u8; 12];
+    // SAFETY: s is live; piece is writable for its length.
+    unsafe {
+        assert_eq!(neuron_sim_read_output_at(s, 388, piece.as_mut_ptr().cast(), 12), 0);
+        assert_eq!(piece, [0, 0, 0x80, 0x3f].repeat(3)[..]);
+        assert_eq!(neuron_sim_read_output_at(s, 392, piece.as_mut_ptr().cast(), 12), Error::BufferTooSmall.code());
+        assert_eq!(neuron_sim_read_output_at(s, u64::MAX, piece.as_mut_ptr().cast(), 12), Error::BufferTooSmall.code());
+        assert_eq!(neuron_sim_read_output_at(s, 0, std::ptr::null_mut(), 4), Error::NullArgument.code());
+    }
+    // The timings: the run outside the kernel, then core 0's kernel.
+    let (mut ns, mut n) = ([0u64; 9], 0usize);
+    // SAFETY: s is live; ns writable for 9 values, n writable.
+    unsafe {
+        assert_eq!(neuron_sim_timings(s, ns.as_mut_ptr(), 9, &mut n), 0);
+        assert_eq!(neuron_sim_timings(s, std::ptr::null_mut(), 0, &mut n), 0, "asking only how many");
+        assert_eq!(neuron_sim_timings(s, ns.as_mut_ptr(), 9, std::ptr::null_mut()), Error::NullArgument.code());
+    }
+    assert_eq!(n, 2, "verdict and one core");
+    assert!(ns[0] > 0 && ns[1] > 0, "{ns:?}");
     // SAFETY: as above.
     let code = unsafe { neuron_sim_run(s, c"overrun".as_ptr(), 1) };
     assert_eq!(code, Error::GuardOverwritten.code());
     let text = report(s);
     assert!(text.contains("FAILED") && text.contains("guard:"), "{text}");
+    // SAFETY: s is live; piece writable.
+    assert_eq!(unsafe { neuron_sim_read_output_at(s, 0, piece.as_mut_ptr().cast(), 4) }, Error::NoRunResult.code(), "not after a failed run");
     // SAFETY: as above.
     unsafe {
         assert_eq!(neuron_sim_run(s, c"no-such-op".as_ptr(), 1), Error::UnknownOp.code());
         assert!(report(s).starts_with("run refused"));
+        assert_eq!(neuron_sim_timings(s, ns.as_mut_ptr(), 9, &mut n), 0);
+        assert_eq!(n, 0, "no timings for a refused run");
         neuron_sim_free(s);
     }
 }

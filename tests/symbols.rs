@@ -2,8 +2,7 @@
 //! symbols with C linkage (unmangled), and the kernel's generated table is
 //! left for the kernel to define.
 
-#[path = "cpp/staticlib.rs"]
-mod staticlib;
+mod cpp;
 
 use std::collections::HashMap;
 
@@ -67,7 +66,7 @@ const KERNEL_PROVIDES: &[&str] = &["get_func_cnt", "get_func_name", "get_func_pt
 
 /// Symbol name → the types `nm` gives it across the archive's members.
 fn symbols() -> HashMap<String, Vec<char>> {
-    let lib = staticlib::path();
+    let lib = cpp::path();
     let out = std::process::Command::new("nm").arg(&lib).output().expect("nm (binutils) must be installed");
     assert!(out.status.success(), "nm {}: {}", lib.display(), String::from_utf8_lossy(&out.stderr));
     let mut m: HashMap<String, Vec<char>> = HashMap::new();

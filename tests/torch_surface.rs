@@ -14,8 +14,7 @@
 //!   other aten ops, writes through a const tensor's accessors) does not
 //!   compile, each with its message.
 
-#[path = "cpp/staticlib.rs"]
-mod staticlib;
+mod cpp;
 
 use std::path::PathBuf;
 use std::process::Command;
@@ -25,7 +24,7 @@ fn cxx() -> std::ffi::OsString {
 }
 
 fn include_dir() -> PathBuf {
-    staticlib::repo().join("include")
+    cpp::repo().join("include")
 }
 
 /// The compiler's own (freestanding) header directory.
@@ -40,7 +39,7 @@ fn compiler_include_dir() -> PathBuf {
 /// Compiles `source` (a translation unit's text) with `-fsyntax-only` and
 /// the given flags; returns (success, diagnostics).
 fn syntax_check(name: &str, source: &str, flags: &[&str]) -> (bool, String) {
-    let path = staticlib::out_dir().join(format!("{name}.cpp"));
+    let path = cpp::out_dir().join(format!("{name}.cpp"));
     std::fs::write(&path, source).unwrap();
     let out = Command::new(cxx()).args(["-std=c++17", "-fsyntax-only"]).args(flags).arg("-I").arg(include_dir()).arg(&path).output().expect("run g++");
     (out.status.success(), format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)))
@@ -226,7 +225,7 @@ NEURON_CUSTOM_OPS(k)
     // A copy compiles at C++14 and fails to link: build an object and
     // look for the undefined copy constructor.
     let copy = "#include <torch/torch.h>\nfloat k(const torch::Tensor& t) { auto a = t.accessor<float, 1>(); auto b = a; return b[0]; }\n";
-    let path = staticlib::out_dir().join("cxx14_copy.cpp");
+    let path = cpp::out_dir().join("cxx14_copy.cpp");
     std::fs::write(&path, copy).unwrap();
     let obj = path.with_extension("o");
     let out = Command::new(cxx()).args(["-std=c++14", "-c", "-I"]).arg(include_dir()).arg(&path).arg("-o").arg(&obj).output().unwrap();
@@ -240,8 +239,8 @@ NEURON_CUSTOM_OPS(k)
 
 #[test]
 fn printf_formatter_matches_glibc_snprintf_ring() {
-    let exe = staticlib::out_dir().join("format_diff");
-    let src = staticlib::repo().join("tests/cpp_torch/format_diff.cpp");
+    let exe = cpp::out_dir().join("format_diff");
+    let src = cpp::repo().join("tests/cpp_torch/format_diff.cpp");
     let out = Command::new(cxx())
         .args(["-std=c++17", "-O1", "-Wall", "-Wextra", "-Werror", "-Wno-format", "-I"])
         .arg(include_dir())
@@ -251,7 +250,7 @@ fn printf_formatter_matches_glibc_snprintf_ring() {
         .output()
         .expect("run g++");
     assert!(out.status.success(), "format_diff.cpp does not build:\n{}", String::from_utf8_lossy(&out.stderr));
-    let text = staticlib::run_ok(&exe, &[]);
+    let text = cpp::run_ok(&exe, &[]);
     assert!(text.contains("ok: ") && text.contains(" 0 mismatches"), "{text}");
     let cases: usize = text.split_whitespace().nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
     assert!(cases > 3000, "only {cases} cases compared:\n{text}");
@@ -259,8 +258,8 @@ fn printf_formatter_matches_glibc_snprintf_ring() {
 
 #[test]
 fn vendor_style_kernels_run_every_documented_feature() {
-    let exe = staticlib::build("torch_surface", &["../cpp_torch/surface_kernel.cpp", "../cpp_torch/driver_surface.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("torch_surface", &["../cpp_torch/surface_kernel.cpp", "../cpp_torch/driver_surface.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     for feature in [
         "ok: unary ops",
         "ok: add/sub (alpha), mul, div, pow (3 forms), clamp",
@@ -279,8 +278,8 @@ fn vendor_style_kernels_run_every_documented_feature() {
 
 #[test]
 fn printf_reaches_the_ring_with_stdio_included_first() {
-    let exe = staticlib::build("torch_printf", &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/printf_no_stdio.cpp", "../cpp_torch/driver_printf.cpp"]);
-    let out = staticlib::run_ok(&exe, &[]);
+    let exe = cpp::build("torch_printf", &["../cpp_torch/printf_stdio_first.cpp", "../cpp_torch/printf_no_stdio.cpp", "../cpp_torch/driver_printf.cpp"]);
+    let out = cpp::run_ok(&exe, &[]);
     assert!(out.contains("ok: printf with <stdio.h> first reaches the ring"), "{out}");
 }
 

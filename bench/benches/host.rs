@@ -8,9 +8,7 @@ use neuron_runtime::memcpy::MemcpyMethod;
 use neuroncustomop::kernel::TcmBuf;
 use std::hint::black_box;
 
-#[path = "../common/kernel_core.rs"]
-mod kernel_core;
-use kernel_core::{kernel_core, KN};
+use neuron_bench::kernel_core::{kernel_core, KN};
 
 fn translate(c: &mut Criterion) {
     let mut s = ready_core();

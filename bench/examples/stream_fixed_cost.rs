@@ -8,8 +8,7 @@
 use neuroncustomop::kernel::Tensor;
 use std::hint::black_box;
 
-#[path = "../common/kernel_core.rs"]
-mod kernel_core;
+use neuron_bench::kernel_core;
 
 /// What the bench's iteration does.
 #[inline(never)]

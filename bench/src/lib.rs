@@ -1,5 +1,8 @@
 //! Shared setup for the host benchmarks: a mock core with its runtime
-//! initialised, and HBM regions with known contents.
+//! initialised, and HBM regions with known contents; [`kernel_core`] for
+//! the kernel-API benches.
+
+pub mod kernel_core;
 
 use neuron_hal::platform::Q7;
 use neuron_hal_mock::{MockCore, MockSoc};

@@ -10,7 +10,7 @@ use std::path::Path;
 use tempfile::{Builder, TempPath};
 
 /// The directory `path` is in (`.` for a bare name).
-fn parent(path: &Path) -> &Path {
+pub fn parent(path: &Path) -> &Path {
     match path.parent() {
         Some(p) if !p.as_os_str().is_empty() => p,
         _ => Path::new("."),

@@ -1,122 +1,194 @@
-//! The command line: `customop build ...` and `customop run ...`.
+//! The command line: `customop build ...` and `customop run ...`, parsed
+//! with clap; a usage error exits with status 2 ([`ErrorKind::Usage`]).
 
 use crate::build::{build, BuildOptions};
 use crate::compiler::{split_flags, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::run::{run, RunOptions};
 use crate::schema::Target;
+use clap::{Parser, Subcommand};
 use std::path::PathBuf;
+use std::time::Duration;
 
-/// The usage text.
-pub const USAGE: &str = "\
-usage:
-  customop build --name NAME --compute A.cpp [--compute B.cpp ...] --shape S.cpp [--shape ...]
-                 [--multicore] [--target sim|qemu|q7] [--out DIR] [--cflags \"...\"]
-                 [--staticlib libneuroncustomop.a] [--include DIR]
-  customop run DIR OP ARG... -o OUT.npy [--cores 1|8] [--report] [--on sim|qemu|both]
-               [--timeout SECONDS]
-
-build: reads the ops from the shape sources' NEURON_LIBRARY blocks, generates the wrappers
-       (DIR/customop-build/ops.cpp, shapes.cpp), compiles and links DIR/libNAME.so (default DIR:
-       build/NAME); it replaces only files it wrote (DIR/customop-build/manifest).
-run:   each ARG is a .npy file (a tensor argument) or a number (a scalar argument); the op's
-       shape function gives the output's shape and dtype; the kernel runs on the simulator
-       (default: 8 cores for a --multicore build, else 1); the output goes to OUT.npy.
-       --on qemu runs a --target qemu build on the emulated cluster (per-core status and printf
-       shown); --on both runs it on the simulator and on QEMU and compares the outputs bit for bit.
-       The shape function and the simulator's run go in a child process: a crash is reported
-       (core, op, signal, address), --timeout stops them after SECONDS.
+/// What the exit statuses mean (shown under `--help`).
+const EXIT_STATUS: &str = "\
 exit status: 0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input,
              7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment,
              11 the simulator and the emulated device disagree (--on both), 12 the kernel or shape
              function crashed, 13 --timeout passed";
 
-fn usage(msg: impl Into<String>) -> Error {
-    Error::new(ErrorKind::Usage, format!("{}\n\n{USAGE}", msg.into()))
+/// Builds vendor-style custom-op kernels and runs them on the host
+/// simulator or the emulated cluster.
+#[derive(Parser, Debug)]
+#[command(name = "customop", version, after_help = EXIT_STATUS, arg_required_else_help = true)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
 }
 
-fn value(args: &[String], i: &mut usize, flag: &str) -> Result<String> {
-    *i += 1;
-    args.get(*i).cloned().ok_or_else(|| usage(format!("{flag} needs a value")))
+#[derive(Subcommand, Debug)]
+enum Command {
+    Build(BuildArgs),
+    Run(RunArgs),
 }
 
-/// Parses `build`'s arguments.
-pub fn parse_build(args: &[String]) -> Result<BuildOptions> {
-    let mut o = BuildOptions {
-        name: String::new(),
-        compute: Vec::new(),
-        shape: Vec::new(),
-        multicore: false,
-        target: Target::Sim,
-        out: PathBuf::new(),
-        cflags: Vec::new(),
-        staticlib: None,
-        include: None,
-    };
-    let mut out = None;
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        match a {
-            "--name" => o.name = value(args, &mut i, a)?,
-            "--compute" => o.compute.push(value(args, &mut i, a)?.into()),
-            "--shape" => o.shape.push(value(args, &mut i, a)?.into()),
-            "--multicore" => o.multicore = true,
-            "--target" => o.target = Target::parse(&value(args, &mut i, a)?)?,
-            "--out" => out = Some(PathBuf::from(value(args, &mut i, a)?)),
-            "--cflags" => o.cflags.extend(split_flags(&value(args, &mut i, a)?)?),
-            "--staticlib" => o.staticlib = Some(value(args, &mut i, a)?.into()),
-            "--include" => o.include = Some(value(args, &mut i, a)?.into()),
-            _ => return Err(usage(format!("build: unexpected argument `{a}`"))),
+/// Build a library of ops from compute and shape sources.
+///
+/// Reads the ops from the shape sources' NEURON_LIBRARY blocks, generates
+/// the wrappers (DIR/customop-build/ops.cpp, shapes.cpp), compiles and
+/// links DIR/libNAME.so; it replaces only files it wrote
+/// (DIR/customop-build/manifest).
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_STATUS)]
+struct BuildArgs {
+    /// The library's name (libNAME.so).
+    #[arg(long)]
+    name: String,
+    /// A compute source (repeatable).
+    #[arg(long, value_name = "A.cpp")]
+    compute: Vec<PathBuf>,
+    /// A shape source with NEURON_LIBRARY (repeatable).
+    #[arg(long, value_name = "S.cpp")]
+    shape: Vec<PathBuf>,
+    /// Build the kernel for the 8 cores.
+    #[arg(long)]
+    multicore: bool,
+    /// sim, qemu or q7.
+    #[arg(long, default_value = "sim", value_parser = |s: &str| Target::parse(s).map_err(|e| e.message))]
+    target: Target,
+    /// The build directory [default: build/NAME].
+    #[arg(long, value_name = "DIR")]
+    out: Option<PathBuf>,
+    /// Extra compiler flags, split as a shell would (repeatable).
+    #[arg(long, value_name = "\"...\"", allow_hyphen_values = true)]
+    cflags: Vec<String>,
+    /// The host library to link [default: the one built with this tool].
+    #[arg(long, value_name = "libneuroncustomop.a")]
+    staticlib: Option<PathBuf>,
+    /// The headers' directory [default: NEURON_INCLUDE, else the repository's include/].
+    #[arg(long, value_name = "DIR")]
+    include: Option<PathBuf>,
+}
+
+/// Run an op of a built library.
+///
+/// Each ARG is a .npy file (a tensor argument) or a number (a scalar
+/// argument); the op's shape function gives the output's shape and dtype;
+/// the output goes to OUT.npy. --on qemu runs a --target qemu build on the
+/// emulated cluster (per-core status and printf shown); --on both runs it
+/// on the simulator and on QEMU and compares the outputs bit for bit. The
+/// shape function and the simulator's run go in a child process: a crash
+/// is reported (core, op, signal, address), --timeout stops them after
+/// SECONDS. --timings prints where a run on the simulator spent its time.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_STATUS)]
+struct RunArgs {
+    /// The build directory.
+    dir: PathBuf,
+    /// The op.
+    op: String,
+    /// The op's arguments: .npy files and numbers (negative ones too).
+    #[arg(value_name = "ARG")]
+    args: Vec<String>,
+    /// Where the output goes.
+    #[arg(short = 'o', long = "out", value_name = "OUT.npy")]
+    out: PathBuf,
+    /// 1 or 8 [default: 8 for a --multicore build, else 1].
+    #[arg(long, value_name = "1|8", value_parser = |v: &str| v.parse::<u32>().map_err(|_| format!("--cores {v}: expected a number of cores, 1 or 8")))]
+    cores: Option<u32>,
+    /// Print the run's report.
+    #[arg(long)]
+    report: bool,
+    /// Where the kernel runs: sim, qemu or both.
+    #[arg(long, default_value = "sim", value_parser = |s: &str| crate::run::On::parse(s).map_err(|e| e.message))]
+    on: crate::run::On,
+    /// Stop the shape function and the run after SECONDS.
+    #[arg(long, value_name = "SECONDS", value_parser = |v: &str| crate::contained::parse_timeout(v, "--timeout").map_err(|e| e.message))]
+    timeout: Option<Duration>,
+    /// Print where a run on the simulator spent its time (inputs, setup,
+    /// copy-in, kernel per core, verdict, copy-out).
+    #[arg(long)]
+    timings: bool,
+}
+
+impl BuildArgs {
+    fn options(self) -> Result<BuildOptions> {
+        let mut cflags = Vec::new();
+        for c in &self.cflags {
+            cflags.extend(split_flags(c)?);
         }
-        i += 1;
+        let out = self.out.unwrap_or_else(|| PathBuf::from("build").join(&self.name));
+        Ok(BuildOptions {
+            name: self.name,
+            compute: self.compute,
+            shape: self.shape,
+            multicore: self.multicore,
+            target: self.target,
+            out,
+            cflags,
+            staticlib: self.staticlib,
+            include: self.include,
+        })
     }
-    if o.name.is_empty() {
-        return Err(usage("build: --name is required"));
-    }
-    o.out = out.unwrap_or_else(|| PathBuf::from("build").join(&o.name));
-    Ok(o)
 }
 
-/// Whether `a` is a number (a scalar argument) rather than an option.
-fn is_number(a: &str) -> bool {
-    a.parse::<f64>().is_ok()
+impl RunArgs {
+    /// The options, and whether `--report` and `--timings` were given.
+    fn options(self) -> (RunOptions, bool, bool) {
+        let args = self.args.into_iter().map(|a| a.strip_prefix(NUMBER_MARK).map_or_else(|| a.clone(), str::to_owned)).collect();
+        (RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout }, self.report, self.timings)
+    }
 }
 
-/// Parses `run`'s arguments; also whether `--report` was given.
-pub fn parse_run(args: &[String]) -> Result<(RunOptions, bool)> {
-    let mut pos = Vec::new();
-    let (mut out, mut cores, mut report, mut on, mut timeout) = (None, None, false, crate::run::On::Sim, None);
-    let mut i = 0;
-    while i < args.len() {
-        let a = args[i].as_str();
-        match a {
-            "-o" | "--out" => out = Some(PathBuf::from(value(args, &mut i, a)?)),
-            "--cores" => {
-                let v = value(args, &mut i, a)?;
-                cores = Some(v.parse::<u32>().map_err(|_| usage(format!("--cores {v}: expected a number of cores, 1 or 8")))?);
-            }
-            "--report" => report = true,
-            "--on" => on = crate::run::On::parse(&value(args, &mut i, a)?)?,
-            "--timeout" => timeout = Some(crate::contained::parse_timeout(&value(args, &mut i, a)?, a)?),
-            _ if a.starts_with('-') && a.len() > 1 && !is_number(a) => return Err(usage(format!("run: unknown option `{a}`"))),
-            _ => pos.push(a.to_owned()),
+/// What the command line asks for: a command, or text to print (help,
+/// version) with its exit status. A usage error is an [`ErrorKind::Usage`]
+/// error carrying clap's message (what is wrong, the usage line).
+enum Parsed {
+    Build(BuildOptions),
+    /// The options, `--report`, `--timings`.
+    Run(RunOptions, bool, bool),
+    Print(String),
+}
+
+/// Marks a negative number among `run`'s arguments as a value. clap takes
+/// `-1.5` and `-2e3` for values but not every number a scalar argument may
+/// be (`-1e-5`, `-.5`, `-inf`), and no clap setting accepts those without
+/// also swallowing the options after them; the mark is removed after
+/// parsing.
+const NUMBER_MARK: &str = "\u{1}";
+
+/// `args` with `run`'s negative numbers marked (not an option's value).
+fn mark_numbers(args: &[String]) -> Vec<String> {
+    let mut out = Vec::with_capacity(args.len());
+    for (i, a) in args.iter().enumerate() {
+        let option_value = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--cores" | "--on" | "--timeout");
+        let number = a.starts_with('-') && a.parse::<f64>().is_ok();
+        out.push(if args.first().is_some_and(|c| c == "run") && number && !option_value { format!("{NUMBER_MARK}{a}") } else { a.clone() });
+    }
+    out
+}
+
+fn parse(args: &[String]) -> Result<Parsed> {
+    let args = mark_numbers(args);
+    let argv = std::iter::once("customop").chain(args.iter().map(String::as_str));
+    match Cli::try_parse_from(argv) {
+        Ok(Cli { command: Command::Build(b) }) => Ok(Parsed::Build(b.options()?)),
+        Ok(Cli { command: Command::Run(r) }) => {
+            let (o, report, timings) = r.options();
+            Ok(Parsed::Run(o, report, timings))
         }
-        i += 1;
+        Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => Ok(Parsed::Print(e.render().to_string())),
+        Err(e) => {
+            let text = e.render().to_string();
+            Err(Error::new(ErrorKind::Usage, text.strip_prefix("error: ").unwrap_or(&text).trim_end().to_owned()))
+        }
     }
-    if pos.len() < 2 {
-        return Err(usage("run: give the build directory and the op"));
-    }
-    let out = out.ok_or_else(|| usage("run: -o OUT.npy is required"))?;
-    let dir = PathBuf::from(pos.remove(0));
-    let op = pos.remove(0);
-    Ok((RunOptions { dir, op, args: pos, out: Some(out), cores, on, timeout }, report))
 }
 
 fn dispatch(args: &[String]) -> Result<()> {
-    match args.first().map(String::as_str) {
-        Some("build") => {
-            let b = build(&parse_build(&args[1..])?)?;
+    match parse(args)? {
+        Parsed::Build(o) => {
+            let b = build(&o)?;
             let compiled = b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).count();
             let ops: Vec<&str> = b.schema.ops.iter().map(|o| o.name.as_str()).collect();
             println!(
@@ -147,12 +219,16 @@ fn dispatch(args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        Some("run") => {
-            let (o, report) = parse_run(&args[1..])?;
+        Parsed::Run(o, report, timings) => {
             let r = run(&o)?;
             // The emulated run's report is its only status: always shown.
             if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
+            }
+            match (&r.timings, timings) {
+                (Some(t), true) => println!("{t}"),
+                (None, true) => println!("timings: only for a run on the simulator alone (--on sim)"),
+                _ => {}
             }
             let agreement = match r.nans_differing {
                 0 => String::from(": outputs bit-identical"),
@@ -175,12 +251,10 @@ fn dispatch(args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        Some("help" | "--help" | "-h") => {
-            println!("{USAGE}");
+        Parsed::Print(text) => {
+            print!("{text}");
             Ok(())
         }
-        Some(other) => Err(usage(format!("unknown command `{other}`"))),
-        None => Err(usage("give a command: build or run")),
     }
 }
 
@@ -203,24 +277,68 @@ mod tests {
         a.iter().map(|s| (*s).to_owned()).collect()
     }
 
+    fn parse_run(a: &[&str]) -> Result<(RunOptions, bool)> {
+        match parse(&[&["run"], a].concat().iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())? {
+            Parsed::Run(o, r, _) => Ok((o, r)),
+            _ => panic!("not a run"),
+        }
+    }
+
+    fn parse_build(a: &[&str]) -> Result<BuildOptions> {
+        match parse(&[&["build"], a].concat().iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())? {
+            Parsed::Build(o) => Ok(o),
+            _ => panic!("not a build"),
+        }
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        <Cli as clap::CommandFactory>::command().debug_assert();
+    }
+
     #[test]
     fn run_takes_negative_numbers_as_arguments_and_needs_an_output() {
-        let (o, report) = parse_run(&v(&["d", "op", "x.npy", "-1.5", "-3", "-o", "y.npy", "--report"])).unwrap();
-        assert_eq!(o.args, ["x.npy", "-1.5", "-3"]);
-        assert!(report && o.cores.is_none());
-        let e = parse_run(&v(&["d", "op", "x.npy"])).unwrap_err();
+        let (o, report) = parse_run(&["d", "op", "x.npy", "-1.5", "-3", "-o", "y.npy", "--report", "-1e-5", "-inf", "-.5"]).unwrap();
+        assert_eq!(o.args, ["x.npy", "-1.5", "-3", "-1e-5", "-inf", "-.5"]);
+        assert!(report && o.cores.is_none() && o.on == crate::run::On::Sim);
+        let e = parse_run(&["d", "op", "x.npy"]).unwrap_err();
         assert_eq!(e.kind, ErrorKind::Usage);
-        assert!(e.message.starts_with("run: -o OUT.npy is required"), "{e}");
-        assert!(parse_run(&v(&["d", "op", "--bogus", "-o", "y"])).unwrap_err().message.contains("unknown option `--bogus`"));
+        assert!(e.message.contains("--out <OUT.npy>"), "{e}");
+        assert!(parse_run(&["d", "op", "--bogus", "-o", "y"]).unwrap_err().message.contains("unexpected argument '--bogus'"));
+    }
+
+    #[test]
+    fn options_take_their_values_either_way_and_check_them() {
+        let (o, _) = parse_run(&["d", "op", "--out=y.npy", "--cores=8", "--on", "both", "--timeout=2.5"]).unwrap();
+        assert_eq!((o.out, o.cores, o.on, o.timeout), (Some(PathBuf::from("y.npy")), Some(8), crate::run::On::Both, Some(Duration::from_millis(2500))));
+        let e = parse_run(&["d", "op", "-o", "y", "--cores", "x"]).unwrap_err();
+        assert!(e.kind == ErrorKind::Usage && e.message.contains("--cores x: expected a number of cores, 1 or 8"), "{e}");
+        assert!(parse_run(&["d", "op", "-o", "y", "--on", "gpu"]).unwrap_err().message.contains("--on gpu: expected sim, qemu or both"));
+        assert!(parse_run(&["d", "op", "-o", "y", "--timeout", "0"]).unwrap_err().message.contains("--timeout 0: give a number of seconds above 0"));
     }
 
     #[test]
     fn build_needs_a_name_and_defaults_its_directory() {
-        let o = parse_build(&v(&["--name", "k", "--compute", "a.cpp", "--shape", "s.cpp", "--cflags", "-DX=1 -O3"])).unwrap();
+        let o = parse_build(&["--name", "k", "--compute", "a.cpp", "--shape", "s.cpp", "--cflags", "-DX=1 -O3", "--cflags=-g"]).unwrap();
         assert_eq!(o.out, PathBuf::from("build/k"));
-        assert_eq!(o.cflags, ["-DX=1", "-O3"]);
+        assert_eq!(o.cflags, ["-DX=1", "-O3", "-g"]);
         assert_eq!(o.target, Target::Sim);
-        assert!(parse_build(&v(&["--compute", "a.cpp"])).unwrap_err().message.starts_with("build: --name is required"));
+        let e = parse_build(&["--compute", "a.cpp"]).unwrap_err();
+        assert!(e.kind == ErrorKind::Usage && e.message.contains("--name <NAME>"), "{e}");
+        let e = parse_build(&["--name", "k", "--target", "x86"]).unwrap_err();
+        assert!(e.message.contains("unknown target `x86` (expected sim, qemu or q7)"), "{e}");
         assert_eq!(main(&v(&["frobnicate"])), 2);
+        assert_eq!(main(&v(&[])), 2);
+    }
+
+    #[test]
+    fn help_is_printed_per_command_and_exits_zero() {
+        for cmd in [&["--help"][..], &["help"], &["build", "--help"], &["run", "-h"], &["help", "run"]] {
+            let Ok(Parsed::Print(text)) = parse(&v(cmd)) else { panic!("{cmd:?} is not help") };
+            assert!(text.contains("Usage: customop") && text.contains("exit status: 0 ok, 2 usage"), "{cmd:?}: {text}");
+        }
+        let Ok(Parsed::Print(run)) = parse(&v(&["run", "--help"])) else { panic!() };
+        assert!(run.contains("--timeout <SECONDS>") && run.contains("<DIR> <OP> [ARG]..."), "{run}");
+        assert_eq!(main(&v(&["build", "--help"])), 0);
     }
 }

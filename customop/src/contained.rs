@@ -7,7 +7,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{self, Channel, Ended};
 use crate::npy::Dtype;
-use crate::run::{run_sim, shape_values, Placed};
+use crate::run::{run_sim, shape_values, Files, Placed};
 use crate::schema::Op;
 use crate::shape::{self, OutputSpec};
 use crate::sim::SimApi;
@@ -18,8 +18,7 @@ const SHAPE: u8 = 1;
 /// The phase the child is in: the kernel.
 const KERNEL: u8 = 2;
 
-/// A kernel run's status, report text and output bytes (`run_sim`'s).
-pub type SimRun = (i32, String, Vec<u8>);
+pub use crate::run::SimRun;
 
 /// How a run is bounded.
 pub struct Bounds<'a> {
@@ -34,12 +33,14 @@ pub struct Bounds<'a> {
 /// Evaluates `op`'s shape function on `placed` and (with `cores`) runs the
 /// kernel on a fresh simulator, in a child process within `bounds`: the
 /// output's spec and the kernel run's status, report and output.
-/// `labels` name the arguments in messages.
+/// `labels` name the arguments in messages; `files`: the tensors mapped
+/// from their files and the output's file (`customop run`'s).
 pub fn shape_and_run(
     api: SimApi,
     op: &Op,
     labels: &[String],
     placed: &[Placed],
+    files: &Files,
     cores: Option<u32>,
     bounds: Bounds<'_>,
 ) -> Result<(OutputSpec, Option<SimRun>)> {
@@ -49,7 +50,7 @@ pub fn shape_and_run(
             let run = match cores {
                 Some(c) => {
                     ch.phase(KERNEL);
-                    Some(run_sim(api, op, labels, placed, &spec, c)?)
+                    Some(run_sim(api, op, labels, placed, files, &spec, c)?)
                 }
                 None => None,
             };
@@ -127,11 +128,13 @@ pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
             b.push(0);
             b.push(spec.dtype.code());
             put(&mut b, &spec.shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
-            if let Some((rc, report, data)) = run {
+            if let Some(SimRun { rc, report, data, timings: t }) = run {
                 b.push(1);
                 b.extend_from_slice(&rc.to_le_bytes());
                 put(&mut b, report.as_bytes());
                 put(&mut b, data);
+                let ns: Vec<u64> = [t.setup, t.copy_in, t.verdict, t.copy_out].iter().chain(&t.kernel).map(|d| d.as_nanos() as u64).collect();
+                put(&mut b, &ns.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<_>>());
             } else {
                 b.push(0);
             }
@@ -169,7 +172,18 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
                 _ => {
                     let rc = i32_of(&mut b)?;
                     let report = text(bytes(&mut b)?);
-                    Some((rc, report, bytes(&mut b)?.to_vec()))
+                    let data = bytes(&mut b)?.to_vec();
+                    let ns: Vec<Duration> = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| Duration::from_nanos(u64::from_le_bytes(*c))).collect();
+                    let (head, kernel) = ns.split_at_checked(4)?;
+                    let timings = crate::run::Timings {
+                        setup: head[0],
+                        copy_in: head[1],
+                        verdict: head[2],
+                        copy_out: head[3],
+                        kernel: kernel.to_vec(),
+                        ..Default::default()
+                    };
+                    Some(SimRun { rc, report, data, timings })
                 }
             };
             Some(Ok((OutputSpec { dtype, shape }, run)))
@@ -185,13 +199,18 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
 mod tests {
     use super::*;
 
+    fn run(rc: i32, report: &str, data: Vec<u8>) -> SimRun {
+        let ms = Duration::from_millis;
+        let timings = crate::run::Timings { setup: ms(1), copy_in: ms(2), verdict: ms(3), copy_out: ms(4), kernel: vec![ms(5), ms(6)], ..Default::default() };
+        SimRun { rc, report: report.into(), data, timings }
+    }
+
     #[test]
     fn results_and_errors_cross_the_pipe_whole() {
-        let ok: Result<(OutputSpec, Option<SimRun>)> =
-            Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some((85, "core 0: ...\n".into(), vec![1, 2, 3]))));
+        let ok: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some(run(85, "core 0: ...\n", vec![1, 2, 3]))));
         let back = decode(&encode(&ok)).unwrap().unwrap();
         assert_eq!(back.0, OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] });
-        assert_eq!(back.1, Some((85, "core 0: ...\n".to_owned(), vec![1, 2, 3])));
+        assert_eq!(back.1, Some(run(85, "core 0: ...\n", vec![1, 2, 3])));
         let shape_only: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::I32, shape: vec![4] }, None));
         assert_eq!(decode(&encode(&shape_only)).unwrap().unwrap().1, None);
         let e = decode(&encode(&Err(Error::new(ErrorKind::ShapeFailed, "op `x`: no")))).unwrap().unwrap_err();

@@ -1,71 +1,79 @@
-//! Loading a built shared object in-process (`dlopen`) and looking up its
-//! C entry points. A library stays loaded for the life of the process
-//! (the runtime inside keeps thread-local bindings and a panic hook;
-//! unloading it under them would not be sound), so a handle is never
-//! closed.
+//! Loading a built shared object in-process (`dlopen`, through
+//! `libloading`) and looking up its C entry points. A library stays loaded
+//! for the life of the process (the runtime inside keeps thread-local
+//! bindings and a panic hook; unloading it under them would not be sound),
+//! so a handle is never closed.
 
 use crate::error::{Error, ErrorKind, Result};
-use std::ffi::{c_void, CStr, CString};
+use libloading::os::unix::{Library as Handle, RTLD_LOCAL, RTLD_NOW};
+use std::mem::ManuallyDrop;
 use std::path::{Path, PathBuf};
 
 /// A loaded shared object.
 #[derive(Debug)]
 pub struct Library {
-    handle: *mut c_void,
+    /// Never dropped: dropping would `dlclose` it.
+    handle: ManuallyDrop<Handle>,
     path: PathBuf,
-}
-
-// SAFETY: a dlopen handle may be used from any thread (dlsym is thread
-// safe); the library is never unloaded.
-unsafe impl Send for Library {}
-// SAFETY: as above; `Library` has no interior mutability.
-unsafe impl Sync for Library {}
-
-fn dl_error() -> String {
-    // SAFETY: dlerror returns null or a NUL-terminated string valid until
-    // the next dl* call on this thread; it is copied at once.
-    let p = unsafe { libc::dlerror() };
-    if p.is_null() {
-        "unknown error".into()
-    } else {
-        // SAFETY: non-null, NUL-terminated (above).
-        unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned()
-    }
 }
 
 impl Library {
     /// Loads `path` (symbols local to it: two built libraries in one
     /// process never see each other's runtime).
     pub fn open(path: &Path) -> Result<Self> {
-        let c = CString::new(path.as_os_str().as_encoded_bytes())
-            .map_err(|_| Error::new(ErrorKind::BadInput, format!("{}: path contains a NUL byte", path.display())))?;
-        // SAFETY: c is a valid C string; loading runs the library's
-        // initialisers, which for a built kernel are its C++ static
-        // constructors and the Rust runtime's (none of them take locks the
-        // caller holds).
-        let handle = unsafe { libc::dlopen(c.as_ptr(), libc::RTLD_NOW | libc::RTLD_LOCAL) };
-        if handle.is_null() {
-            return Err(Error::new(ErrorKind::BadInput, format!("cannot load {}: {}", path.display(), dl_error())));
-        }
-        Ok(Self { handle, path: path.to_path_buf() })
+        // SAFETY: loading runs the library's initialisers, which for a
+        // built kernel are its C++ static constructors and the Rust
+        // runtime's (none of them take locks the caller holds).
+        let handle = unsafe { Handle::open(Some(path), RTLD_NOW | RTLD_LOCAL) }.map_err(|e| {
+            // The loader's own words (dlerror) are the error's source.
+            let why = std::error::Error::source(&e).map_or_else(|| e.to_string(), ToString::to_string);
+            Error::new(ErrorKind::BadInput, format!("cannot load {}: {why}", path.display()))
+        })?;
+        Ok(Self { handle: ManuallyDrop::new(handle), path: path.to_path_buf() })
     }
 
-    /// The address of `name`, or an error naming it.
-    pub fn symbol(&self, name: &str) -> Result<*mut c_void> {
-        let c = CString::new(name).expect("symbol names have no NUL");
-        // SAFETY: handle is live (never closed) and c a C string.
-        let p = unsafe { libc::dlsym(self.handle, c.as_ptr()) };
-        if p.is_null() {
-            return Err(Error::new(
-                ErrorKind::Environment,
-                format!("{} does not export `{name}` (built by another version of customop? rebuild it)", self.path.display()),
-            ));
-        }
-        Ok(p)
+    /// The function `name`, as the function pointer type `T`, or an error
+    /// naming it.
+    ///
+    /// # Safety
+    /// `T` must be a function pointer type matching the export's C
+    /// signature.
+    pub unsafe fn function<T: Copy>(&self, name: &str) -> Result<T> {
+        // SAFETY: the caller vouches for T; the pointer stays valid after
+        // the `Symbol` goes because the library is never unloaded.
+        let f = unsafe { self.handle.get::<T>(name.as_bytes()) };
+        f.map(|s| *s).map_err(|_| {
+            Error::new(ErrorKind::Environment, format!("{} does not export `{name}` (built by another version of customop? rebuild it)", self.path.display()))
+        })
     }
 
     /// Its path.
     pub fn path(&self) -> &Path {
         &self.path
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The C library: loaded, a function found and called, a missing one
+    /// refused by name; a file that is not a library refused.
+    #[test]
+    fn loads_finds_and_refuses() {
+        let libc = Library::open(Path::new("libc.so.6")).unwrap();
+        // SAFETY: `abs` is `int abs(int)`.
+        let abs: unsafe extern "C" fn(i32) -> i32 = unsafe { libc.function("abs") }.unwrap();
+        // SAFETY: abs takes any int.
+        assert_eq!(unsafe { abs(-7) }, 7);
+        // SAFETY: never called.
+        let e = unsafe { libc.function::<unsafe extern "C" fn()>("no_such_function_here") }.unwrap_err();
+        assert!(e.kind == ErrorKind::Environment && e.message.contains("does not export `no_such_function_here`"), "{e}");
+        let d = tempfile::tempdir().unwrap();
+        let junk = d.path().join("junk.so");
+        std::fs::write(&junk, b"not an ELF").unwrap();
+        let e = Library::open(&junk).unwrap_err();
+        assert!(e.kind == ErrorKind::BadInput && e.message.starts_with(&format!("cannot load {}: ", junk.display())), "{e}");
+        assert!(e.message.ends_with("junk.so: file too short"), "the loader's reason: {e}");
     }
 }

@@ -1,7 +1,7 @@
 //! The kernel's allocations on the simulator come from the core's libc
 //! heap, as on the device (SPEC §12): the compute objects' references to
 //! the C and C++ allocation functions are renamed to the simulator's
-//! `neuron_kernel_*` (`src/host/kernel_heap.rs`) in a copy of each object
+//! `neuron_kernel_*` (`sim/src/kernel_heap.rs`) in a copy of each object
 //! that only the link uses. The shape functions, the generated wrappers
 //! and the host's C++ library keep the process's allocator.
 //!

@@ -28,6 +28,8 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_run",
     "neuron_sim_report",
     "neuron_sim_read_output",
+    "neuron_sim_read_output_at",
+    "neuron_sim_timings",
     "neuron_sim_call",
     "neuron_error_message",
     "customop_shape_eval",

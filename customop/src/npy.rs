@@ -6,7 +6,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::path::Path;
 
-pub use customop_npy::{parse_bytes, render, Array, Dtype};
+pub use customop_npy::{check_length, parse_bytes, parse_header, render, render_header, Array, Dtype, Layout};
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::BadInput, format!("{}: not a usable .npy file: {what}", path.display()))
@@ -32,6 +32,53 @@ pub fn read(path: &Path) -> Result<Array> {
     parse(path, &b)
 }
 
+/// An input `.npy` mapped, its header read and its length checked: the
+/// data is copied once, from the mapping into the simulated HBM.
+#[derive(Debug)]
+pub struct Mapped {
+    map: memmap2::Mmap,
+    /// What the header says.
+    pub layout: Layout,
+}
+
+impl Mapped {
+    /// The data bytes.
+    pub fn data(&self) -> &[u8] {
+        &self.map[self.layout.offset..]
+    }
+
+    /// Drops the mapped pages from this process's memory once they are
+    /// copied (read again from the file if touched), so the run's peak
+    /// memory holds the input once, in the simulated HBM.
+    pub fn release(&self) {
+        // SAFETY: the mapping is read-only, never written: its pages read
+        // back as the file's bytes, which they are now.
+        let _ = unsafe { self.map.unchecked_advise(memmap2::UncheckedAdvice::DontNeed) };
+    }
+}
+
+/// Opens and maps a `.npy` file (a regular file only, as [`read`]).
+pub fn map(path: &Path) -> Result<Mapped> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK).open(path).map_err(|e| Error::io("read", path, e))?;
+    let meta = f.metadata().map_err(|e| Error::io("read", path, e))?;
+    if !meta.is_file() {
+        return Err(bad(path, "not a regular file (a FIFO, device or directory cannot be an input)"));
+    }
+    if meta.len() == 0 {
+        return Err(bad(path, "no NumPy magic"));
+    }
+    // SAFETY: a read-only mapping of a regular file, never written
+    // through; a file truncated by someone else while mapped faults
+    // (SIGBUS: the run's process dies, reported as a crash), as a file
+    // changed under `read` would give wrong data: inputs are the user's
+    // files, not changed during their own run.
+    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| Error::io("read", path, e))?;
+    let layout = parse_header(&map).map_err(|m| bad(path, m))?;
+    check_length(&layout, meta.len()).map_err(|m| bad(path, m))?;
+    Ok(Mapped { map, layout })
+}
+
 /// Writes `a` to `path` atomically: a failed write (a full disk) leaves
 /// the previous file as it was.
 pub fn write(path: &Path, a: &Array) -> Result<()> {
@@ -43,13 +90,33 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_mapped_input_is_checked_as_a_read_one() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("x.npy");
+        let a = Array::from_f32(&[2, 3], &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
+        let bytes = render(&a);
+        std::fs::write(&p, &bytes).unwrap();
+        let m = map(&p).unwrap();
+        assert_eq!((m.layout.dtype, m.layout.shape.as_slice(), m.data()), (Dtype::F32, &[2u64, 3][..], &a.data[..]));
+        m.release();
+        assert_eq!(m.data(), &a.data[..], "released pages read back as the file");
+        std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
+        assert!(map(&p).unwrap_err().message.contains("needs 24 data bytes, the file has 23"));
+        std::fs::write(&p, b"").unwrap();
+        assert!(map(&p).unwrap_err().message.contains("no NumPy magic"));
+        assert!(map(d.path()).unwrap_err().message.contains("not a regular file"));
+    }
+
+    #[test]
     fn a_fifo_is_refused_without_blocking() {
         let d = std::env::temp_dir().join(format!("npy-fifo-{}", std::process::id()));
         let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: c is a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
         let e = read(&d).unwrap_err();
+        let m = map(&d).err().map(|e| e.message).unwrap_or_default();
         let _ = std::fs::remove_file(&d);
+        assert!(m.contains("not a regular file"), "{m}");
         assert!(e.message.contains("not a regular file"), "{e}");
     }
 }

@@ -10,6 +10,7 @@ use crate::schema::{ArgKind, Op, Schema, Target};
 use crate::shape::{OutputSpec, Value};
 use crate::sim::{Sim, SimApi};
 use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
 
 /// What to run.
 #[derive(Clone, Debug)]
@@ -29,6 +30,72 @@ pub struct RunOptions {
     /// How long the shape function and the simulator's run may take
     /// (`--timeout`; None: no bound).
     pub timeout: Option<std::time::Duration>,
+}
+
+/// Where a `customop run` on the simulator spent its time (`--timings`).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Timings {
+    /// Reading the inputs' headers and mapping them (this process).
+    pub inputs: Duration,
+    /// The run's process: the simulator made and the ops registered.
+    pub setup: Duration,
+    /// The run's process: the inputs copied into the simulated HBM.
+    pub copy_in: Duration,
+    /// Each core's kernel, in core order.
+    pub kernel: Vec<Duration>,
+    /// The run outside the kernels: the output's sentinel fill, the
+    /// sanitizer's input hashes, every check of the verdict.
+    pub verdict: Duration,
+    /// The output copied out of the simulated HBM into its file (or
+    /// returned), and the file put in place.
+    pub copy_out: Duration,
+    /// The whole run, from the arguments to the output in place.
+    pub total: Duration,
+}
+
+impl std::fmt::Display for Timings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let ms = |d: &Duration| format!("{:.1}", d.as_secs_f64() * 1e3);
+        let kernel: Vec<String> = self.kernel.iter().map(ms).collect();
+        write!(
+            f,
+            "timings: inputs {} ms, setup {} ms, copy-in {} ms, kernel per core [{}] ms, verdict {} ms, copy-out {} ms, total {} ms",
+            ms(&self.inputs),
+            ms(&self.setup),
+            ms(&self.copy_in),
+            kernel.join(", "),
+            ms(&self.verdict),
+            ms(&self.copy_out),
+            ms(&self.total)
+        )
+    }
+}
+
+/// A kernel run on the simulator: its status, report text, output bytes
+/// (empty unless the status is 0, and when the output went to a file),
+/// and where its time went.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct SimRun {
+    /// The run status (0: it passed).
+    pub rc: i32,
+    /// The report.
+    pub report: String,
+    /// The output.
+    pub data: Vec<u8>,
+    /// The run's process's part of the timings.
+    pub timings: Timings,
+}
+
+/// What `customop run` gives the simulator's run beyond `placed`: its
+/// tensors mapped from their `.npy` files (their `Placed::Tensor` data
+/// is then empty), and the file the output's `.npy` goes to, straight
+/// from the simulated HBM (a temporary the caller renames into place).
+#[derive(Default)]
+pub struct Files {
+    /// Per argument, the mapped file of a tensor given as one.
+    pub inputs: Vec<Option<npy::Mapped>>,
+    /// The output's file.
+    pub output: Option<PathBuf>,
 }
 
 /// Where `run` runs the kernel.
@@ -67,6 +134,8 @@ pub struct RunOutcome {
     /// `--on both`: elements that are NaN on both sides with other bits
     /// (sign or payload), which agree (0 otherwise).
     pub nans_differing: usize,
+    /// Where the time went (a run on the simulator alone).
+    pub timings: Option<Timings>,
 }
 
 /// One argument, ready to place.
@@ -139,8 +208,10 @@ fn integer_text(text: &str) -> bool {
     !t.is_empty() && t.bytes().all(|b| b.is_ascii_digit())
 }
 
-/// Parses argument `i` (1-based in messages) of `op` for its declared kind.
-fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
+/// Parses argument `i` (1-based in messages) of `op` for its declared kind;
+/// a tensor is read whole, or with `mapped` only mapped (its data is
+/// there, the `Placed` has none).
+fn parse_arg(op: &Op, i: usize, text: &str, mapped: Option<&mut Option<npy::Mapped>>) -> Result<Placed> {
     let p = &op.params[i];
     let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
     let int = || text.parse::<i64>().ok();
@@ -150,7 +221,15 @@ fn parse_arg(op: &Op, i: usize, text: &str) -> Result<Placed> {
             if float().is_some() {
                 return Err(bad(format!("{what} is a tensor: give a .npy file, not the number {text}")));
             }
-            Placed::Tensor(npy::read(Path::new(text))?)
+            match mapped {
+                Some(m) => {
+                    let f = npy::map(Path::new(text))?;
+                    let a = Array { dtype: f.layout.dtype, shape: f.layout.shape.clone(), data: Vec::new() };
+                    *m = Some(f);
+                    Placed::Tensor(a)
+                }
+                None => Placed::Tensor(npy::read(Path::new(text))?),
+            }
         }
         ArgKind::Scalar => match (int(), float()) {
             (Some(v), _) => Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) },
@@ -196,6 +275,7 @@ pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
 
 /// Runs an op.
 pub fn run(o: &RunOptions) -> Result<RunOutcome> {
+    let started = Instant::now();
     let (schema, api) = load(&o.dir)?;
     let op = schema.op(&o.op)?;
     if o.args.len() != op.params.len() {
@@ -203,7 +283,24 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         return Err(bad(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), o.args.len())));
     }
     let cores = cores_for(o.cores, schema.multicore, &o.dir.display().to_string(), "--cores ", "--multicore")?;
-    let placed = o.args.iter().enumerate().map(|(i, a)| parse_arg(op, i, a)).collect::<Result<Vec<_>>>()?;
+    // On the simulator alone, the inputs are mapped and copied once, into
+    // the simulated HBM, and the output goes from there to its file: the
+    // run's process writes it under a temporary name, renamed into place
+    // here once the run passed.
+    let direct = o.on == On::Sim;
+    let mut files = Files::default();
+    files.inputs.resize_with(o.args.len(), || None);
+    let placed =
+        o.args.iter().zip(files.inputs.iter_mut()).enumerate().map(|(i, (a, m))| parse_arg(op, i, a, direct.then_some(m))).collect::<Result<Vec<_>>>()?;
+    let inputs_done = started.elapsed();
+    let temp = match (&o.out, direct) {
+        (Some(out), true) => {
+            let name = out.file_name().map(|n| format!(".{}.", n.to_string_lossy())).unwrap_or_default();
+            Some(crate::atomic::temp_in(crate::atomic::parent(out), &name, ".tmp")?)
+        }
+        _ => None,
+    };
+    files.output = temp.as_ref().map(|t| t.to_path_buf());
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
         return Err(bad(format!(
             "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
@@ -215,17 +312,19 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     // The shape function and the simulator's run go in a child process
     // (`contained`): a crash, a timeout or Ctrl-C ends it, not this one.
     let bounds = crate::contained::Bounds { timeout: o.timeout, option: "--timeout", interrupted: &mut || false };
-    let (spec, mut sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, (o.on != On::Qemu).then_some(cores), bounds)?;
+    let (spec, mut sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, &files, (o.on != On::Qemu).then_some(cores), bounds)?;
     let mut sim_run = || sim.take().ok_or_else(|| Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent no kernel result", op.name)));
     let OutputSpec { dtype, ref shape } = spec;
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
     let mut nans_differing = 0;
+    let mut timings = None;
     let (data, report) = match o.on {
         On::Sim => {
-            let (rc, report, data) = sim_run()?;
+            let SimRun { rc, report, data, timings: t } = sim_run()?;
             if rc != 0 {
                 return Err(failed("on the simulator", rc, &api.error_message(rc), &report));
             }
+            timings = Some(t);
             (data, report)
         }
         On::Qemu => {
@@ -236,7 +335,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             (q.output.clone(), q.report())
         }
         On::Both => {
-            let (rc, sim_report, data) = sim_run()?;
+            let SimRun { rc, report: sim_report, data, .. } = sim_run()?;
             let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
             let report = format!("{sim_report}{}", q.report());
             // Checks only the simulator can make (which elements were
@@ -267,10 +366,19 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     };
     let shape = shape.clone();
     let output = Array { dtype, shape, data };
-    if let Some(out) = &o.out {
-        npy::write(out, &output)?;
+    let persisting = Instant::now();
+    match (&o.out, temp) {
+        (Some(out), Some(t)) => crate::atomic::persist(t, out)?,
+        (Some(out), None) => npy::write(out, &output)?,
+        _ => {}
     }
-    Ok(RunOutcome { output, report, cores, nans_differing })
+    let timings = timings.map(|mut t| {
+        t.inputs = inputs_done;
+        t.copy_out += persisting.elapsed();
+        t.total = started.elapsed();
+        t
+    });
+    Ok(RunOutcome { output, report, cores, nans_differing, timings })
 }
 
 /// The cores an op built with (or without) `multicore` runs on when
@@ -317,26 +425,63 @@ fn sim_only_verdict(rc: i32) -> bool {
 }
 
 /// Runs the op on a fresh simulator: the run status, the report, the
-/// output (empty unless the status is 0). `labels` describe the arguments
-/// in messages (the text they were given as).
-pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<(i32, String, Vec<u8>)> {
+/// output (empty unless the status is 0, and when it went to
+/// `files.output`), the timings. `labels` describe the arguments in
+/// messages (the text they were given as); a tensor with a mapped file in
+/// `files.inputs` is copied from there.
+pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files: &Files, spec: &OutputSpec, cores: u32) -> Result<SimRun> {
     let OutputSpec { dtype, shape } = spec;
+    let mut t = Timings::default();
+    let clock = Instant::now();
     let mut sim = Sim::new(api)?;
+    t.setup = clock.elapsed();
+    let clock = Instant::now();
     for (i, p) in placed.iter().enumerate() {
         let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
         match p {
-            Placed::Tensor(a) => sim.arg_tensor(a.dtype.code(), &a.shape, &a.data, &what)?,
+            Placed::Tensor(a) => {
+                let mapped = files.inputs.get(i).and_then(Option::as_ref);
+                sim.arg_tensor(a.dtype.code(), &a.shape, mapped.map_or(&a.data[..], npy::Mapped::data), &what)?;
+                if let Some(m) = mapped {
+                    m.release();
+                }
+            }
             Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
         }
     }
     sim.set_output(dtype.code(), shape)?;
+    t.copy_in = clock.elapsed();
     let (rc, report) = sim.run(&op.name, cores);
-    if rc != 0 {
-        return Ok((rc, report, Vec::new()));
+    if let Some((verdict, kernel)) = sim.timings().split_first() {
+        t.verdict = Duration::from_nanos(*verdict);
+        t.kernel = kernel.iter().map(|&n| Duration::from_nanos(n)).collect();
     }
+    if rc != 0 {
+        return Ok(SimRun { rc, report, data: Vec::new(), timings: t });
+    }
+    let clock = Instant::now();
     let numel: u64 = shape.iter().product();
-    let data = sim.read_output(numel as usize * dtype.size())?;
-    Ok((0, report, data))
+    let bytes = numel * dtype.size() as u64;
+    let data = match &files.output {
+        Some(path) => {
+            write_output(&mut sim, *dtype, shape, bytes, path)?;
+            Vec::new()
+        }
+        None => sim.read_output(bytes as usize)?,
+    };
+    t.copy_out = clock.elapsed();
+    Ok(SimRun { rc: 0, report, data, timings: t })
+}
+
+/// Writes the output's `.npy` to `path` (the caller's temporary, which
+/// it renames into place): the header, then the data straight from the
+/// simulated HBM, flushed to the disk as `atomic::write` does.
+fn write_output(sim: &mut Sim, dtype: Dtype, shape: &[u64], bytes: u64, path: &Path) -> Result<()> {
+    use std::io::Write;
+    let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(|e| Error::io("write", path, e))?;
+    f.write_all(&npy::render_header(dtype, shape)).map_err(|e| Error::io("write", path, e))?;
+    sim.write_output(bytes, &mut f, path)?;
+    f.sync_data().map_err(|e| Error::io("write", path, e))
 }
 
 /// Runs the op on the emulated cluster (the build's image).
@@ -369,7 +514,7 @@ mod tests {
     }
 
     fn refused(kind: ArgKind, cpp: &str, text: &str) -> String {
-        match parse_arg(&op(kind, cpp), 0, text) {
+        match parse_arg(&op(kind, cpp), 0, text, None) {
             Ok(_) => panic!("{text} accepted for {cpp}"),
             Err(e) => {
                 assert_eq!(e.kind, ErrorKind::BadInput);
@@ -398,7 +543,7 @@ mod tests {
             (ArgKind::Double, "inf"),
             (ArgKind::Float, "0.0"),
         ] {
-            assert!(parse_arg(&op(kind, "x"), 0, text).is_ok(), "{text}");
+            assert!(parse_arg(&op(kind, "x"), 0, text, None).is_ok(), "{text}");
         }
     }
 }

@@ -15,37 +15,9 @@ pub const MAX_OPS: usize = 10;
 /// At most this many arguments per op (SPEC §6).
 pub const MAX_ARGS: usize = 10;
 
-/// An argument kind, as the invocation block codes it (SPEC §6).
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum ArgKind {
-    /// A tensor (code 1).
-    Tensor,
-    /// A `Scalar`: a one-element tensor of any marshallable dtype (2).
-    Scalar,
-    /// `int` (3).
-    Int,
-    /// `float` (4).
-    Float,
-    /// `int64_t`, `long`, `long long` (5).
-    LongLong,
-    /// `double` (6).
-    Double,
-}
-
-impl ArgKind {
-    /// The invocation block's code for this kind.
-    pub fn code(self) -> u8 {
-        match self {
-            Self::Tensor => 1,
-            Self::Scalar => 2,
-            Self::Int => 3,
-            Self::Float => 4,
-            Self::LongLong => 5,
-            Self::Double => 6,
-        }
-    }
-}
+/// An argument kind, as the invocation block codes it (SPEC §6): the
+/// runtime's, spelled in `customop.json` in snake case (`long_long`).
+pub use neuron_runtime::marshal::ArgKind;
 
 /// One parameter of a compute function.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -205,5 +177,30 @@ impl Schema {
             return Err(invalid(String::from("no library_hash (built by an older customop: rebuild)")));
         }
         Ok(s)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `customop.json` spells the runtime's kinds in snake case, and the
+    /// codes the tools marshal are the invocation block's.
+    #[test]
+    fn arg_kinds_keep_their_json_names_and_codes() {
+        let all = [
+            (ArgKind::Tensor, "tensor", 1),
+            (ArgKind::Scalar, "scalar", 2),
+            (ArgKind::Int, "int", 3),
+            (ArgKind::Float, "float", 4),
+            (ArgKind::LongLong, "long_long", 5),
+            (ArgKind::Double, "double", 6),
+        ];
+        for (k, name, code) in all {
+            assert_eq!(serde_json::to_string(&k).unwrap(), format!("\"{name}\""));
+            assert_eq!(serde_json::from_str::<ArgKind>(&format!("\"{name}\"")).unwrap(), k);
+            assert_eq!((k.code(), ArgKind::from_code(code)), (code, Some(k)));
+        }
+        assert!(serde_json::from_str::<ArgKind>("\"LongLong\"").is_err());
     }
 }

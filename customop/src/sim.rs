@@ -33,6 +33,10 @@ pub struct SimApi {
     pub report: unsafe extern "C" fn(*mut c_void) -> *const c_char,
     /// `neuron_sim_read_output`.
     pub read_output: unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> i32,
+    /// `neuron_sim_read_output_at`.
+    pub read_output_at: unsafe extern "C" fn(*mut c_void, u64, *mut c_void, usize) -> i32,
+    /// `neuron_sim_timings`.
+    pub timings: unsafe extern "C" fn(*mut c_void, *mut u64, usize, *mut usize) -> i32,
     /// `neuron_sim_call`.
     pub call: unsafe extern "C" fn(Option<SimCallFn>, *mut c_void) -> i32,
     /// `neuron_error_message`.
@@ -43,24 +47,12 @@ pub struct SimApi {
     pub reset: Option<unsafe extern "C" fn(*mut c_void) -> i32>,
 }
 
-/// Reinterprets a symbol's address as the function pointer type `T`.
-///
-/// # Safety
-/// `p` must be the address of a function whose C signature is `T`.
-unsafe fn cast<T: Copy>(p: *mut c_void) -> T {
-    assert_eq!(std::mem::size_of::<T>(), std::mem::size_of::<*mut c_void>(), "a function pointer");
-    // SAFETY: T is a function pointer type of the address's size, and the
-    // caller vouches that the address is a function of that signature.
-    unsafe { std::mem::transmute_copy(&p) }
-}
-
 macro_rules! sym {
     ($lib:expr, $name:literal) => {{
-        let p = $lib.symbol($name)?;
         // SAFETY: the symbol is the library's export of that name, whose C
         // signature (include/neuroncustomop.h, or the generated shape
         // entry) is the field's type.
-        unsafe { cast(p) }
+        unsafe { $lib.function($name) }?
     }};
 }
 
@@ -77,11 +69,13 @@ impl SimApi {
             run: sym!(lib, "neuron_sim_run"),
             report: sym!(lib, "neuron_sim_report"),
             read_output: sym!(lib, "neuron_sim_read_output"),
+            read_output_at: sym!(lib, "neuron_sim_read_output_at"),
+            timings: sym!(lib, "neuron_sim_timings"),
             call: sym!(lib, "neuron_sim_call"),
             error_message_fn: sym!(lib, "neuron_error_message"),
             shape_eval: sym!(lib, "customop_shape_eval"),
             // SAFETY: as `sym!`: the export's C signature is the field's type.
-            reset: lib.symbol("neuron_sim_reset").ok().map(|p| unsafe { cast(p) }),
+            reset: unsafe { lib.function("neuron_sim_reset") }.ok(),
         })
     }
 
@@ -186,6 +180,34 @@ impl Sim {
         // SAFETY: h live; dst writable for its length.
         let rc = unsafe { (self.api.read_output)(self.h, dst.as_mut_ptr().cast(), dst.len()) };
         self.check(rc, "reading the output")
+    }
+
+    /// Writes the output's `n` bytes to `w` a piece at a time (one copy
+    /// out of the simulated HBM, through a buffer of at most 1 MiB).
+    pub fn write_output(&mut self, n: u64, w: &mut dyn std::io::Write, path: &std::path::Path) -> Result<()> {
+        const PIECE: u64 = 1 << 20;
+        let mut buf = vec![0u8; n.min(PIECE) as usize];
+        let mut at = 0;
+        while at < n {
+            let k = (n - at).min(PIECE) as usize;
+            // SAFETY: h live; buf writable for k <= buf.len() bytes.
+            let rc = unsafe { (self.api.read_output_at)(self.h, at, buf.as_mut_ptr().cast(), k) };
+            self.check(rc, "reading the output")?;
+            w.write_all(&buf[..k]).map_err(|e| Error::io("write", path, e))?;
+            at += k as u64;
+        }
+        Ok(())
+    }
+
+    /// The last run's timings in ns: the run outside the kernels, then
+    /// each core's kernel.
+    pub fn timings(&self) -> Vec<u64> {
+        let mut v = vec![0u64; 9];
+        let mut n = 0usize;
+        // SAFETY: h live; v writable for its length; n writable.
+        let rc = unsafe { (self.api.timings)(self.h, v.as_mut_ptr(), v.len(), &mut n) };
+        v.truncate(if rc == 0 { n.min(9) } else { 0 });
+        v
     }
 
     /// The API.

@@ -10,7 +10,8 @@
 
 mod common;
 use common::*;
-use customop::xtensa::{check, elf::Elf, images::Linked, layout};
+use customop::xtensa::{check, images::Linked};
+use neuron_image::{elf::Elf, layout};
 use std::path::Path;
 
 const CODE: u32 = 0x8400_0000;

@@ -500,7 +500,7 @@ fn allocation_failure_and_library_throws_end_in_the_abort_report_on_the_device()
 fn a_kernel_without_the_standard_library_links_none_of_it() {
     let dir = built("relu2d", QEMU);
     let bytes = std::fs::read(dir.join("relu2d_qemu.elf")).unwrap();
-    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    let elf = neuron_image::elf::Elf::parse(&bytes).unwrap();
     for sym in ["_Znwj", "_ZdlPv", "neuron_libcxx_abort", "__cxa_pure_virtual"] {
         assert!(!elf.symbols.contains_key(sym), "{sym} linked into a kernel that does not use it");
     }
@@ -508,7 +508,7 @@ fn a_kernel_without_the_standard_library_links_none_of_it() {
     // The check can fail: the stdlib kernel has them.
     let dir = built("stdlib", QEMU);
     let bytes = std::fs::read(dir.join("stdlib_qemu.elf")).unwrap();
-    let elf = customop::xtensa::elf::Elf::parse(&bytes).unwrap();
+    let elf = neuron_image::elf::Elf::parse(&bytes).unwrap();
     assert!(elf.symbols.contains_key("_Znwj") && elf.symbols.keys().any(|s| s.contains("__sort")), "the stdlib kernel links new and sort");
 }
 

@@ -1,11 +1,9 @@
 //! Replays the committed inputs of the fuzz targets for the tool's
-//! parsers (`fuzz/harness/formats.rs`: `.npy`, the C++ scanner,
+//! parsers (`fuzz/harness/src/formats.rs`: `.npy`, the C++ scanner,
 //! `customop.json`, depfiles and stamps) as plain tests, with the
 //! targets' own harness.
 
-#[path = "../../fuzz/harness/formats.rs"]
-mod formats;
-
+use neuron_fuzz_harness::formats;
 use std::path::Path;
 
 fn replay(target: &str, run: fn(&[u8])) {

@@ -285,3 +285,33 @@ fn every_accepted_argument_spelling_links_and_marshals() {
     let types: Vec<&str> = schema.ops[0].params.iter().map(|p| p.cpp_type.as_str()).collect();
     assert_eq!(types, ["torch::Tensor", "torch::Tensor&", "torch::Tensor", "torch::Scalar", "int", "float", "long", "const double&"]);
 }
+
+/// `--timings` (issue 28): one line naming every part of a run on the
+/// simulator, a time per core; the output goes from the simulated HBM
+/// straight to a temporary in the output's directory, renamed into place:
+/// none is left behind, and the file is whole.
+#[test]
+fn timings_name_every_part_and_the_output_file_appears_whole() {
+    let dir = built("tcm_multicore", &["--multicore"]);
+    let n = 5000u64;
+    let x = values(n as usize, -2.0, 2.0, 9);
+    let xf = npy_file("timings_x.npy", &f32s(&[n], &x));
+    let outdir = scratch("timings-out");
+    let _ = std::fs::remove_dir_all(&outdir);
+    std::fs::create_dir_all(&outdir).unwrap();
+    let out = outdir.join("y.npy");
+    let text = customop_ok(&["run", &dir.display().to_string(), "relu_multicore", &xf.display().to_string(), "-o", &out.display().to_string(), "--timings"]);
+    let line = text.lines().find(|l| l.starts_with("timings:")).unwrap_or_else(|| panic!("no timings line:\n{text}"));
+    for part in ["inputs ", "setup ", "copy-in ", "kernel per core [", "verdict ", "copy-out ", "total "] {
+        assert!(line.contains(part), "{part} missing: {line}");
+    }
+    let per_core = line.split("kernel per core [").nth(1).and_then(|r| r.split(']').next()).unwrap();
+    assert_eq!(per_core.split(',').count(), 8, "{line}");
+    let got = customop::npy::read(&out).unwrap();
+    assert_eq!(got.to_f32(), relu(&x));
+    let left: Vec<_> = std::fs::read_dir(&outdir).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, [std::ffi::OsString::from("y.npy")], "only the output is left");
+    // Without --timings there is no such line.
+    let plain = customop_ok(&["run", &dir.display().to_string(), "relu_multicore", &xf.display().to_string(), "-o", &out.display().to_string()]);
+    assert!(!plain.contains("timings:"), "{plain}");
+}

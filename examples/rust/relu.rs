@@ -1,6 +1,7 @@
 //! The vendor's public relu kernel in its two forms, on the Rust kernel
-//! API (`neuroncustomop::kernel`). Copy this file to start a kernel; it is
-//! run by `tests/example_relu_rust.rs` on the host simulator.
+//! API (`neuroncustomop::kernel`). Copy this file (and its Cargo.toml) to
+//! start a kernel crate; it is run by `tests/example_relu_rust.rs` on the
+//! host simulator.
 //!
 //! - `relu`: per-element accessor (one translate per element access);
 //!   single core.

@@ -1,9 +1,6 @@
 #![no_main]
-//! libFuzzer target: see `harness/heap_ops.rs`.
-
-#[path = "../harness/mod.rs"]
-mod harness;
+//! libFuzzer target: see `harness/src/heap_ops.rs`.
 
 libfuzzer_sys::fuzz_target!(|data: &[u8]| {
-    harness::heap_ops::run(data);
+    neuron_fuzz_harness::heap_ops::run(data);
 });

@@ -1,7 +1,4 @@
 #![no_main]
-//! libFuzzer target: see `harness/formats.rs`.
+//! libFuzzer target: see `harness/src/formats.rs`.
 
-#[path = "../harness/formats.rs"]
-mod formats;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| formats::npy_read(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| neuron_fuzz_harness::formats::npy_read(data));

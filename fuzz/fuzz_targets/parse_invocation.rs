@@ -1,7 +1,4 @@
 #![no_main]
 //! libFuzzer target: see `harness/parse_invocation.rs`.
 
-#[path = "../harness/mod.rs"]
-mod harness;
-
-libfuzzer_sys::fuzz_target!(|data: &[u8]| harness::parse_invocation::run(data));
+libfuzzer_sys::fuzz_target!(|data: &[u8]| neuron_fuzz_harness::parse_invocation::run(data));

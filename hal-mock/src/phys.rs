@@ -4,6 +4,7 @@
 
 use std::io;
 use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 /// A range of SoC physical memory.
 #[derive(Debug)]
@@ -12,6 +13,11 @@ pub struct PhysMemory {
     size: u64,
     /// The whole memory mapped once, for the SoC side (DMA, test access).
     view: NonNull<u8>,
+    /// The last extent [lo, hi) found to be data, not a hole (data never
+    /// becomes a hole again, so it stays true; the two halves are written
+    /// apart, and a mixed pair only makes `is_hole` say "not a hole").
+    data_lo: AtomicU64,
+    data_hi: AtomicU64,
 }
 
 // SAFETY: the struct holds a file descriptor and a mapping address; the
@@ -48,12 +54,40 @@ impl PhysMemory {
             return Err(e);
         }
         let view = NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
-        Ok(Self { fd, size, view })
+        Ok(Self { fd, size, view, data_lo: AtomicU64::new(0), data_hi: AtomicU64::new(0) })
     }
 
     /// Bytes in this memory.
     pub fn size(&self) -> u64 {
         self.size
+    }
+
+    /// Whether `[offset, offset + len)` lies in a hole of the memfd: never
+    /// written, it reads as zeros. (A page written, or faulted in by a read,
+    /// is data: the answer errs towards "not a hole".)
+    pub fn is_hole(&self, offset: u64, len: u64) -> bool {
+        let Some(end) = offset.checked_add(len).filter(|&e| len != 0 && e <= self.size) else { return false };
+        if offset >= self.data_lo.load(Ordering::Relaxed) && end <= self.data_hi.load(Ordering::Relaxed) {
+            return false;
+        }
+        // SAFETY: lseek on the memfd this value owns; it moves only the
+        // descriptor's offset, which nothing else uses (the memory is
+        // reached through the mapping).
+        let next = unsafe { libc::lseek(self.fd, offset as libc::off_t, libc::SEEK_DATA) };
+        if next < 0 {
+            // ENXIO: no data at or after `offset`.
+            return io::Error::last_os_error().raw_os_error() == Some(libc::ENXIO);
+        }
+        if next as u64 >= end {
+            return true;
+        }
+        // SAFETY: as above.
+        let hole = unsafe { libc::lseek(self.fd, next, libc::SEEK_HOLE) };
+        if hole > next {
+            self.data_lo.store(next as u64, Ordering::Relaxed);
+            self.data_hi.store(hole as u64, Ordering::Relaxed);
+        }
+        false
     }
 
     /// Host pointer to byte `offset` of the SoC-side view, if `offset..offset+len`
@@ -126,5 +160,25 @@ impl Drop for PhysMemory {
             libc::munmap(self.view.as_ptr().cast(), self.size as usize);
             libc::close(self.fd);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn only_never_written_pages_are_holes() {
+        let m = PhysMemory::new("hole-test", 1 << 20).unwrap();
+        assert!(m.is_hole(0, 1 << 20));
+        // SAFETY: offset 5000 is inside the 1 MiB mapping.
+        unsafe { m.ptr(5000, 1).unwrap().write(0) };
+        assert!(!m.is_hole(4096, 4096), "a page written, even with a zero, is data");
+        assert!(!m.is_hole(0, 8192), "a range partly data");
+        assert!(!m.is_hole(4100, 16), "inside the extent found before");
+        assert!(m.is_hole(0, 4096));
+        assert!(m.is_hole(8192, 4096));
+        assert!(!m.is_hole(0, 0), "nothing is not a hole");
+        assert!(!m.is_hole(1 << 20, 1), "past the end");
     }
 }

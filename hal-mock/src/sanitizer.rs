@@ -106,6 +106,12 @@ impl Region {
         }
         let lo = addr.max(self.base) - self.base;
         let hi = end.min(self.base + self.len) - self.base - 1;
+        // Every dtype's size is a power of two: a shift, not two 64-bit
+        // divisions, on the path of every element an accessor touches.
+        if self.elem.is_power_of_two() {
+            let s = self.elem.trailing_zeros();
+            return Some((lo >> s, hi >> s));
+        }
         Some((lo / self.elem, hi / self.elem))
     }
 }
@@ -124,6 +130,14 @@ pub struct Sanitizer {
     regions: RwLock<Snapshot>,
     generation: AtomicU64,
     on: AtomicBool,
+    /// Only one thread writes while watching (a one-core run): an
+    /// element's writers are set by a load and a store, not a locked
+    /// read-modify-write (most of a large output's cost).
+    one_writer: AtomicBool,
+    /// The cores that wrote a watched element since [`begin`](Self::begin):
+    /// with fewer than two, no element has two writers, and the end of
+    /// the run does not look for any.
+    writers: AtomicU16,
     findings: Mutex<Vec<Finding>>,
 }
 
@@ -139,6 +153,7 @@ impl Sanitizer {
     pub fn begin(&self) {
         *self.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::default();
         self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.writers.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
         self.on.store(true, Ordering::Release);
     }
@@ -161,10 +176,37 @@ impl Sanitizer {
                 x.other = Some(lowest(others));
             }
         }
-        for r in regions.iter().filter(|r| r.kind != RegionKind::Input) {
-            f.extend(cross_writes(r));
+        if self.writers.load(Ordering::Relaxed).count_ones() >= 2 {
+            for r in regions.iter().filter(|r| r.kind != RegionKind::Input) {
+                f.extend(cross_writes(r));
+            }
         }
         f
+    }
+
+    /// Notes that core bits `me` wrote a watched element (read first: the
+    /// locked or happens once per core and run).
+    fn wrote(&self, me: u16) {
+        if self.writers.load(Ordering::Relaxed) & me != me {
+            self.writers.fetch_or(me, Ordering::Relaxed);
+        }
+    }
+
+    /// Whether every element of the region at `base` was written where a
+    /// hook saw it, by a known core (no [`UNWRITTEN`], no
+    /// [`UNKNOWN_WRITER`]); `None` for no such region. Answered in place,
+    /// without the copy [`written_by`](Self::written_by) makes.
+    pub fn all_written(&self, base: u64) -> Option<bool> {
+        let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
+        let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
+        Some(!r.state.iter().map(|x| x.load(Ordering::Relaxed)).any(|s| s == UNWRITTEN || s & UNKNOWN_WRITER != 0))
+    }
+
+    /// Says whether only one thread writes until the next call (a
+    /// one-core run: the host waits while its core runs). Set it false
+    /// whenever two threads may write watched memory at once.
+    pub fn set_one_writer(&self, one: bool) {
+        self.one_writer.store(one, Ordering::Relaxed);
     }
 
     /// Whether a run is being watched.
@@ -278,8 +320,10 @@ impl Sanitizer {
                 self.record(FindingKind::InputWritten, r, cpu, None, lo, hi - lo + 1);
                 continue;
             }
+            let one = self.one_writer.load(Ordering::Relaxed);
+            self.wrote(me);
             for e in lo..=hi {
-                r.state[e as usize].fetch_or(me, Ordering::Relaxed);
+                mark(&r.state[e as usize], me, one);
             }
         }
     }
@@ -314,10 +358,26 @@ impl Sanitizer {
                 if s == UNWRITTEN {
                     r.state[e as usize].store(UNWRITTEN, Ordering::Relaxed);
                 } else {
-                    r.state[e as usize].fetch_or(1 << cpu, Ordering::Relaxed);
+                    self.wrote(1 << cpu);
+                    mark(&r.state[e as usize], 1 << cpu, self.one_writer.load(Ordering::Relaxed));
                 }
             }
         }
+    }
+}
+
+/// Adds the writer bits `bits` to an element's state: with `one_writer`
+/// (no other thread writes the states) a plain load and store, else an
+/// atomic or.
+#[inline]
+fn mark(state: &AtomicU16, bits: u16, one_writer: bool) {
+    if one_writer {
+        let v = state.load(Ordering::Relaxed);
+        if v & bits != bits {
+            state.store(v | bits, Ordering::Relaxed);
+        }
+    } else {
+        state.fetch_or(bits, Ordering::Relaxed);
     }
 }
 
@@ -404,6 +464,42 @@ mod tests {
             s.end(),
             [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4, ranges: vec![] }]
         );
+    }
+
+    #[test]
+    fn all_written_and_one_writer_marks() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let (mut v0, mut v1) = (CoreView::default(), CoreView::default());
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        assert_eq!(s.all_written(base + 4), None, "no region there");
+        s.set_one_writer(true);
+        s.write(&mut v0, 0, base, 12);
+        assert_eq!(s.all_written(base), Some(false), "element 3 unwritten");
+        s.write(&mut v0, 0, base + 12, 4);
+        assert_eq!(s.all_written(base), Some(true));
+        assert_eq!(s.written_by(base).unwrap(), [1, 1, 1, 1]);
+        s.set_one_writer(false);
+        assert!(s.end().is_empty(), "one core: no cross-core writes");
+        // Two cores on one element: found (the scan runs with two writers).
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v0, 0, base, 16);
+        s.write(&mut v1, 1, base + 8, 4);
+        assert_eq!(s.written_by(base).unwrap(), [1, 1, 3, 1]);
+        let f = s.end();
+        assert_eq!(f.len(), 1, "{f:?}");
+        assert_eq!((f[0].kind, f[0].cpu, f[0].other, f[0].first, f[0].count), (FindingKind::CrossCoreWrite, 0, Some(1), 2, 1));
+        // A writer the sanitizer could not name is not "all written".
+        s.begin();
+        soc.write(base, &[0xA5; 16]).unwrap();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v0, 0, base, 16);
+        assert_eq!(s.all_written(base), Some(true));
+        s.regions.read().unwrap()[0].state[1].fetch_or(UNKNOWN_WRITER, Ordering::Relaxed);
+        assert_eq!(s.all_written(base), Some(false));
+        let _ = soc;
     }
 
     #[test]

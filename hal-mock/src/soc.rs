@@ -72,6 +72,12 @@ impl MockSoc {
         None
     }
 
+    /// Whether SoC range `addr..addr+len` (HBM or SBUF) was never written:
+    /// it reads as zeros.
+    pub fn is_hole(&self, addr: u64, len: u64) -> bool {
+        self.resolve(addr, len).is_some_and(|(mem, off)| mem.is_hole(off, len))
+    }
+
     /// Host pointer for SoC range `addr..addr+len` (HBM or SBUF).
     pub fn soc_ptr(&self, addr: u64, len: u64) -> Option<*mut u8> {
         let (mem, off) = self.resolve(addr, len)?;
@@ -85,6 +91,42 @@ impl MockSoc {
         // source is a distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
         Ok(())
+    }
+
+    /// Sets `len` bytes of SoC memory at `addr` to `byte` (the simulator's
+    /// fill sentinel), with no host buffer however long the range. Memory
+    /// never written reads as zeros already: a zero fill of it (an empty
+    /// tensor on a fresh SoC, the shape function's) is not made, nor are
+    /// its pages faulted in.
+    pub fn fill(&self, addr: u64, len: u64, byte: u8) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        let n = usize::try_from(len).map_err(|_| out_of_map(addr))?;
+        let p = self.soc_ptr(addr, len).ok_or_else(|| out_of_map(addr))?;
+        if byte == 0 && self.is_hole(addr, len) {
+            return Ok(());
+        }
+        self.populate(addr, len);
+        // SAFETY: p is valid for len bytes (resolved above).
+        unsafe { std::ptr::write_bytes(p, byte, n) };
+        Ok(())
+    }
+
+    /// Faults the host pages of SoC `[addr, addr + len)` in at once, for
+    /// writing, before the host writes the range whole (a placed input,
+    /// a fill): one `madvise(MADV_POPULATE_WRITE)` instead of a page fault
+    /// per 4 KiB page inside the copy, most of a large copy's time. Best
+    /// effort: without it (Linux before 5.14) the copy faults as before.
+    pub fn populate(&self, addr: u64, len: u64) {
+        const PAGE: usize = 4096;
+        let Some(p) = self.soc_ptr(addr, len).filter(|_| len != 0) else { return };
+        let start = p as usize & !(PAGE - 1);
+        let end = (p as usize).saturating_add(len as usize);
+        // SAFETY: madvise only changes how the kernel backs the pages of a
+        // range resolved to the SoC's mapping (rounded down to its page);
+        // POPULATE_WRITE never changes their contents.
+        let _ = unsafe { libc::madvise(start as *mut libc::c_void, end - start, libc::MADV_POPULATE_WRITE) };
     }
 
     /// Copies SoC memory at `addr` into `buf` (the host reading a result).

@@ -18,6 +18,19 @@ fn hbm_is_sparse_64_gib() {
 }
 
 #[test]
+fn fill_sets_exactly_the_range_and_refuses_an_unmapped_one() {
+    let soc = MockSoc::new().unwrap();
+    let a = Q7.hbm_soc_base + (3 << 30);
+    soc.write(a, &[7; 8]).unwrap();
+    soc.fill(a + 1, 6, 0xFF).unwrap();
+    let mut b = [0u8; 8];
+    soc.read(a, &mut b).unwrap();
+    assert_eq!(b, [7, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 7]);
+    soc.fill(a, 0, 1).unwrap();
+    assert!(soc.fill(Q7.hbm_soc_base + Q7.hbm_size - 2, 3, 0).is_err());
+}
+
+#[test]
 fn window_register_decides_what_the_window_shows() {
     let soc = MockSoc::new().unwrap();
     let core = soc.core(3).unwrap();

@@ -129,10 +129,14 @@ template <> struct ArgOf<torch::Tensor> {
         c10::ScalarType st;
         return a.kind == 1 && a.ndim >= 1 && a.ndim <= 8 && scalar_type_of(a.dtype, &st);
     }
+    // The shape function sees the argument's shape and dtype, not its data:
+    // an empty tensor, which reads as zeros (neuron_sim_call's SoC is fresh
+    // and its HBM sparse) without a fill of the whole tensor, which cost a
+    // pass over it (issue 28).
     static torch::Tensor make(const ShapeArg& a) {
         c10::ScalarType st = torch::kFloat;
         scalar_type_of(a.dtype, &st);
-        return torch::zeros(c10::IntArrayRef(a.sizes, a.ndim), st);
+        return torch::empty(c10::IntArrayRef(a.sizes, a.ndim), st);
     }
 };
 template <> struct ArgOf<torch::Scalar> {

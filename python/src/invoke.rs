@@ -145,8 +145,9 @@ pub fn run(
 ) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
     let bounds = Bounds { timeout, option: "timeout=", interrupted };
-    let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, Some(cores), bounds)?;
-    let (rc, report, data) = sim.ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's process sent no kernel result"))?;
+    let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, &customop::run::Files::default(), Some(cores), bounds)?;
+    let customop::run::SimRun { rc, report, data, .. } =
+        sim.ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's process sent no kernel result"))?;
     if rc != 0 {
         let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
         return Err(Failed { error, report: Some(report) });

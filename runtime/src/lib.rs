@@ -30,4 +30,4 @@ pub use error::{Error, Result};
 pub use error_log::ErrorLog;
 pub use half;
 pub use memcpy::MemcpyMethod;
-pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator};
+pub use translate::{MapRecord, Q7PtrType, TranslationCtx, Translator, TranslatorAbi};

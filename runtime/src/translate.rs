@@ -283,27 +283,40 @@ pub struct TranslateStats {
     pub refused: u64,
 }
 
-/// The context plus its diagnostics. The context comes first, so the
-/// `ctx` pointer kernels hold is also a pointer to this.
+/// What a kernel's `ctx` pointer points to: the context, the mapping
+/// generation, then the hit table. The device's C++ accessor reads the hit
+/// table in place through it (`neuron_translator_abi` in the C header, laid out
+/// by the C compiler for the same target), so this, not the translator's
+/// private fields, is the ABI; its layout is asserted below. Fields are
+/// the runtime's to change: every change of a record goes through the
+/// translator, which moves the hit table with it.
 #[derive(Debug)]
 #[repr(C)]
-pub struct Translator {
-    /// The C-visible context. Private: every change of a record goes
-    /// through the translator, which moves the hit table with it.
-    ctx: TranslationCtx,
+pub struct TranslatorAbi {
+    /// The C-visible context (first: its address is the `ctx` pointer).
+    pub(crate) ctx: TranslationCtx,
     /// Bumped whenever a record's mapping changes (init, every install):
     /// a pointer found through the context while it had this value still
     /// maps the same memory as long as it is unchanged. Starts at 1 (0 is
     /// free for "no generation") and saturates at [`GENERATION_EXHAUSTED`]
     /// instead of wrapping: from then on no pointer may be cached.
     /// (Right after the context, in what is padding on the device.)
-    generation: u32,
+    pub(crate) generation: u32,
     /// The records' granules by address (see [`crate::hit_table`]): the
     /// device's in-place hit reads it at a small offset from the `ctx`
     /// pointer it is given. Changed with the records (init, every
     /// install) and refilled by the in-place probe on a scan hit; it never
     /// maps what the records do not.
-    hits: HitTable,
+    pub(crate) hits: HitTable,
+}
+
+/// The ABI part plus the diagnostics. The ABI part comes first, so the
+/// `ctx` pointer kernels hold is also a pointer to this.
+#[derive(Debug)]
+#[repr(C)]
+pub struct Translator {
+    /// What kernels and the C++ accessor see (see [`TranslatorAbi`]).
+    abi: TranslatorAbi,
     /// Counters (updated only with the `stats` feature).
     stats: TranslateStats,
     /// Re-miss tracking (updated only with the `stats` feature).
@@ -311,9 +324,12 @@ pub struct Translator {
     ready: bool,
 }
 
-// The context is the translator's first field: the `ctx` pointer kernels
-// hold is the translator's address ([`Translator::ctx_of`]).
-const_assert_eq!(offset_of!(Translator, ctx), 0);
+// The context is the ABI part's first field, and that the translator's:
+// the `ctx` pointer kernels hold is the translator's address
+// ([`Translator::ctx_of`]).
+const_assert_eq!(offset_of!(Translator, abi), 0);
+const_assert_eq!(offset_of!(TranslatorAbi, ctx), 0);
+const_assert_eq!(offset_of!(TranslatorAbi, generation), size_of::<TranslationCtx>());
 
 /// Where the hit table starts from the context's address on the device
 /// (32-bit pointers), whose slots are [`DEVICE_HIT_SLOT_BYTES`] each: the
@@ -325,7 +341,7 @@ pub const DEVICE_HIT_TABLE_OFFSET: usize = 176;
 pub const DEVICE_HIT_SLOT_BYTES: usize = 8;
 
 #[cfg(target_pointer_width = "32")]
-const_assert_eq!(offset_of!(Translator, hits), DEVICE_HIT_TABLE_OFFSET);
+const_assert_eq!(offset_of!(TranslatorAbi, hits), DEVICE_HIT_TABLE_OFFSET);
 #[cfg(target_pointer_width = "32")]
 const_assert_eq!(size_of::<crate::hit_table::HitSlot>(), DEVICE_HIT_SLOT_BYTES);
 
@@ -339,9 +355,7 @@ impl Translator {
     /// An uninitialised translator: every translate is refused.
     pub const fn new() -> Self {
         Self {
-            ctx: TranslationCtx::empty(),
-            generation: 1,
-            hits: HitTable::new(),
+            abi: TranslatorAbi { ctx: TranslationCtx::empty(), generation: 1, hits: HitTable::new() },
             stats: TranslateStats { hits: [0; RECORDS], misses: [0; DYNAMIC_WINDOWS], refused: 0 },
             thrash: crate::thrash::ThrashStats::new(),
             ready: false,
@@ -356,12 +370,12 @@ impl Translator {
     /// `p` is valid for writes of a `Translator` and aligned; no reference
     /// to `*p` is live.
     pub unsafe fn write_new(p: *mut Self) {
-        let Self { ctx, generation, hits: _, stats, thrash, ready } = Self::new();
+        let Self { abi: TranslatorAbi { ctx, generation, hits: _ }, stats, thrash, ready } = Self::new();
         // SAFETY: the caller's contract: every field place may be written.
         unsafe {
-            core::ptr::addr_of_mut!((*p).ctx).write(ctx);
-            core::ptr::addr_of_mut!((*p).generation).write(generation);
-            HitTable::write_empty(core::ptr::addr_of_mut!((*p).hits));
+            core::ptr::addr_of_mut!((*p).abi.ctx).write(ctx);
+            core::ptr::addr_of_mut!((*p).abi.generation).write(generation);
+            HitTable::write_empty(core::ptr::addr_of_mut!((*p).abi.hits));
             core::ptr::addr_of_mut!((*p).stats).write(stats);
             core::ptr::addr_of_mut!((*p).thrash).write(thrash);
             core::ptr::addr_of_mut!((*p).ready).write(ready);
@@ -372,17 +386,17 @@ impl Translator {
     /// the windows as they are (the prologue runs on every invocation).
     pub fn init<H: Hal>(&mut self, hal: &H) {
         if !self.ready {
-            self.ctx.reset(hal);
-            self.hits.clear();
+            self.abi.ctx.reset(hal);
+            self.abi.hits.clear();
             // The pinned windows' whole granules (SBUF's up to its end).
             let p = hal.platform();
             for record in [SBUF_RECORD, SCRATCH_RECORD] {
-                let base = self.ctx.records.get(record).map_or(EMPTY_TAG, |r| r.ptr);
+                let base = self.abi.ctx.records.get(record).map_or(EMPTY_TAG, |r| r.ptr);
                 for g in 0..PINNED_WINDOW_SIZE >> GRANULE_SHIFT {
                     self.fill(p, record, base.wrapping_add(g << GRANULE_SHIFT));
                 }
             }
-            self.generation = next_generation(self.generation);
+            self.abi.generation = next_generation(self.abi.generation);
             self.ready = true;
         }
     }
@@ -391,13 +405,13 @@ impl Translator {
     /// the translator (init, a miss), which keeps the hit table with them.
     #[inline(always)]
     pub fn ctx(&self) -> &TranslationCtx {
-        &self.ctx
+        &self.abi.ctx
     }
 
     /// The context pointer kernels hold (`Q7PtrType.ctx`).
     #[inline(always)]
     pub fn ctx_ptr(&mut self) -> *mut TranslationCtx {
-        core::ptr::addr_of_mut!(self.ctx)
+        core::ptr::addr_of_mut!(self.abi.ctx)
     }
 
     /// The context of the translator at `t`, without dereferencing it:
@@ -457,7 +471,7 @@ impl Translator {
     /// may show different memory.
     #[inline]
     pub fn generation(&self) -> u32 {
-        self.generation
+        self.abi.generation
     }
 
     /// [`Translator::generation`] read in place, without forming a
@@ -470,14 +484,14 @@ impl Translator {
     #[inline(always)]
     pub unsafe fn generation_in_place(t: *const Self) -> u32 {
         // SAFETY: the caller's contract; a plain field read.
-        unsafe { core::ptr::addr_of!((*t).generation).read() }
+        unsafe { core::ptr::addr_of!((*t).abi.generation).read() }
     }
 
     /// The hit table's answer for `addr` (no scan; `None` says nothing
     /// about the records).
     #[inline(always)]
     pub fn table_hit(&self, addr: u64) -> Option<*mut u8> {
-        self.hits.hit(addr)
+        self.abi.hits.hit(addr)
     }
 
     /// [`Translator::table_hit`] read in place (the device's hit path,
@@ -490,14 +504,14 @@ impl Translator {
     pub unsafe fn table_hit_in_place(t: *const Self, addr: u64) -> Option<*mut u8> {
         // SAFETY: the caller's contract: a shared borrow of the table for
         // the duration of the read.
-        unsafe { (*core::ptr::addr_of!((*t).hits)).hit(addr) }
+        unsafe { (*core::ptr::addr_of!((*t).abi.hits)).hit(addr) }
     }
 
     /// Puts the granule of `addr` in the hit table when `record` shows the
     /// whole of it (SBUF's window only up to SBUF's end). `record` must
     /// map `addr`.
     fn fill(&mut self, p: &neuron_hal::Platform, record: usize, addr: u64) {
-        Self::fill_table(&mut self.hits, &self.ctx, p, record, addr);
+        Self::fill_table(&mut self.abi.hits, &self.abi.ctx, p, record, addr);
     }
 
     fn fill_table(hits: &mut HitTable, ctx: &TranslationCtx, p: &neuron_hal::Platform, record: usize, addr: u64) {
@@ -525,8 +539,8 @@ impl Translator {
         // SAFETY: the caller's contract; the two borrows are of disjoint
         // fields.
         unsafe {
-            let hits = &mut *core::ptr::addr_of_mut!((*t).hits);
-            let ctx = &*core::ptr::addr_of!((*t).ctx);
+            let hits = &mut *core::ptr::addr_of_mut!((*t).abi.hits);
+            let ctx = &*core::ptr::addr_of!((*t).abi.ctx);
             Self::fill_table(hits, ctx, p, record, addr);
         }
     }
@@ -535,8 +549,8 @@ impl Translator {
     /// SoC address `addr`, programming a dynamic window on a miss.
     #[inline]
     pub fn translate<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
-        if let Some((i, p)) = self.ctx.lookup(addr) {
-            if Self::past_sbuf(&self.ctx, hal, i, addr) {
+        if let Some((i, p)) = self.abi.ctx.lookup(addr) {
+            if Self::past_sbuf(&self.abi.ctx, hal, i, addr) {
                 return self.refuse();
             }
             #[cfg(feature = "stats")]
@@ -594,24 +608,24 @@ impl Translator {
             }
             return Err(Error::AddressUnmapped);
         }
-        let (victim, evicted) = self.ctx.install(hal, addr);
+        let (victim, evicted) = self.abi.ctx.install(hal, addr);
         // The granule the victim showed leaves the hit table with it.
         if let Some(old) = evicted {
-            self.hits.remove(old);
+            self.abi.hits.remove(old);
         }
         self.fill(p, victim, addr);
-        self.generation = next_generation(self.generation);
+        self.abi.generation = next_generation(self.abi.generation);
         #[cfg(feature = "stats")]
         {
             self.stats.misses[victim] += 1;
-            self.thrash.on_miss(self.ctx.records[victim].ptr, evicted);
+            self.thrash.on_miss(self.abi.ctx.records[victim].ptr, evicted);
         }
-        let r = &self.ctx.records[victim];
+        let r = &self.abi.ctx.records[victim];
         Ok((r.window + (addr & !r.mask)) as usize as *mut u8)
     }
 
     /// The record currently showing `addr`'s region, if any (no side effect).
     pub fn record_of(&self, addr: u64) -> Option<usize> {
-        self.ctx.lookup(addr).map(|(i, _)| i)
+        self.abi.ctx.lookup(addr).map(|(i, _)| i)
     }
 }

@@ -1,7 +1,7 @@
 //! Model-based property tests of the three heaps: random operation
 //! sequences against a reference model of the live blocks.
 //!
-//! The model is the fuzz target's (`fuzz/harness/heap_ops.rs`): one model,
+//! The model is the fuzz target's (`fuzz/harness/src/heap_ops.rs`): one model,
 //! two drivers (proptest here, libFuzzer in `fuzz/`). Checked after every
 //! step: blocks are aligned, inside the heap and disjoint; live blocks keep
 //! their contents; frees of live blocks succeed; double and foreign frees
@@ -10,10 +10,7 @@
 //! of the whole heap succeeds. Each heap sees at least 10,000 operations
 //! per run (the count is checked).
 
-#[path = "../../fuzz/harness/mod.rs"]
-mod harness;
-
-use harness::heap_ops::{run, DATARAM, HBM, LIBC};
+use neuron_fuzz_harness::heap_ops::{run, DATARAM, HBM, LIBC};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 use std::cell::Cell;

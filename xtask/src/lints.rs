@@ -16,12 +16,20 @@ pub(crate) fn fmt() -> Result {
 }
 
 /// Host clippy over every crate and target, warnings denied: the
-/// workspace, and the Python package (a workspace of its own, so that
-/// maturin builds it alone).
+/// workspace, the fuzz harnesses and the Python package (a workspace of
+/// its own, so that maturin builds it alone).
 pub(crate) fn clippy_host() -> Result {
     run(nightly_cargo()
         .current_dir(root())
         .args(["clippy", "--workspace", "--all-targets", "--target-dir"])
+        .arg(xtask_target_base().join("clippy"))
+        .args(["--", "-D", "warnings"]))?;
+    // The fuzz harnesses (a crate of the fuzz workspace, which the root one
+    // excludes), in the same target directory: their dependencies are the
+    // workspace's, already checked.
+    run(nightly_cargo()
+        .current_dir(root())
+        .args(["clippy", "--manifest-path", "fuzz/Cargo.toml", "-p", "neuron-fuzz-harness", "--all-features", "--all-targets", "--target-dir"])
         .arg(xtask_target_base().join("clippy"))
         .args(["--", "-D", "warnings"]))?;
     run(nightly_cargo()
@@ -35,7 +43,7 @@ pub(crate) fn clippy_host() -> Result {
 /// with `qemu` (the HAL's model of the emulated core is only built then).
 pub(crate) fn clippy_xtensa() -> Result {
     for features in [&[][..], &["--features", "neuroncustomop/qemu"]] {
-        let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuroncustomop"]
+        let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuron-capi", "-p", "neuroncustomop"]
             .iter()
             .chain(features)
             .chain(&["--", "-D", "warnings"])

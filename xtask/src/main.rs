@@ -1,12 +1,10 @@
-//! `cargo xtask <cmd>`: the Xtensa side of the build (see `xtask help`).
+//! `cargo xtask <cmd>`: the Xtensa side of the build (see `cargo xtask
+//! help`; the command line is parsed with clap).
 //!
 //! Host-only, std-only. Everything Xtensa-specific about invoking cargo,
 //! the linker and QEMU lives here so that the workspace's own host builds
 //! stay plain `cargo build` / `cargo test`.
 
-mod elf;
-mod fll_check;
-mod layout;
 mod lints;
 mod main_job;
 mod perf;
@@ -14,8 +12,11 @@ mod perf_cpp;
 mod preflight;
 mod qemu;
 mod reliability;
+mod sim_bench;
 mod target;
 
+use clap::{CommandFactory, Parser, Subcommand};
+use neuron_image::{elf, fll_check, layout};
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitCode};
 use std::time::Duration;
@@ -30,103 +31,185 @@ const SELFTEST_LIB: &str = "libq7_qemu_selftest.a";
 
 pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 
-const HELP: &str = "\
-cargo xtask <command>
+/// The Xtensa side of the build: device builds, images, QEMU, the test command.
+///
+/// `cargo xtask help <command>` (or `<command> --help`) says more about each.
+#[derive(Parser, Debug)]
+#[command(name = "xtask", bin_name = "cargo xtask")]
+struct Cli {
+    #[command(subcommand)]
+    command: Option<Cmd>,
+}
 
-  run-example
-      THE MAIN JOB: a vendor-style C++ kernel (examples/vendor-relu:
-      relu.cpp + its NEURON_LIBRARY shape.cpp, unchanged) built with
-      `customop build --target qemu --multicore`, run with `customop run
-      --on both --cores 8` on an emulated 8-core cluster (QEMU virt) and on
-      the host simulator; the outputs must be bit-identical and equal the
-      reference.
-  run-example-rust
-      The Rust example op (kernels/axpy): the Xtensa staticlib, the nine
-      FLL images checked, the op on QEMU virt -smp 8; each core prints its
-      part, core 0 checks the whole output.
-  test
-      THE TEST COMMAND: host `cargo test --workspace`, the Xtensa build of
-      neuron-hal, neuron-runtime and neuroncustomop, the archive check,
-      qemu-test, the FLL check and the on-target suite on QEMU. Prints a
-      summary; exits non-zero on any failure. Also runs `miri` and
-      `fuzz-smoke` below.
-  setup
-      Install what the commands need and this machine lacks (as root):
-      the Debian packages (without recommends), nightly-2026-10-15 with
-      rust-src, llvm-tools, miri, clippy and rustfmt, cargo-fuzz 0.13.2,
-      the PyPI package ziglang 0.17.1 (the clang front end of the Xtensa
-      C++ build).
-      `test` and `run-example` check the same list first and stop, naming
-      what provides each missing piece.
-  lints
-      The house-rule steps of `test` alone: rustfmt --check, clippy on the
-      host (workspace and python/) and clippy on Xtensa, warnings denied.
-  miri
-      The runtime's pure-logic tests under Miri (nightly-2026-10-15).
-  fuzz-smoke
-      Runs each fuzz target
-      (fuzz/) for FUZZ_SECS seconds (default 45) on the committed seeds
-      and regression inputs. See docs/reliability.md.
-  build-lib
-      Build libneuroncustomop.a for Xtensa (release), check it (ELF32
-      Xtensa, windowed code, SPEC symbols) and print its path.
-  fll-check
-      Build the kernel images, link the nine FLL images and check them.
-  bench-report
-      Ratios ours/native of the Criterion host benchmarks (run
-      `cargo bench -p neuron-bench` first); writes target/criterion/ratios.md.
-  perf
-      Instruction counts on the emulated core (kernels/perf-image under the
-      TCG plugin perf/insn_count.c; the C++ kernels of perf/cpp built and
-      run by customop, figures cpp_*), the runtime's footprint in the linked
-      example image and its stack use, against perf/budgets.toml (fails
-      above budget + 10 %). Also a step of `test`.
+#[derive(Subcommand, Debug)]
+enum Cmd {
+    /// THE MAIN JOB: the vendor-style relu on 8 emulated cores and on the simulator.
+    ///
+    /// A vendor-style C++ kernel (examples/vendor-relu: relu.cpp + its
+    /// NEURON_LIBRARY shape.cpp, unchanged) built with `customop build
+    /// --target qemu --multicore`, run with `customop run --on both --cores
+    /// 8` on an emulated 8-core cluster (QEMU virt) and on the host
+    /// simulator; the outputs must be bit-identical and equal the reference.
+    RunExample,
+    /// The Rust example op (kernels/axpy) on QEMU virt -smp 8.
+    ///
+    /// The Xtensa staticlib, the nine FLL images checked, the op on QEMU
+    /// virt -smp 8; each core prints its part, core 0 checks the whole
+    /// output.
+    RunExampleRust,
+    /// THE TEST COMMAND: every step, with a summary.
+    ///
+    /// Host `cargo test --workspace`, the Xtensa build of neuron-hal,
+    /// neuron-runtime and neuroncustomop, the archive check, qemu-test, the
+    /// FLL check and the on-target suite on QEMU. Prints a summary; exits
+    /// non-zero on any failure. Also runs `miri` and `fuzz-smoke`.
+    Test,
+    /// Install what the commands need and this machine lacks (as root).
+    ///
+    /// The Debian packages (without recommends), nightly-2026-10-15 with
+    /// rust-src, llvm-tools, miri, clippy and rustfmt, cargo-fuzz 0.13.2,
+    /// the PyPI package ziglang 0.17.1 (the clang front end of the Xtensa
+    /// C++ build). `test` and `run-example` check the same list first and
+    /// stop, naming what provides each missing piece.
+    Setup,
+    /// The house-rule steps of `test` alone: rustfmt --check and clippy.
+    ///
+    /// rustfmt --check, clippy on the host (workspace, fuzz harnesses and
+    /// python/) and clippy on Xtensa, warnings denied.
+    Lints,
+    /// The runtime's pure-logic tests under Miri (nightly-2026-10-15).
+    Miri,
+    /// Runs each fuzz target (fuzz/) for FUZZ_SECS seconds (default 30).
+    ///
+    /// On the committed seeds and regression inputs. See
+    /// docs/reliability.md.
+    FuzzSmoke,
+    /// Build libneuroncustomop.a for Xtensa (release), check it and print its path.
+    ///
+    /// The check: ELF32 Xtensa objects, windowed code, SPEC symbols.
+    BuildLib,
+    /// Build the kernel images, link the nine FLL images and check them.
+    FllCheck,
+    /// Ratios ours/native of the Criterion host benchmarks.
+    ///
+    /// Run `cargo bench -p neuron-bench` first; writes
+    /// target/criterion/ratios.md.
+    BenchReport,
+    /// Instruction counts, footprint and stack use against perf/budgets.toml.
+    ///
+    /// Instruction counts on the emulated core (kernels/perf-image under
+    /// the TCG plugin perf/insn_count.c; the C++ kernels of perf/cpp built
+    /// and run by customop, figures cpp_*), the runtime's footprint in the
+    /// linked example image and its stack use, against perf/budgets.toml
+    /// (fails above budget + 10 %). Also a step of `test`.
+    Perf,
+    /// Issue 28's figures: the simulator's speed and memory against NumPy.
+    ///
+    /// `customop run` of vendor-style ReLUs (perf/sim_bench) over a 64 MiB
+    /// float32 .npy against a NumPy process doing the same, peak RSS per
+    /// input byte, the accessor kernel against a plain C++ loop, and the
+    /// Python op call (perf/python_call.py); a numpy venv is made once under
+    /// target/sim-bench. Options: --check (against perf/budgets.toml
+    /// [sim_bench]), --mib N, --runs N.
+    SimBench {
+        /// --check, --mib N, --runs N.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true)]
+        args: Vec<String>,
+    },
+    /// cargo build for Xtensa with the pinned nightly and build-std.
+    ///
+    /// cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
+    /// -Zbuild-std-features=compiler-builtins-mem -Zjson-target-spec
+    /// --target xtensa-target.json --target-dir target/xtensa ARGS. Without
+    /// ARGS: --release --manifest-path board/qemu/selftest/Cargo.toml.
+    /// --release is added unless --release/--profile is given: at opt-level
+    /// 0 LLVM crashes on compiler_builtins for Xtensa. Artifacts:
+    /// target/xtensa/xtensa-target/<profile>/. RUSTFLAGS is not passed
+    /// through; use XTASK_XTENSA_RUSTFLAGS.
+    BuildXtensa {
+        /// Passed to cargo build.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, value_name = "CARGO-BUILD-ARGS")]
+        args: Vec<String>,
+    },
+    /// Write every layout's script to target/xtensa/ld/<layout>.ld.
+    LinkerScripts,
+    /// Link with xtensa-lx106-elf-ld and a layout's generated script.
+    ///
+    /// Link staticlibs/objects with --gc-sections and the generated script
+    /// for layout L (qemu, fll-cpu0..fll-cpu7, fll-single). Writes OUT and
+    /// OUT.map. The entry (layout default or --entry) is also passed as -u
+    /// so it is pulled from an archive.
+    Link(LinkArgs),
+    /// Run an image on qemu-system-xtensa -cpu de212 with semihosting.
+    ///
+    /// The guest gets the arguments `ELF cpus=N ARG...`. Exits with the
+    /// guest's status; 124 on timeout.
+    QemuRun(QemuRunArgs),
+    /// The board self-test on QEMU, the negative tests and the FLL layouts.
+    ///
+    /// Build, link and run the board self-test on sim (1 and 4 cores) and
+    /// virt (8 cores), the fault/panic/abort/hang negative tests, and check
+    /// the FLL layouts by linking and inspecting (not running) images.
+    QemuTest,
+}
 
-  build-xtensa [CARGO-BUILD-ARGS...]
-      cargo +nightly-2026-10-15 build -Zbuild-std=core,alloc
-      -Zbuild-std-features=compiler-builtins-mem -Zjson-target-spec
-      --target xtensa-target.json --target-dir target/xtensa ARGS.
-      Without ARGS: --release --manifest-path board/qemu/selftest/Cargo.toml.
-      --release is added unless --release/--profile is given: at opt-level 0
-      LLVM crashes on compiler_builtins for Xtensa.
-      Artifacts: target/xtensa/xtensa-target/<profile>/.
-      RUSTFLAGS is not passed through; use XTASK_XTENSA_RUSTFLAGS.
-  linker-scripts
-      Write every layout's script to target/xtensa/ld/<layout>.ld.
-  link --layout L -o OUT [--entry SYM] [-u SYM]... INPUT...
-      Link staticlibs/objects with xtensa-lx106-elf-ld --gc-sections and the
-      generated script for layout L (qemu, fll-cpu0..fll-cpu7, fll-single).
-      Writes OUT and OUT.map. The entry (layout default or --entry) is also
-      passed as -u so it is pulled from an archive.
-  qemu-run ELF [--machine sim|virt] [--smp N] [--timeout SECS] [-- ARG...]
-      Run on qemu-system-xtensa -cpu de212 with semihosting; the guest gets
-      the arguments `ELF cpus=N ARG...`. Exits with the guest's status;
-      124 on timeout (default 10 s).
-  qemu-test
-      Build, link and run the board self-test on sim (1 and 4 cores) and
-      virt (8 cores), the fault/panic/abort/hang negative tests, and check
-      the FLL layouts by linking and inspecting (not running) images.
-";
+#[derive(clap::Args, Debug)]
+struct LinkArgs {
+    /// qemu, fll-cpu0..fll-cpu7 or fll-single.
+    #[arg(long, value_name = "L")]
+    layout: String,
+    /// The image to write.
+    #[arg(short = 'o', value_name = "OUT")]
+    out: PathBuf,
+    /// The entry symbol [default: the layout's].
+    #[arg(short = 'e', long, value_name = "SYM")]
+    entry: Option<String>,
+    /// A symbol to pull from the archives (repeatable).
+    #[arg(short = 'u', long = "undefined", value_name = "SYM")]
+    undefined: Vec<String>,
+    /// Staticlibs and objects.
+    #[arg(required = true, value_name = "INPUT")]
+    inputs: Vec<PathBuf>,
+}
+
+#[derive(clap::Args, Debug)]
+struct QemuRunArgs {
+    /// The image.
+    elf: PathBuf,
+    /// sim or virt.
+    #[arg(short = 'M', long, default_value = "sim")]
+    machine: String,
+    /// Cores.
+    #[arg(long, default_value_t = 1, value_name = "N")]
+    smp: u32,
+    /// Seconds before the run is stopped (exit 124).
+    #[arg(long, default_value_t = 10, value_name = "SECS")]
+    timeout: u64,
+    /// The guest's arguments (after `--`).
+    #[arg(last = true, value_name = "ARG")]
+    extra: Vec<String>,
+}
 
 fn main() -> ExitCode {
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    let r = match args.first().map(String::as_str) {
-        Some("build-xtensa") => build_xtensa(&args[1..]).map(|_| 0),
-        Some("linker-scripts") => linker_scripts().map(|_| 0),
-        Some("link") => cmd_link(&args[1..]).map(|_| 0),
-        Some("qemu-run") => cmd_qemu_run(&args[1..]),
-        Some("qemu-test") => qemu_test().map(|_| 0),
-        Some("build-lib") => target::build_lib().map(|p| {
+    // Help and usage errors: clap prints them and exits (0, or 2).
+    let cli = Cli::parse();
+    let r = match cli.command {
+        Some(Cmd::BuildXtensa { args }) => build_xtensa(&args).map(|_| 0),
+        Some(Cmd::LinkerScripts) => linker_scripts().map(|_| 0),
+        Some(Cmd::Link(a)) => cmd_link(a).map(|_| 0),
+        Some(Cmd::QemuRun(a)) => cmd_qemu_run(a),
+        Some(Cmd::QemuTest) => qemu_test().map(|_| 0),
+        Some(Cmd::BuildLib) => target::build_lib().map(|p| {
             println!("{}", p.display());
             0
         }),
-        Some("run-example") => main_job::run_example(),
-        Some("run-example-rust") => target::run_example(),
-        Some("setup") => preflight::setup().map(|_| 0),
-        Some("fuzz-smoke") => reliability::fuzz_smoke().map(|_| 0),
-        Some("miri") => reliability::miri().map(|_| 0),
-        Some("lints") => lints::fmt().and_then(|_| lints::clippy_host()).and_then(|_| lints::clippy_xtensa()).map(|_| 0),
-        Some("fll-check") => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
+        Some(Cmd::RunExample) => main_job::run_example(),
+        Some(Cmd::RunExampleRust) => target::run_example(),
+        Some(Cmd::Setup) => preflight::setup().map(|_| 0),
+        Some(Cmd::FuzzSmoke) => reliability::fuzz_smoke().map(|_| 0),
+        Some(Cmd::Miri) => reliability::miri().map(|_| 0),
+        Some(Cmd::Lints) => lints::fmt().and_then(|_| lints::clippy_host()).and_then(|_| lints::clippy_xtensa()).map(|_| 0),
+        Some(Cmd::FllCheck) => target::build_images().and_then(|_| target::fll_images()).and_then(|p| {
             for l in &p {
                 println!("FLL: {l}");
             }
@@ -137,14 +220,14 @@ fn main() -> ExitCode {
                 Err(format!("{} FLL problem(s)", p.len()))
             }
         }),
-        Some("test") => target::test().map(|_| 0),
-        Some("bench-report") => perf::bench_report().map(|_| 0),
-        Some("perf") => perf::check().map(|_| 0),
-        Some("help" | "-h" | "--help") | None => {
-            print!("{HELP}");
+        Some(Cmd::Test) => target::test().map(|_| 0),
+        Some(Cmd::BenchReport) => perf::bench_report().map(|_| 0),
+        Some(Cmd::Perf) => perf::check().map(|_| 0),
+        Some(Cmd::SimBench { args }) => sim_bench::main(&args).map(|_| 0),
+        None => {
+            let _ = Cli::command().print_help();
             Ok(0)
         }
-        Some(other) => Err(format!("unknown command `{other}`\n\n{HELP}")),
     };
     match r {
         Ok(code) => ExitCode::from(code),
@@ -331,26 +414,8 @@ pub fn link(layout_name: &str, out: &Path, entry: Option<&str>, undefined: &[Str
     Ok(img)
 }
 
-fn cmd_link(args: &[String]) -> Result {
-    let (mut layout, mut out, mut entry, mut undef, mut inputs) = (None, None, None, Vec::new(), Vec::new());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
-        match a.as_str() {
-            "--layout" => layout = Some(val()?),
-            "-o" => out = Some(PathBuf::from(val()?)),
-            "--entry" | "-e" => entry = Some(val()?),
-            "-u" | "--undefined" => undef.push(val()?),
-            s if s.starts_with('-') => return Err(format!("link: unknown option {s}")),
-            s => inputs.push(PathBuf::from(s)),
-        }
-    }
-    let layout = layout.ok_or("link: --layout is required")?;
-    let out = out.ok_or("link: -o is required")?;
-    if inputs.is_empty() {
-        return Err("link: no inputs".into());
-    }
-    let img = link(&layout, &out, entry.as_deref(), &undef, &inputs)?;
+fn cmd_link(a: LinkArgs) -> Result {
+    let img = link(&a.layout, &a.out, a.entry.as_deref(), &a.undefined, &a.inputs)?;
     print_sections(&img);
     Ok(())
 }
@@ -364,24 +429,8 @@ fn print_sections(img: &elf::Elf) {
 
 // ---------------------------------------------------------------- qemu
 
-fn cmd_qemu_run(args: &[String]) -> Result<u8> {
-    let (mut elf, mut machine, mut smp, mut timeout, mut extra) = (None, "sim".to_string(), 1u32, 10u64, Vec::new());
-    let mut it = args.iter();
-    while let Some(a) = it.next() {
-        let mut val = || it.next().cloned().ok_or_else(|| format!("{a} needs a value"));
-        match a.as_str() {
-            "--machine" | "-M" => machine = val()?,
-            "--smp" => smp = val()?.parse().map_err(|e| format!("--smp: {e}"))?,
-            "--timeout" => timeout = val()?.parse().map_err(|e| format!("--timeout: {e}"))?,
-            "--" => {
-                extra.extend(it.by_ref().cloned());
-            }
-            s if s.starts_with('-') => return Err(format!("qemu-run: unknown option {s}")),
-            s => elf = Some(PathBuf::from(s)),
-        }
-    }
-    let elf = elf.ok_or("qemu-run: ELF is required")?;
-    let o = qemu_run(&elf, &machine, smp, Duration::from_secs(timeout), &extra)?;
+fn cmd_qemu_run(a: QemuRunArgs) -> Result<u8> {
+    let o = qemu_run(&a.elf, &a.machine, a.smp, Duration::from_secs(a.timeout), &a.extra)?;
     match o.status {
         Some(s) => {
             eprintln!("xtask: guest exit status {s}");
@@ -524,7 +573,8 @@ pub(crate) fn qemu_test() -> Result {
 }
 
 /// Disassemble with the nightly's llvm-objdump and look for the windowed
-/// ABI's `entry`, `callx8`/`call8` and `retw`.
+/// ABI's `entry`, `callx8`/`call8` and `retw`. Its text is read by hand:
+/// no maintained crate disassembles Xtensa.
 pub(crate) fn windowed_code_check(elf: &Path) -> Result {
     let objdump = llvm_bin("llvm-objdump")?;
     let out = Command::new(&objdump).args(["--mattr=+windowed,+density", "-d"]).arg(elf).output().map_err(|e| format!("{}: {e}", objdump.display()))?;
@@ -542,4 +592,33 @@ pub(crate) fn windowed_code_check(elf: &Path) -> Result {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(args: &[&str]) -> std::result::Result<Cli, clap::Error> {
+        Cli::try_parse_from(std::iter::once("xtask").chain(args.iter().copied()))
+    }
+
+    #[test]
+    fn the_command_line_is_consistent() {
+        Cli::command().debug_assert();
+    }
+
+    #[test]
+    fn link_and_qemu_run_take_their_options_either_way() {
+        let Ok(Cli { command: Some(Cmd::Link(l)) }) = parse(&["link", "--layout=qemu", "-o", "x.elf", "-u", "a", "--undefined=b", "lib.a"]) else { panic!() };
+        assert_eq!(
+            (l.layout.as_str(), l.out, l.undefined, l.inputs),
+            ("qemu", PathBuf::from("x.elf"), vec!["a".to_string(), "b".into()], vec![PathBuf::from("lib.a")])
+        );
+        assert!(parse(&["link", "--layout", "qemu", "-o", "x.elf"]).is_err(), "inputs are required");
+        let Ok(Cli { command: Some(Cmd::QemuRun(q)) }) = parse(&["qemu-run", "x.elf", "--smp=8", "--", "run=suite", "--x"]) else { panic!() };
+        assert_eq!((q.machine.as_str(), q.smp, q.timeout, q.extra), ("sim", 8, 10, vec!["run=suite".to_string(), "--x".into()]));
+        let Ok(Cli { command: Some(Cmd::BuildXtensa { args }) }) = parse(&["build-xtensa", "--release", "-p", "neuron-hal"]) else { panic!() };
+        assert_eq!(args, ["--release", "-p", "neuron-hal"]);
+        assert!(parse(&["frobnicate"]).is_err());
+    }
 }

@@ -13,7 +13,7 @@
 //! figures (`cpp_*`, [`crate::perf_cpp`]) use the same plugin per core,
 //! with the library's share.
 
-use crate::{artifact_dir, build_xtensa, link, root, xtensa_dir, Result, LD};
+use crate::{artifact_dir, build_xtensa, link, root, xtensa_dir, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -83,23 +83,12 @@ fn perf_dir() -> PathBuf {
     xtensa_dir().join("perf")
 }
 
+/// The defined symbols of `elf`: (address, size, demangled name), what
+/// `nm -S -C` lists.
 pub(crate) fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
-    let o = Command::new(LD.replace("-ld", "-nm")).args(["-S", "-C"]).arg(elf).output().map_err(|e| format!("nm: {e}"))?;
-    Ok(String::from_utf8_lossy(&o.stdout)
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.splitn(4, ' ');
-            let a = u64::from_str_radix(w.next()?, 16).ok()?;
-            let second = w.next()?;
-            match u64::from_str_radix(second, 16) {
-                Ok(sz) if second.len() == 8 => {
-                    let _ty = w.next()?;
-                    Some((a, sz, w.next()?.to_string()))
-                }
-                _ => Some((a, 0, w.next().map(str::to_string).unwrap_or_default())),
-            }
-        })
-        .collect())
+    let bytes = std::fs::read(elf).map_err(|e| format!("{}: {e}", elf.display()))?;
+    let img = crate::elf::Elf::parse(&bytes).map_err(|e| format!("{}: {e}", elf.display()))?;
+    Ok(img.table.into_iter().map(|s| (s.addr as u64, s.size as u64, s.name)).collect())
 }
 
 /// Builds the plugin (only when the source is newer).
@@ -318,11 +307,20 @@ pub fn footprint(map: &Path) -> Result<(u64, u64, u64, BTreeMap<String, u64>)> {
 }
 
 /// The budgets: `name = number` lines (comments with `#`).
-fn budgets() -> Result<BTreeMap<String, u64>> {
+pub(crate) fn budgets() -> Result<BTreeMap<String, u64>> {
     let p = root().join(BUDGETS);
     let s = std::fs::read_to_string(&p).map_err(|e| format!("{}: {e}", p.display()))?;
     let mut b = BTreeMap::new();
-    for l in s.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty() && !l.starts_with('[')) {
+    // Only the `[budgets]` table: `[sim_bench]` (ratios) is sim-bench's.
+    let mut inside = false;
+    for l in s.lines().map(|l| l.split('#').next().unwrap_or("").trim()).filter(|l| !l.is_empty()) {
+        if l.starts_with('[') {
+            inside = l == "[budgets]";
+            continue;
+        }
+        if !inside {
+            continue;
+        }
         let (k, v) = l.split_once('=').ok_or_else(|| format!("{BUDGETS}: bad line {l:?}"))?;
         b.insert(k.trim().to_string(), v.trim().replace('_', "").parse().map_err(|e| format!("{BUDGETS}: {k}: {e}"))?);
     }

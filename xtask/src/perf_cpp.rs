@@ -29,7 +29,8 @@ const X2: [usize; 2] = [64, 33];
 const HBM: u64 = neuron_hal::QEMU.hbm_soc_base + (1 << 30);
 
 /// Crates whose code is the library's.
-const LIBRARY_CRATES: &[&str] = &["neuroncustomop", "neuron_runtime", "neuron_hal", "heapless", "hash32", "stable_deref_trait", "bitflags", "libm", "half"];
+const LIBRARY_CRATES: &[&str] =
+    &["neuroncustomop", "neuron_capi", "neuron_runtime", "neuron_hal", "heapless", "hash32", "stable_deref_trait", "bitflags", "libm", "half"];
 /// Crates whose code counts as its caller's.
 const INHERIT_CRATES: &[&str] = &["core", "alloc", "compiler_builtins", "q7_qemu_board"];
 

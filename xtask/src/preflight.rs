@@ -66,10 +66,10 @@ fn needs() -> Vec<Need> {
     vec![
         n(Program("qemu-system-xtensa"), Apt("qemu-system-misc"), true),
         n(Program("xtensa-lx106-elf-ld"), Apt("binutils-xtensa-lx106"), true),
+        // The tests read a device object's symbols with it (the tools read
+        // ELF with the `object` crate).
         n(Program("xtensa-lx106-elf-nm"), Apt("binutils-xtensa-lx106"), true),
-        n(Program("xtensa-lx106-elf-objdump"), Apt("binutils-xtensa-lx106"), true),
-        n(Program("xtensa-lx106-elf-readelf"), Apt("binutils-xtensa-lx106"), true),
-        // The C++ kernels (host builds, the staticlib finder's `nm`), the perf plugin.
+        // The C++ kernels (host builds; binutils' objcopy and, in tests, nm), the perf plugin.
         n(Program("g++"), Apt("g++"), true),
         n(Program("gcc"), Apt("gcc"), true),
         n(Program("nm"), Apt("binutils"), true),

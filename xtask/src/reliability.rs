@@ -55,13 +55,14 @@ pub fn miri() -> Result {
         "neuron-runtime",
     ]))?;
     // The C surface's re-entry guard on the host binding (`with_core`),
-    // on a fake core: the one unit test of the root crate Miri can run.
+    // and the accessor's host token, on a fake core: the C-ABI crate's unit
+    // tests Miri can run.
     run(nightly_cargo().current_dir(root()).env("MIRIFLAGS", "-Zmiri-disable-isolation -Zmiri-permissive-provenance").args([
         "miri",
         "test",
         "-p",
-        "neuroncustomop",
+        "neuron-capi",
         "--lib",
-        "current::tests",
+        "binding::",
     ]))
 }

@@ -3,7 +3,7 @@
 //! example op and the on-target suite (`run-example`), and the one test
 //! command (`test`).
 
-use crate::{artifact_dir, build_xtensa, fll_check, layout, link, qemu_run, root, windowed_code_check, xtensa_dir, Result, LD};
+use crate::{artifact_dir, build_xtensa, elf, fll_check, layout, link, qemu_run, root, windowed_code_check, xtensa_dir, Result};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
@@ -48,27 +48,16 @@ pub fn build_lib() -> Result<PathBuf> {
 /// The archive holds ELF32 Xtensa objects with windowed code and defines
 /// every C symbol of SPEC.
 pub fn check_lib(lib: &Path) -> Result {
-    let readelf = Command::new(LD.replace("-ld", "-readelf")).args(["-h"]).arg(lib).output().map_err(|e| format!("readelf: {e}"))?;
-    let text = String::from_utf8_lossy(&readelf.stdout);
-    let objects = text.matches("Class:").count();
-    let xt = text.lines().filter(|l| l.contains("Machine:") && l.contains("Xtensa")).count();
-    let elf32 = text.lines().filter(|l| l.contains("Class:") && l.contains("ELF32")).count();
-    if objects == 0 || xt != objects || elf32 != objects {
-        return Err(format!("{}: {objects} objects, {elf32} ELF32, {xt} Xtensa", lib.display()));
+    let bytes = std::fs::read(lib).map_err(|e| format!("{}: {e}", lib.display()))?;
+    let members = elf::Elf::parse_archive(&bytes).map_err(|e| format!("{}: {e}", lib.display()))?;
+    let objects = members.len();
+    let xt = members.iter().filter(|(_, o)| o.machine == elf::EM_XTENSA).count();
+    if objects == 0 || xt != objects {
+        return Err(format!("{}: {objects} ELF32 objects, {xt} Xtensa", lib.display()));
     }
     windowed_code_check(lib)?;
-    let nm = Command::new(LD.replace("-ld", "-nm")).args(["-g", "--defined-only"]).arg(lib).output().map_err(|e| format!("nm: {e}"))?;
-    let syms = String::from_utf8_lossy(&nm.stdout);
-    let defined: std::collections::HashSet<&str> = syms
-        .lines()
-        .filter_map(|l| {
-            let mut w = l.split_whitespace();
-            match (w.next(), w.next(), w.next()) {
-                (Some(_), Some("T"), Some(n)) => Some(n),
-                _ => None,
-            }
-        })
-        .collect();
+    let defined: std::collections::HashSet<&str> =
+        members.iter().flat_map(|(_, o)| o.table.iter().filter(|s| s.global_text).map(|s| s.name.as_str())).collect();
     let missing: Vec<&&str> = SPEC_SYMBOLS.iter().filter(|s| !defined.contains(**s)).collect();
     if !missing.is_empty() {
         return Err(format!("{}: missing C symbols {missing:?}", lib.display()));

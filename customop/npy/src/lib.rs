@@ -126,8 +126,23 @@ impl Array {
 
 pub const MAGIC: &[u8] = b"\x93NUMPY";
 
-/// Parses `.npy` bytes; the error says what is wrong.
-pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
+/// What a `.npy` header says: the dtype, the shape, and where the data
+/// starts (its length is the shape's elements times the dtype's size).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Layout {
+    /// The element type.
+    pub dtype: Dtype,
+    /// The dimensions.
+    pub shape: Vec<u64>,
+    /// The data's offset in the file.
+    pub offset: usize,
+    /// The data's length in bytes.
+    pub bytes: u64,
+}
+
+/// Reads the header at the start of `b` (at least its first bytes up to
+/// the data; the data need not be there); the error says what is wrong.
+pub fn parse_header(b: &[u8]) -> std::result::Result<Layout, String> {
     if b.len() < 10 || &b[..6] != MAGIC {
         return Err("no NumPy magic".into());
     }
@@ -155,27 +170,47 @@ pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
     }
     let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("shape overflows")?;
     let bytes = numel.checked_mul(dtype.size() as u64).ok_or("shape overflows")?;
-    let data = &b[start + len..];
-    if data.len() as u64 != bytes {
-        return Err(format!("shape {shape:?} of {descr} needs {bytes} data bytes, the file has {}", data.len()));
-    }
-    Ok(Array { dtype, shape, data: data.to_vec() })
+    Ok(Layout { dtype, shape, offset: start + len, bytes })
 }
 
-/// The `.npy` bytes of `a` (format 1.0; header padded to 64 bytes).
-pub fn render(a: &Array) -> Vec<u8> {
-    let dims: Vec<String> = a.shape.iter().map(u64::to_string).collect();
+/// Checks that `file_len` bytes hold exactly the data `l` describes.
+pub fn check_length(l: &Layout, file_len: u64) -> std::result::Result<(), String> {
+    let have = file_len.saturating_sub(l.offset as u64);
+    if have != l.bytes {
+        return Err(format!("shape {:?} of {} needs {} data bytes, the file has {have}", l.shape, l.dtype.descr(), l.bytes));
+    }
+    Ok(())
+}
+
+/// Parses `.npy` bytes; the error says what is wrong.
+pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
+    let l = parse_header(b)?;
+    check_length(&l, b.len() as u64)?;
+    Ok(Array { dtype: l.dtype, shape: l.shape, data: b[l.offset..].to_vec() })
+}
+
+/// The `.npy` header of an array of `dtype` and `shape` (format 1.0;
+/// padded to 64 bytes): the data follows it.
+pub fn render_header(dtype: Dtype, shape: &[u64]) -> Vec<u8> {
+    let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut h = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", a.dtype.descr());
+    let mut h = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", dtype.descr());
     while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
     h.push('\n');
-    let mut out = Vec::with_capacity(MAGIC.len() + 4 + h.len() + a.data.len());
+    let mut out = Vec::with_capacity(MAGIC.len() + 4 + h.len());
     out.extend_from_slice(MAGIC);
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(h.len() as u16).to_le_bytes());
     out.extend_from_slice(h.as_bytes());
+    out
+}
+
+/// The `.npy` bytes of `a`.
+pub fn render(a: &Array) -> Vec<u8> {
+    let mut out = render_header(a.dtype, &a.shape);
+    out.reserve_exact(a.data.len());
     out.extend_from_slice(&a.data);
     out
 }

@@ -325,7 +325,7 @@ impl<'a> Call<'a> {
         if at.checked_add(len).is_none_or(|e| e > w.shm.len) {
             return Err(bad());
         }
-        Ok(Finished { spec, run: run.map(|(rc, rep, _)| (rc, rep)), call: self, out: (at, len) })
+        Ok(Finished { spec, run: run.map(|r| (r.rc, r.report)), call: self, out: (at, len) })
     }
 }
 

@@ -120,7 +120,7 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
             s.read_output_into(&mut shm.bytes()[at..at + len])?;
             out = (at, len);
         }
-        Ok((spec, Some((rc, report, Vec::new()))))
+        Ok((spec, Some(SimRun { rc, report, data: Vec::new(), timings: Default::default() })))
     })();
     let r: Result<(OutputSpec, Option<SimRun>)> = r;
     let mut b = Vec::new();

@@ -1,5 +1,5 @@
 //! Linking a kernel's Xtensa objects into device images with GNU ld and
-//! the linker scripts of `cargo xtask`'s layouts ([`super::layout`]):
+//! the linker scripts of `cargo xtask`'s layouts ([`neuron_image::layout`]):
 //!
 //! - `--target q7`: per-core FLL images `<name>_cpu0..7.elf` (code window
 //!   0x8400_0000 + i·0x20_0000, 2 MiB each) or, single-core, `<name>.elf`
@@ -13,11 +13,11 @@
 //! `--orphan-handling=error` (a section the script does not place is an
 //! error, not a silent surprise), the inputs in one group.
 
-use super::elf::Elf;
-use super::layout;
 use super::toolchain::{LD, STRIP};
 use crate::compiler::run_tool;
 use crate::error::{Error, ErrorKind, Result};
+use neuron_image::elf::{self, Elf};
+use neuron_image::layout;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -75,7 +75,7 @@ pub fn link(work: &Path, layout_name: &str, out: &Path, entry: Option<&str>, inp
     run_tool(&mut cmd, &format!("linking {}", out.display()), "apt-get install binutils-xtensa-lx106")?;
     let bytes = std::fs::read(&tmp_out).map_err(|e| Error::io("read", out, e))?;
     let elf = Elf::parse(&bytes).map_err(|e| Error::new(ErrorKind::Compile, format!("{}: {e}", out.display())))?;
-    if elf.machine != super::elf::EM_XTENSA {
+    if elf.machine != elf::EM_XTENSA {
         return Err(Error::new(ErrorKind::Compile, format!("{}: e_machine {} is not Xtensa", out.display(), elf.machine)));
     }
     crate::atomic::persist(tmp_out, out)?;

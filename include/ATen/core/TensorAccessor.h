@@ -66,17 +66,22 @@ struct ElementPath {
 // is out of range, so every peel is the library's.
 constexpr int64_t kNoBounds[NEURON_MAX_DIMS] = {};
 
-// The translator's hit table, right after the context (ours, not SPEC
-// §3's; its device layout is asserted in runtime/src/translate.rs and the
-// defines are checked against it by tests/cpp_kernels.rs). Slot: the
-// address's low-word top byte plus its high word; tag: the high word.
-// Index and tag name one 16 MiB granule, so a hit on any record is one
-// compare; an empty slot's tag (2^31) has an index past the table. A slot
-// is two words, the tag then the delta (the pointer is the address's low
-// word + delta), read as one 8-aligned 64-bit word: two loads with the
+// The translator's hit table, in neuron_translator_abi after the context
+// (ours, not SPEC §3's; the struct is generated from the Rust
+// `TranslatorAbi`, whose device layout runtime/src/translate.rs asserts).
+// Slot: the address's low-word top byte plus its high word; tag: the high
+// word. Index and tag name one 16 MiB granule, so a hit on any record is
+// one compare; an empty slot's tag (2^31) has an index past the table. A
+// slot is two words, the tag then the delta (the pointer is the address's
+// low word + delta), read as one 8-aligned 64-bit word: two loads with the
 // table's offset folded into each (two field reads got it added once in
 // a register, two instructions more).
 static_assert(NEURON_HIT_SLOT_BYTES == sizeof(uint64_t), "hit slot layout");
+#if defined(__XTENSA__)
+static_assert(sizeof(neuron_hit_slot) == sizeof(uint64_t) && alignof(neuron_hit_slot) == alignof(uint64_t), "hit slot layout");
+static_assert(offsetof(neuron_translator_abi, ctx) == 0, "ctx points to the translator's ABI part");
+static_assert(offsetof(neuron_translator_abi, hits) == NEURON_HIT_TABLE_OFFSET, "hit table offset");
+#endif
 
 // The translate hit through the hit table, read in place (the device
 // layout: called on the device only). The caller knows `c` is this core's
@@ -87,7 +92,8 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
     const uint32_t hi = static_cast<uint32_t>(a >> 32);
     const uint32_t i = (static_cast<uint32_t>(a) >> 24) + hi;
     if (i < NEURON_HIT_SLOTS) {
-        const uint64_t slot = reinterpret_cast<const uint64_t*>(reinterpret_cast<const char*>(c) + NEURON_HIT_TABLE_OFFSET)[i];
+        const neuron_hit_slot* slots = reinterpret_cast<const neuron_translator_abi*>(c)->hits.slots;
+        const uint64_t slot = reinterpret_cast<const uint64_t*>(slots)[i];
         if (static_cast<uint32_t>(slot) == hi) return reinterpret_cast<void*>(static_cast<uintptr_t>(static_cast<uint32_t>(a) + static_cast<uint32_t>(slot >> 32)));
     }
     return neuron_translate(c, a);
@@ -96,7 +102,7 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 // Where element address `a` (of `Bytes` bytes, stored to when `Store`) is
 // off the pinned path (null: refused; the library recorded why). On the
 // host the simulator's sanitizer hears of each load and store
-// (neuron_translate_load/store, src/host/element_hooks.rs).
+// (neuron_translate_load/store, sim/src/element_hooks.rs).
 template <uint32_t Bytes, bool Store>
 inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__)

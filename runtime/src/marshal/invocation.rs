@@ -43,8 +43,10 @@ pub const fn desc_offset(i: usize) -> usize {
     HEADER_BYTES + DESC_BYTES * i
 }
 
-/// What a kernel argument is, and so which reader takes it.
+/// What a kernel argument is, and so which reader takes it. The one
+/// definition: the `customop` tool's schema uses it too (feature `serde`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize), serde(rename_all = "snake_case"))]
 #[repr(u8)]
 pub enum ArgKind {
     /// `const at::Tensor&` — `next_tensor`.
@@ -63,6 +65,11 @@ pub enum ArgKind {
 }
 
 impl ArgKind {
+    /// The invocation block's code for this kind.
+    pub const fn code(self) -> u8 {
+        self as u8
+    }
+
     /// The kind with code `c`, if any (0 means "no argument").
     pub const fn from_code(c: u8) -> Option<Self> {
         match c {

@@ -1,0 +1,42 @@
+//! The tensor factory the C shell (`neuron_tensor_empty`) and the Rust
+//! kernel API (`kernel::ops::empty`) both call: the runtime's allocation
+//! plus, on the host, the simulator's fill sentinel. Neither shell calls
+//! the other (the Rust API sits on the runtime, not on the C exports).
+
+use crate::binding::with_core;
+use neuron_runtime::marshal::tensor::TensorView;
+use neuron_runtime::Error;
+
+/// The tensor behind `neuron_tensor_empty` and the Rust `empty`: `shape`
+/// of `dtype` in this core's HBM heap.
+pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error> {
+    with_core(|b| {
+        if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
+            return Err(Error::BadRank);
+        }
+        let t = b.state.tensor_empty(dtype, shape)?;
+        // The simulator's sentinel, not whatever the heap block held: an
+        // element the kernel never writes stays recognisable (and is
+        // reported if the tensor becomes the output).
+        #[cfg(not(target_arch = "xtensa"))]
+        {
+            let soc = b.state.hal().soc();
+            soc.fill(t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+            // Its elements are unwritten until the kernel writes them: the
+            // sanitizer watches reads of them.
+            let name = std::format!("an empty tensor {shape:?} made by core {}", neuron_hal::Hal::prid(b.state.hal()));
+            let kind = neuron_hal_mock::sanitizer::RegionKind::Scratch;
+            soc.sanitizer().watch(t.storage.addr, t.nbytes as u64, u64::from(t.elem_size), b.empty_fill, kind, name);
+        }
+        Ok(t)
+    })
+}
+
+/// Frees a tensor [`tensor_empty`] made (the C shell's `neuron_tensor_free`
+/// and the Rust API's drop): the runtime's free, and on the host the
+/// sanitizer stops watching it (the heap may hand the block out again).
+pub(crate) fn tensor_free(b: &mut crate::binding::Bound<crate::binding::CoreHal>, t: &TensorView) -> Result<(), Error> {
+    #[cfg(not(target_arch = "xtensa"))]
+    b.state.hal().soc().sanitizer().unwatch(t.storage.addr);
+    b.state.tensor_free(t)
+}

@@ -1,0 +1,22 @@
+//! Host: the C++ per-element accessor's loads and stores, each told to the
+//! simulator's sanitizer before its translate (the device's accessor
+//! translates inline and tells no one). An element access is otherwise a
+//! plain host load or store no hook sees.
+
+use crate::binding::with_open_hal;
+use core::ffi::c_void;
+use neuron_hal::Hal;
+
+/// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_translate_load(ctx: *mut c_void, addr: u64, bytes: u32) -> *mut c_void {
+    with_open_hal(|h| h.note_soc_read(addr, u64::from(bytes)));
+    crate::ffi::translate::neuron_translate(ctx, addr)
+}
+
+/// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_translate_store(ctx: *mut c_void, addr: u64, bytes: u32) -> *mut c_void {
+    with_open_hal(|h| h.note_soc_write(addr, u64::from(bytes)));
+    crate::ffi::translate::neuron_translate(ctx, addr)
+}

@@ -1,0 +1,102 @@
+//! One simulated core bound to host threads while it runs.
+
+use crate::binding::{bind, Bound, CoreHal, CoreSlot};
+use neuron_hal_mock::MockCore;
+use neuron_runtime::CoreState;
+use std::boxed::Box;
+
+/// One simulated core with its runtime state. The state is boxed so the
+/// translation context kernels hold a pointer to never moves.
+pub struct SimCore {
+    bound: Box<CoreSlot<CoreHal>>,
+}
+
+impl SimCore {
+    /// A core whose runtime is not initialised yet (as after reset).
+    pub fn new(core: MockCore) -> Self {
+        Self { bound: Box::new(CoreSlot::new(Bound::new(CoreState::new(core)))) }
+    }
+
+    /// Runs `f` with this core bound to the calling thread, so the C entry
+    /// points act on it. Bindings nest: the previous one comes back after.
+    pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
+        let _guard = bind(&mut self.bound);
+        f()
+    }
+
+    /// The runtime state (outside `enter`).
+    pub fn state(&mut self) -> &mut CoreState<MockCore> {
+        &mut self.bound.get_mut().state
+    }
+
+    /// The mock hardware of this core.
+    pub fn hal(&self) -> &MockCore {
+        self.bound.get().state.hal()
+    }
+
+    /// First marshalling failure of the last invocation (0: none).
+    pub fn invocation_status(&self) -> i32 {
+        self.bound.get().invocation_status
+    }
+
+    /// The last error a C entry point recorded on this core.
+    pub fn last_error(&self) -> i32 {
+        self.bound.get().last_error
+    }
+
+    /// Every error entry points recorded on this core since
+    /// [`clear_errors`](Self::clear_errors), in order.
+    pub fn errors(&self) -> &neuron_runtime::ErrorLog {
+        &self.bound.get().errors
+    }
+
+    /// Starts a run's bookkeeping: empties the error log, the last
+    /// error, the core-query flag, and restarts every counter the report
+    /// reads (translate hits and misses, heap high-water marks), so the
+    /// report covers exactly this run.
+    /// `fill` is the run's output sentinel, which `empty` tensors get too.
+    pub fn begin_run(&mut self, fill: u8) {
+        let b = self.bound.get_mut();
+        b.empty_fill = fill;
+        b.errors.clear();
+        b.last_error = 0;
+        b.invocation_status = 0;
+        b.cpu_queried = false;
+        b.launch_stack = (0, 0);
+        b.unoptimised_kernel = false;
+        b.state.restart_stats();
+        self.bound.take_sp_low();
+    }
+
+    /// The stack the last launcher asked for (`STACK_SIZE`, 0: none ran)
+    /// and the stack pointer it called the wrapper at.
+    pub fn launch_stack(&self) -> (u32, usize) {
+        self.bound.get().launch_stack
+    }
+
+    /// Whether the kernel that ran is an unoptimised (debug) Rust build.
+    pub fn unoptimised_kernel(&self) -> bool {
+        self.bound.get().unoptimised_kernel
+    }
+
+    /// The lowest stack address the kernel called the library at since
+    /// the last call (usize::MAX: none).
+    pub fn take_sp_low(&self) -> usize {
+        self.bound.take_sp_low()
+    }
+
+    /// Whether the kernel asked `get_cpu_id()`/`get_cpu_count()` since
+    /// [`begin_run`](Self::begin_run).
+    pub fn cpu_queried(&self) -> bool {
+        self.bound.get().cpu_queried
+    }
+}
+
+/// Runs `f` on the HAL of the core bound to this thread, if any (for tests
+/// and tools that need the simulated hardware, e.g. to set ISL).
+pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
+    let _ = crate::binding::with_core(|b| {
+        f(b.state.hal());
+        Ok(())
+    });
+}
