@@ -165,7 +165,7 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
     let text = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
     match take(&mut b, 1)?[0] {
         0 => {
-            let dtype = Dtype::from_code(take(&mut b, 1)?[0])?;
+            let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
             let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
             let run = match take(&mut b, 1)?[0] {
                 0 => None,
@@ -207,11 +207,12 @@ mod tests {
 
     #[test]
     fn results_and_errors_cross_the_pipe_whole() {
-        let ok: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] }, Some(run(85, "core 0: ...\n", vec![1, 2, 3]))));
+        let ok: Result<(OutputSpec, Option<SimRun>)> =
+            Ok((OutputSpec { dtype: Dtype::Fp32, shape: vec![2, 3] }, Some(run(85, "core 0: ...\n", vec![1, 2, 3]))));
         let back = decode(&encode(&ok)).unwrap().unwrap();
-        assert_eq!(back.0, OutputSpec { dtype: Dtype::F32, shape: vec![2, 3] });
+        assert_eq!(back.0, OutputSpec { dtype: Dtype::Fp32, shape: vec![2, 3] });
         assert_eq!(back.1, Some(run(85, "core 0: ...\n", vec![1, 2, 3])));
-        let shape_only: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::I32, shape: vec![4] }, None));
+        let shape_only: Result<(OutputSpec, Option<SimRun>)> = Ok((OutputSpec { dtype: Dtype::Int32, shape: vec![4] }, None));
         assert_eq!(decode(&encode(&shape_only)).unwrap().unwrap().1, None);
         let e = decode(&encode(&Err(Error::new(ErrorKind::ShapeFailed, "op `x`: no")))).unwrap().unwrap_err();
         assert_eq!((e.kind, e.message.as_str()), (ErrorKind::ShapeFailed, "op `x`: no"));

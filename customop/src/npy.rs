@@ -6,7 +6,7 @@
 use crate::error::{Error, ErrorKind, Result};
 use std::path::Path;
 
-pub use customop_npy::{check_length, parse_bytes, parse_header, render, render_header, Array, Dtype, Layout};
+pub use customop_npy::{check_length, descr, from_descr, parse_bytes, parse_header, render, render_header, Array, Dtype, Layout};
 
 fn bad(path: &Path, what: impl std::fmt::Display) -> Error {
     Error::new(ErrorKind::BadInput, format!("{}: not a usable .npy file: {what}", path.display()))
@@ -82,7 +82,17 @@ pub fn map(path: &Path) -> Result<Mapped> {
 /// Writes `a` to `path` atomically: a failed write (a full disk) leaves
 /// the previous file as it was.
 pub fn write(path: &Path, a: &Array) -> Result<()> {
-    crate::atomic::write(path, &render(a))
+    crate::atomic::write(path, &render(a).map_err(|m| unwritable(path, m))?)
+}
+
+/// The `.npy` header of an output of `dtype` and `shape` to be written to
+/// `path` (refused for a dtype that does not marshal).
+pub fn header(path: &Path, dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>> {
+    render_header(dtype, shape).map_err(|m| unwritable(path, m))
+}
+
+fn unwritable(path: &Path, what: String) -> Error {
+    Error::new(ErrorKind::BadInput, format!("{}: cannot write the output: {what}", path.display()))
 }
 
 #[cfg(test)]
@@ -94,10 +104,10 @@ mod tests {
         let d = tempfile::tempdir().unwrap();
         let p = d.path().join("x.npy");
         let a = Array::from_f32(&[2, 3], &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
-        let bytes = render(&a);
+        let bytes = render(&a).unwrap();
         std::fs::write(&p, &bytes).unwrap();
         let m = map(&p).unwrap();
-        assert_eq!((m.layout.dtype, m.layout.shape.as_slice(), m.data()), (Dtype::F32, &[2u64, 3][..], &a.data[..]));
+        assert_eq!((m.layout.dtype, m.layout.shape.as_slice(), m.data()), (Dtype::Fp32, &[2u64, 3][..], &a.data[..]));
         m.release();
         assert_eq!(m.data(), &a.data[..], "released pages read back as the file");
         std::fs::write(&p, &bytes[..bytes.len() - 1]).unwrap();
@@ -105,6 +115,19 @@ mod tests {
         std::fs::write(&p, b"").unwrap();
         assert!(map(&p).unwrap_err().message.contains("no NumPy magic"));
         assert!(map(d.path()).unwrap_err().message.contains("not a regular file"));
+    }
+
+    #[test]
+    fn an_output_that_does_not_marshal_is_refused_and_the_file_kept() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("y.npy");
+        let a = Array::from_f32(&[2], &[1.0, 2.0]);
+        write(&p, &a).unwrap();
+        let e = write(&p, &Array { dtype: Dtype::Uint16, shape: vec![1], data: vec![0; 2] }).unwrap_err();
+        assert_eq!(e.kind, ErrorKind::BadInput);
+        assert!(e.message.contains("cannot write the output: dtype UINT16 (code 5) does not marshal"), "{e}");
+        assert_eq!(read(&p).unwrap(), a);
+        assert!(header(&p, Dtype::Fp32R, &[1]).is_err());
     }
 
     #[test]

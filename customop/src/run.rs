@@ -232,27 +232,27 @@ fn parse_arg(op: &Op, i: usize, text: &str, mapped: Option<&mut Option<npy::Mapp
             }
         }
         ArgKind::Scalar => match (int(), float()) {
-            (Some(v), _) => Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) },
+            (Some(v), _) => Placed::Value { kind: p.kind, dtype: Dtype::Int64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) },
             (None, _) if integer_text(text) => return Err(bad(not_in(&what, "a Scalar", text, i64::MIN.into(), i64::MAX.into()))),
             (None, Some(v)) => {
                 let f = marshal_float(&what, p.kind, v)?;
-                Placed::Value { kind: p.kind, dtype: Dtype::F32, bytes: f.to_le_bytes().to_vec(), value: Value::Float(v) }
+                Placed::Value { kind: p.kind, dtype: Dtype::Fp32, bytes: f.to_le_bytes().to_vec(), value: Value::Float(v) }
             }
             _ => return Err(bad(format!("{what} is a scalar: give a number, not `{text}`"))),
         },
         ArgKind::Int => {
             let v = int().and_then(|v| i32::try_from(v).ok()).ok_or_else(|| bad(not_in(&what, "an int", text, i32::MIN.into(), i32::MAX.into())))?;
-            Placed::Value { kind: p.kind, dtype: Dtype::I32, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v.into()) }
+            Placed::Value { kind: p.kind, dtype: Dtype::Int32, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v.into()) }
         }
         ArgKind::LongLong => {
             let v = int().ok_or_else(|| bad(not_in(&what, "a 64-bit integer", text, i64::MIN.into(), i64::MAX.into())))?;
-            Placed::Value { kind: p.kind, dtype: Dtype::I64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) }
+            Placed::Value { kind: p.kind, dtype: Dtype::Int64, bytes: v.to_le_bytes().to_vec(), value: Value::Int(v) }
         }
         // No dtype wider than f32 marshals: a double travels as f32.
         ArgKind::Float | ArgKind::Double => {
             let v = float().ok_or_else(|| bad(format!("{what} is a floating-point number: `{text}` is not a number")))?;
             let f = marshal_float(&what, p.kind, v)?;
-            Placed::Value { kind: p.kind, dtype: Dtype::F32, bytes: f.to_le_bytes().to_vec(), value: Value::Float(v) }
+            Placed::Value { kind: p.kind, dtype: Dtype::Fp32, bytes: f.to_le_bytes().to_vec(), value: Value::Float(v) }
         }
     })
 }
@@ -461,7 +461,7 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
     }
     let clock = Instant::now();
     let numel: u64 = shape.iter().product();
-    let bytes = numel * dtype.size() as u64;
+    let bytes = numel * u64::from(dtype.elem_size());
     let data = match &files.output {
         Some(path) => {
             write_output(&mut sim, *dtype, shape, bytes, path)?;
@@ -479,7 +479,7 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
 fn write_output(sim: &mut Sim, dtype: Dtype, shape: &[u64], bytes: u64, path: &Path) -> Result<()> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(|e| Error::io("write", path, e))?;
-    f.write_all(&npy::render_header(dtype, shape)).map_err(|e| Error::io("write", path, e))?;
+    f.write_all(&npy::header(path, dtype, shape)?).map_err(|e| Error::io("write", path, e))?;
     sim.write_output(bytes, &mut f, path)?;
     f.sync_data().map_err(|e| Error::io("write", path, e))
 }
@@ -493,7 +493,7 @@ fn run_qemu(dir: &Path, schema: &Schema, op: &Op, placed: &[Placed], spec: &Outp
             Placed::Value { kind, dtype, bytes, .. } => crate::qemu_blob::Arg { kind: kind.code(), dtype: dtype.code(), shape: &[1], data: bytes },
         })
         .collect();
-    let blob = crate::qemu_blob::build(&op.name, &args, spec.dtype.code(), &spec.shape, spec.dtype.size())?;
+    let blob = crate::qemu_blob::build(&op.name, &args, spec.dtype.code(), &spec.shape, usize::from(spec.dtype.elem_size()))?;
     let image = dir.join(&schema.images[0]);
     // One file per run, also for concurrent runs in one process.
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);

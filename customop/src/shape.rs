@@ -135,7 +135,7 @@ pub fn evaluate(api: &SimApi, op: &Op, args: &[Value]) -> Result<OutputSpec> {
         let why = if msg.is_empty() { api.error_message(rc) } else { msg };
         return Err(Error::new(ErrorKind::ShapeFailed, format!("op `{}`: shape function `{}` failed (code {rc}): {why}", op.name, op.shape_fn)));
     }
-    let dtype = Dtype::from_code(q.out_dtype)
+    let dtype = Dtype::marshallable(q.out_dtype)
         .ok_or_else(|| Error::new(ErrorKind::ShapeFailed, format!("op `{}`: shape function gave dtype code {}", op.name, q.out_dtype)))?;
     let shape = q.out_sizes[..q.out_ndim.min(8) as usize].iter().map(|&d| d.max(0) as u64).collect::<Vec<_>>();
     if shape.is_empty() || shape.contains(&0) {

@@ -180,8 +180,8 @@ fn coherence_and_dtype_kernels_agree() {
         let o = customop(&["run", &coh.display().to_string(), "mixed_coherent", &xs, "-o", &out.display().to_string(), "--on", "both"]);
         assert_eq!(o.status.code(), Some(7), "{}", text(&o));
         assert!(text(&o).contains("error 80") && text(&o).contains("on both the simulator and the emulated cluster"), "{}", text(&o));
-        for d in [Dtype::U8, Dtype::I16, Dtype::I64, Dtype::F16, Dtype::Bf16, Dtype::F32] {
-            let data: Vec<u8> = (0..37u64 * d.size() as u64).map(|i| (i * 37 + 11) as u8 & 0x7e).collect();
+        for d in [Dtype::Uint8, Dtype::Int16, Dtype::Int64, Dtype::Fp16, Dtype::Bfloat16, Dtype::Fp32] {
+            let data: Vec<u8> = (0..37u64 * u64::from(d.elem_size())).map(|i| (i * 37 + 11) as u8 & 0x7e).collect();
             let f = npy_file(&format!("q_dtype_{d:?}.npy"), &Array { dtype: d, shape: vec![37], data }).display().to_string();
             let (out, _) = both(&dt, "flip_any", &[&f], cores, &format!("{d:?}"));
             assert_eq!(out.dtype, d);
@@ -189,7 +189,7 @@ fn coherence_and_dtype_kernels_agree() {
         // The 16-bit float classes through the 2-D per-element accessor.
         let x: Vec<f32> = (0..35).map(|k| (k as f32 - 17.0) * 0.25).collect();
         let want: Vec<f32> = x.iter().map(|v| v + 2.0).collect();
-        for d in [Dtype::F16, Dtype::Bf16] {
+        for d in [Dtype::Fp16, Dtype::Bfloat16] {
             let f = npy_file(&format!("q_acc16_{d:?}.npy"), &floats16(d, &[5, 7], &x)).display().to_string();
             let (out, _) = both(&dt, "plus_two_16bit", &[&f], cores, &format!("acc16 {d:?}"));
             assert_eq!(out, floats16(d, &[5, 7], &want), "{d:?}");

@@ -101,13 +101,13 @@ fn a_fifth_stream_is_a_warning_and_runs() {
 #[test]
 fn the_dimension_rule_is_the_devices() {
     let dir = built("device_rules", &[]);
-    let x = Array { dtype: npy::Dtype::F32, shape: vec![65536, 1, 1, 1, 1], data: vec![0; 65536 * 4] };
+    let x = Array { dtype: npy::Dtype::Fp32, shape: vec![65536, 1, 1, 1, 1], data: vec![0; 65536 * 4] };
     let (r, _) = run(&dir, "small_stack", &x, &[]);
     let t = text(&r);
     assert!(!r.status.success(), "{t}");
     assert!(t.contains("up to 8 dims of at most 65,535 each, or up to 4 dims of at most 4,294,967,295 each"), "{t}");
     // Four dims may be wide.
-    let x = Array { dtype: npy::Dtype::F32, shape: vec![65536, 1, 1, 1], data: vec![0; 65536 * 4] };
+    let x = Array { dtype: npy::Dtype::Fp32, shape: vec![65536, 1, 1, 1], data: vec![0; 65536 * 4] };
     let (r, _) = run(&dir, "small_stack", &x, &[]);
     assert!(!text(&r).contains("up to 8 dims"), "{}", text(&r));
 }

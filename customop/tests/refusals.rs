@@ -165,7 +165,7 @@ fn run_refuses_arguments_that_do_not_fit_the_op() {
     }
     // A float64 file is not a dtype that marshals.
     let f64_file = scratch("npy").join("f64.npy");
-    let mut b = customop::npy::render(&f32s(&[2], &[1.0, 2.0]));
+    let mut b = customop::npy::render(&f32s(&[2], &[1.0, 2.0])).unwrap();
     let at = b.windows(3).position(|w| w == b"<f4").unwrap();
     b[at..at + 3].copy_from_slice(b"<f8");
     std::fs::write(&f64_file, b).unwrap();

@@ -114,7 +114,7 @@ fn scalar_and_int64_arguments_reach_the_kernel() {
     let v: Vec<i32> = (0..50).map(|i| i * 3 - 70).collect();
     let vf = npy_file("offset_v.npy", &i32s(&[50], &v)).display().to_string();
     let (out, _) = run_op(&dir, "offset_int", &[&vf, "10", "0.5"], 1, "offset");
-    assert_eq!(out.dtype, customop::npy::Dtype::I32);
+    assert_eq!(out.dtype, customop::npy::Dtype::Int32);
     let want: Vec<i32> = v.iter().map(|&x| ((x as i64 + 10) as f64 * 0.5) as i32).collect();
     assert_eq!(to_i32(&out), want);
 }
@@ -193,15 +193,15 @@ fn every_marshallable_dtype_goes_through_npy_the_shape_function_and_the_kernel()
     use customop::npy::{Array, Dtype};
     let dir = built("dtypes", &[]);
     let n = 37usize;
-    for dt in [Dtype::U8, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::F16, Dtype::Bf16, Dtype::F32] {
-        let size = dt.size();
+    for dt in [Dtype::Uint8, Dtype::Int8, Dtype::Int16, Dtype::Int32, Dtype::Int64, Dtype::Fp16, Dtype::Bfloat16, Dtype::Fp32] {
+        let size = usize::from(dt.elem_size());
         // Floating point: normal values (exponent bits neither 0 nor all ones).
         let data: Vec<u8> = (0..n)
             .flat_map(|i| {
                 let v: u64 = match dt {
-                    Dtype::F16 => 0x3c00 + i as u64 * 37,
-                    Dtype::Bf16 => 0x3f80 + i as u64 * 37,
-                    Dtype::F32 => 0x3f80_0000 + i as u64 * 123_457,
+                    Dtype::Fp16 => 0x3c00 + i as u64 * 37,
+                    Dtype::Bfloat16 => 0x3f80 + i as u64 * 37,
+                    Dtype::Fp32 => 0x3f80_0000 + i as u64 * 123_457,
                     _ => (i as u64).wrapping_mul(0x9e37_79b9_7f4a_7c15),
                 };
                 v.to_le_bytes()[..size].to_vec()
@@ -217,7 +217,7 @@ fn every_marshallable_dtype_goes_through_npy_the_shape_function_and_the_kernel()
                 let mut e = e.to_vec();
                 match dt {
                     // Negation flips the sign bit (the top bit, little endian).
-                    Dtype::F16 | Dtype::Bf16 | Dtype::F32 => e[size - 1] ^= 0x80,
+                    Dtype::Fp16 | Dtype::Bfloat16 | Dtype::Fp32 => e[size - 1] ^= 0x80,
                     _ => e.iter_mut().for_each(|b| *b = !*b),
                 }
                 e
@@ -235,7 +235,7 @@ fn half_and_bfloat16_elements_through_the_2d_accessor() {
     use customop::npy::Dtype;
     let dir = built("dtypes", &[]);
     let x: Vec<f32> = (0..35).map(|k| (k as f32 - 17.0) * 0.25).collect();
-    for dt in [Dtype::F16, Dtype::Bf16] {
+    for dt in [Dtype::Fp16, Dtype::Bfloat16] {
         let f = npy_file(&format!("acc16_{dt:?}.npy"), &floats16(dt, &[5, 7], &x));
         let (out, _) = run_op(&dir, "plus_two_16bit", &[&f.display().to_string()], 1, &format!("acc16 {dt:?}"));
         let want: Vec<f32> = x.iter().map(|v| v + 2.0).collect();

@@ -18,6 +18,7 @@ use crate::errors::bad_input;
 use customop::npy::{Array, Dtype};
 use customop::Result;
 use numpy::{PyArray1, PyUntypedArray, PyUntypedArrayMethods};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -27,14 +28,14 @@ pub const ACCEPTED: &str = "uint8 int8 int16 int32 int64 float16 float32, and bf
 /// The marshalled dtype of a NumPy dtype name.
 fn dtype_of(name: &str) -> Option<Dtype> {
     Some(match name {
-        "uint8" => Dtype::U8,
-        "int8" => Dtype::I8,
-        "int16" => Dtype::I16,
-        "int32" => Dtype::I32,
-        "int64" => Dtype::I64,
-        "float16" => Dtype::F16,
-        "float32" => Dtype::F32,
-        "bfloat16" | "uint16" => Dtype::Bf16,
+        "uint8" => Dtype::Uint8,
+        "int8" => Dtype::Int8,
+        "int16" => Dtype::Int16,
+        "int32" => Dtype::Int32,
+        "int64" => Dtype::Int64,
+        "float16" => Dtype::Fp16,
+        "float32" => Dtype::Fp32,
+        "bfloat16" | "uint16" => Dtype::Bfloat16,
         _ => return None,
     })
 }
@@ -81,13 +82,13 @@ pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, V
     if shape.len() > 8 || shape.contains(&0) {
         return Ok(Err(bad_input(format!("{what}: shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"))));
     }
-    let nbytes = shape.iter().product::<u64>() as usize * dtype.size();
+    let nbytes = shape.iter().product::<u64>() as usize * usize::from(dtype.elem_size());
     // Little endian (the simulated HBM's order), C order: `tobytes` gathers
     // a strided view in C order.
     let byteorder: String = descr.getattr("byteorder")?.extract()?;
     if byteorder != ">" && arr.is_c_contiguous() {
         // SAFETY: a C-contiguous ndarray of `shape` and an element size of
-        // `dtype.size()` (the dtype checked above) holds `nbytes` bytes at
+        // `dtype.elem_size()` (the dtype checked above) holds `nbytes` bytes at
         // its data pointer; the array is alive (we hold it) and the GIL is
         // held for the borrow, so nothing frees or resizes it meanwhile.
         let bytes = unsafe { std::slice::from_raw_parts((*arr.as_array_ptr()).fields.data.cast::<u8>(), nbytes) };
@@ -108,17 +109,20 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let name = match dtype {
-        Dtype::U8 => "uint8",
-        Dtype::I8 => "int8",
-        Dtype::I16 => "<i2",
-        Dtype::I32 => "<i4",
-        Dtype::I64 => "<i8",
-        Dtype::F16 => "<f2",
-        Dtype::F32 => "<f4",
-        Dtype::Bf16 => match py.import("ml_dtypes") {
+        Dtype::Uint8 => "uint8",
+        Dtype::Int8 => "int8",
+        Dtype::Int16 => "<i2",
+        Dtype::Int32 => "<i4",
+        Dtype::Int64 => "<i8",
+        Dtype::Fp16 => "<f2",
+        Dtype::Fp32 => "<f4",
+        Dtype::Bfloat16 => match py.import("ml_dtypes") {
             Ok(m) => return m.getattr("bfloat16").and_then(|t| np.call_method1("dtype", (t,))),
             Err(_) => "<u2",
         },
+        Dtype::Invalid | Dtype::Uint64 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Fp32R | Dtype::Fp8Exp3 | Dtype::Fp8Exp4 | Dtype::Fp8Exp5 => {
+            return Err(PyValueError::new_err(format!("dtype {} (code {}) does not marshal", dtype.name(), dtype.code())))
+        }
     };
     np.call_method1("dtype", (name,))
 }

@@ -7,7 +7,7 @@
 use crate::arrays;
 use crate::errors::bad_input;
 use customop::contained::Bounds;
-use customop::npy::{Array, Dtype};
+use customop::npy::{descr, Array, Dtype};
 pub use customop::run::Placed;
 use customop::shape::{OutputSpec, Value};
 use customop::sim::SimApi;
@@ -69,16 +69,16 @@ pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Place
     Ok(Ok(match (p.kind, n) {
         // As `customop run`: an integral Scalar marshals as int64, a
         // floating one as float32.
-        (ArgKind::Scalar, Number::Int(v)) => value(p.kind, Dtype::I64, v.to_le_bytes().to_vec(), Value::Int(v)),
+        (ArgKind::Scalar, Number::Int(v)) => value(p.kind, Dtype::Int64, v.to_le_bytes().to_vec(), Value::Int(v)),
         (ArgKind::Scalar, Number::Float(v)) => match customop::run::marshal_float(&what, p.kind, v) {
-            Ok(f) => value(p.kind, Dtype::F32, f.to_le_bytes().to_vec(), Value::Float(v)),
+            Ok(f) => value(p.kind, Dtype::Fp32, f.to_le_bytes().to_vec(), Value::Float(v)),
             Err(e) => return Ok(Err(e)),
         },
         (ArgKind::Int, Number::Int(v)) => match i32::try_from(v) {
-            Ok(v) => value(p.kind, Dtype::I32, v.to_le_bytes().to_vec(), Value::Int(v.into())),
+            Ok(v) => value(p.kind, Dtype::Int32, v.to_le_bytes().to_vec(), Value::Int(v.into())),
             Err(_) => return Ok(Err(bad_input(format!("{what} is an int: {v} does not fit in 32 bits")))),
         },
-        (ArgKind::LongLong, Number::Int(v)) => value(p.kind, Dtype::I64, v.to_le_bytes().to_vec(), Value::Int(v)),
+        (ArgKind::LongLong, Number::Int(v)) => value(p.kind, Dtype::Int64, v.to_le_bytes().to_vec(), Value::Int(v)),
         (ArgKind::Int | ArgKind::LongLong, Number::Float(v)) => {
             return Ok(Err(bad_input(format!("{what} is an integer: {v} is a float (pass int(...) if you mean to truncate)"))));
         }
@@ -89,7 +89,7 @@ pub fn place(op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> PyResult<Result<Place
                 Number::Float(f) => f,
             };
             match customop::run::marshal_float(&what, p.kind, v) {
-                Ok(f) => value(p.kind, Dtype::F32, f.to_le_bytes().to_vec(), Value::Float(v)),
+                Ok(f) => value(p.kind, Dtype::Fp32, f.to_le_bytes().to_vec(), Value::Float(v)),
                 Err(e) => return Ok(Err(e)),
             }
         }
@@ -122,7 +122,7 @@ impl From<Error> for Failed {
 /// How an argument is named in messages: its dtype and shape, or its value.
 fn label(p: &Placed) -> String {
     match p {
-        Placed::Tensor(a) => format!("a {} array of shape {:?}", a.dtype.descr(), a.shape),
+        Placed::Tensor(a) => format!("a {} array of shape {:?}", descr(a.dtype).unwrap_or(a.dtype.name()), a.shape),
         Placed::Value { value: Value::Int(v), .. } => v.to_string(),
         Placed::Value { value: Value::Float(v), .. } => v.to_string(),
         Placed::Value { .. } => "a value".to_owned(),
@@ -175,7 +175,7 @@ pub fn stage(call: &mut Call<'_>, op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> 
     }
     let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
     arrays::with_bytes(obj, &what, |dtype, shape, bytes| {
-        let l = format!("a {} array of shape {:?}", dtype.descr(), shape);
+        let l = format!("a {} array of shape {:?}", descr(dtype).unwrap_or(dtype.name()), shape);
         call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes))?;
         Ok(l)
     })

@@ -26,25 +26,30 @@ use customop::run::Placed;
 use customop::shape::{self, Value};
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema};
 use numpy::{PyArray1, PyReadonlyArray1};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-/// The dtype names this layer speaks (torch's and NumPy's spelling).
-pub fn dtype_name(d: Dtype) -> &'static str {
-    match d {
-        Dtype::U8 => "uint8",
-        Dtype::I8 => "int8",
-        Dtype::I16 => "int16",
-        Dtype::I32 => "int32",
-        Dtype::I64 => "int64",
-        Dtype::F16 => "float16",
-        Dtype::Bf16 => "bfloat16",
-        Dtype::F32 => "float32",
-    }
+/// The dtype names this layer speaks (torch's and NumPy's spelling); a
+/// dtype that does not marshal has none.
+pub fn dtype_name(d: Dtype) -> PyResult<&'static str> {
+    Ok(match d {
+        Dtype::Uint8 => "uint8",
+        Dtype::Int8 => "int8",
+        Dtype::Int16 => "int16",
+        Dtype::Int32 => "int32",
+        Dtype::Int64 => "int64",
+        Dtype::Fp16 => "float16",
+        Dtype::Bfloat16 => "bfloat16",
+        Dtype::Fp32 => "float32",
+        Dtype::Invalid | Dtype::Uint64 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Fp32R | Dtype::Fp8Exp3 | Dtype::Fp8Exp4 | Dtype::Fp8Exp5 => {
+            return Err(PyValueError::new_err(format!("dtype {} (code {}) does not marshal", d.name(), d.code())))
+        }
+    })
 }
 
 fn dtype_of(name: &str) -> Option<Dtype> {
-    [Dtype::U8, Dtype::I8, Dtype::I16, Dtype::I32, Dtype::I64, Dtype::F16, Dtype::Bf16, Dtype::F32].into_iter().find(|d| dtype_name(*d) == name)
+    Dtype::ALL.into_iter().find(|d| dtype_name(*d).ok() == Some(name))
 }
 
 /// One argument as described by the Python layer.
@@ -76,7 +81,7 @@ fn describe<'py>(op: &OpSchema, i: usize, obj: &Bound<'py, PyAny>, with_data: bo
     }
     let data = if with_data {
         let a: PyReadonlyArray1<'py, u8> = t.get_item(2)?.extract()?;
-        let want = shape.iter().product::<u64>() * dtype.size() as u64;
+        let want = shape.iter().product::<u64>() * u64::from(dtype.elem_size());
         if a.len()? as u64 != want {
             return Ok(Err(bad_input(format!("{what}: {} contiguous bytes expected for shape {shape:?} of {name}", want))));
         }
@@ -115,7 +120,7 @@ fn shape_values(args: &[Described<'_>]) -> Vec<Value> {
 pub fn _output_spec(py: Python<'_>, op: &Op, args: &Bound<'_, PyTuple>) -> PyResult<(&'static str, Vec<u64>)> {
     let described = describe_all(py, &op.op, args, false)?;
     let spec = shape::evaluate(&op.api, &op.op, &shape_values(&described)).map_err(|e| errors::to_py(py, &e))?;
-    Ok((dtype_name(spec.dtype), spec.shape))
+    Ok((dtype_name(spec.dtype)?, spec.shape))
 }
 
 /// What `_run_bytes` returns: the output's bytes, dtype name and shape,
@@ -139,7 +144,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
             match a {
                 Described::Tensor { dtype, shape, data: Some(d) } => {
                     let bytes = d.as_slice().map_err(|e| fail(bad_input(format!("{what}: {e}"))))?;
-                    labels.push(format!("a {} tensor of shape {:?}", dtype_name(dtype), shape));
+                    labels.push(format!("a {} tensor of shape {:?}", dtype_name(dtype)?, shape));
                     call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes)).map_err(fail)?;
                 }
                 Described::Tensor { data: None, .. } => return Err(fail(bad_input(format!("{what}: the tensor's bytes were not given")))),
@@ -157,7 +162,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
         let mut done = op.finish_in_worker(py, call, &labels, cores, None)?;
         let rep = report::parse(&done.run.take().map(|r| r.1).unwrap_or_default()).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
         let (dtype, shape) = (done.spec.dtype, done.spec.shape.clone());
-        return Ok((PyArray1::from_slice(py, done.output()), dtype_name(dtype), shape, rep));
+        return Ok((PyArray1::from_slice(py, done.output()), dtype_name(dtype)?, shape, rep));
     }
     // The tensor's bytes are copied once into the run's arguments (the run
     // is a child process: a crash, a timeout or Ctrl-C ends it, not the
@@ -177,5 +182,5 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
     let ran = op.run_contained(py, &placed, cores, None)?;
     let rep = report::parse(&ran.report).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
     let Array { dtype, shape, data } = ran.output;
-    Ok((PyArray1::from_vec(py, data), dtype_name(dtype), shape, rep))
+    Ok((PyArray1::from_vec(py, data), dtype_name(dtype)?, shape, rep))
 }

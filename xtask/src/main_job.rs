@@ -19,7 +19,7 @@ fn input() -> Vec<f32> {
 }
 
 /// A little-endian f32 `.npy` of `shape` (customop's codec).
-pub(crate) fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
+pub(crate) fn npy_f32(shape: &[usize], v: &[f32]) -> Result<Vec<u8>> {
     customop_npy::render(&customop_npy::Array::from_f32(&shape.iter().map(|&d| d as u64).collect::<Vec<_>>(), v))
 }
 
@@ -27,7 +27,7 @@ pub(crate) fn npy_f32(shape: &[usize], v: &[f32]) -> Vec<u8> {
 pub(crate) fn read_npy_f32(p: &Path) -> Result<Vec<f32>> {
     let b = std::fs::read(p).map_err(|e| format!("{}: {e}", p.display()))?;
     let a = customop_npy::parse_bytes(&b).map_err(|e| format!("{}: {e}", p.display()))?;
-    if a.dtype != customop_npy::Dtype::F32 {
+    if a.dtype != customop_npy::Dtype::Fp32 {
         return Err(format!("{}: output dtype is {:?}, not float32", p.display(), a.dtype));
     }
     Ok(a.to_f32())
@@ -48,7 +48,7 @@ pub(crate) fn run_example() -> Result<u8> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let x = input();
     let x_npy = work.join("x.npy");
-    std::fs::write(&x_npy, npy_f32(&SHAPE, &x)).map_err(|e| format!("{}: {e}", x_npy.display()))?;
+    std::fs::write(&x_npy, npy_f32(&SHAPE, &x)?).map_err(|e| format!("{}: {e}", x_npy.display()))?;
 
     let src = root().join("examples/vendor-relu");
     let dir = work.join("relu_ops");
@@ -98,7 +98,7 @@ mod tests {
     #[test]
     fn npy_round_trip_and_header_alignment() {
         let v = [1.5f32, -2.0, 0.0];
-        let b = npy_f32(&[3], &v);
+        let b = npy_f32(&[3], &v).unwrap();
         let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
         assert_eq!((10 + hlen) % 64, 0);
         let p = std::env::temp_dir().join(format!("xtask-npy-{}.npy", std::process::id()));

@@ -136,7 +136,7 @@ fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], val
     c.current_dir(root()).arg("run").arg(dir).arg(op);
     for (k, (shape, v)) in inputs.iter().enumerate() {
         let p = dir.join(format!("{op}-in{k}.npy"));
-        std::fs::write(&p, npy_f32(shape, v)).map_err(|e| format!("{}: {e}", p.display()))?;
+        std::fs::write(&p, npy_f32(shape, v)?).map_err(|e| format!("{}: {e}", p.display()))?;
         c.arg(p);
     }
     for v in values {

@@ -106,7 +106,7 @@ fn write_input(path: &Path, n: usize) -> Result {
     use std::io::Write;
     let err = |e: std::io::Error| format!("{}: {e}", path.display());
     let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
-    w.write_all(&customop_npy::render_header(customop_npy::Dtype::F32, &[n as u64])).map_err(err)?;
+    w.write_all(&customop_npy::render_header(customop_npy::Dtype::Fp32, &[n as u64])?).map_err(err)?;
     let mut s = 0x9e37_79b9_7f4a_7c15u64;
     for _ in 0..n {
         s ^= s << 13;
@@ -132,7 +132,7 @@ fn check_relu(x: &Path, out: &Path) -> Result {
         Ok((std::io::BufReader::new(f), l))
     };
     let ((mut a, la), (mut b, lb)) = (open(x)?, open(out)?);
-    if la.shape != lb.shape || lb.dtype != customop_npy::Dtype::F32 {
+    if la.shape != lb.shape || lb.dtype != customop_npy::Dtype::Fp32 {
         return Err(format!("{}: {:?} {:?}, expected F32 {:?}", out.display(), lb.dtype, lb.shape, la.shape));
     }
     let (mut pa, mut pb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);

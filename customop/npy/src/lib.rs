@@ -15,85 +15,41 @@
 
 mod header;
 
-/// The ISA dtype codes (SPEC §6) of the eight marshallable dtypes.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Dtype {
-    /// u8, code 2.
-    U8,
-    /// i8, code 3.
-    I8,
-    /// i16, code 4.
-    I16,
-    /// i32, code 6.
-    I32,
-    /// i64, code 7.
-    I64,
-    /// IEEE half, code 8.
-    F16,
-    /// bfloat16, code 10.
-    Bf16,
-    /// f32, code 12.
-    F32,
+/// The dtype: the runtime's ISA table (SPEC §6), the one definition.
+/// The codec takes any code and refuses, with an error, one that does
+/// not marshal.
+pub use neuron_runtime::marshal::dtype::Dtype;
+
+/// The descr this tool writes for `d`, or why it cannot be written.
+pub fn descr(d: Dtype) -> Result<&'static str, String> {
+    Ok(match d {
+        Dtype::Uint8 => "|u1",
+        Dtype::Int8 => "|i1",
+        Dtype::Int16 => "<i2",
+        Dtype::Int32 => "<i4",
+        Dtype::Int64 => "<i8",
+        Dtype::Fp16 => "<f2",
+        Dtype::Bfloat16 => "<u2",
+        Dtype::Fp32 => "<f4",
+        Dtype::Invalid | Dtype::Uint64 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Fp32R | Dtype::Fp8Exp3 | Dtype::Fp8Exp4 | Dtype::Fp8Exp5 => {
+            return Err(format!("dtype {} (code {}) does not marshal: no .npy file holds it", d.name(), d.code()))
+        }
+    })
 }
 
-impl Dtype {
-    /// The ISA code.
-    pub fn code(self) -> u8 {
-        match self {
-            Self::U8 => 2,
-            Self::I8 => 3,
-            Self::I16 => 4,
-            Self::I32 => 6,
-            Self::I64 => 7,
-            Self::F16 => 8,
-            Self::Bf16 => 10,
-            Self::F32 => 12,
-        }
-    }
-
-    /// The dtype of ISA code `c`.
-    pub fn from_code(c: u8) -> Option<Self> {
-        [Self::U8, Self::I8, Self::I16, Self::I32, Self::I64, Self::F16, Self::Bf16, Self::F32].into_iter().find(|d| d.code() == c)
-    }
-
-    /// Bytes per element.
-    pub fn size(self) -> usize {
-        match self {
-            Self::U8 | Self::I8 => 1,
-            Self::I16 | Self::F16 | Self::Bf16 => 2,
-            Self::I32 | Self::F32 => 4,
-            Self::I64 => 8,
-        }
-    }
-
-    /// The descr this tool writes.
-    pub fn descr(self) -> &'static str {
-        match self {
-            Self::U8 => "|u1",
-            Self::I8 => "|i1",
-            Self::I16 => "<i2",
-            Self::I32 => "<i4",
-            Self::I64 => "<i8",
-            Self::F16 => "<f2",
-            Self::Bf16 => "<u2",
-            Self::F32 => "<f4",
-        }
-    }
-
-    /// The dtype a descr reads as, if it is one of the eight.
-    pub fn from_descr(d: &str) -> Option<Self> {
-        Some(match d {
-            "|u1" | "<u1" | "u1" => Self::U8,
-            "|i1" | "<i1" | "i1" => Self::I8,
-            "<i2" => Self::I16,
-            "<i4" => Self::I32,
-            "<i8" => Self::I64,
-            "<f2" => Self::F16,
-            "<u2" | "<V2" | "|V2" => Self::Bf16,
-            "<f4" => Self::F32,
-            _ => return None,
-        })
-    }
+/// The dtype a descr reads as, if it is one of the eight that marshal.
+pub fn from_descr(d: &str) -> Option<Dtype> {
+    Some(match d {
+        "|u1" | "<u1" | "u1" => Dtype::Uint8,
+        "|i1" | "<i1" | "i1" => Dtype::Int8,
+        "<i2" => Dtype::Int16,
+        "<i4" => Dtype::Int32,
+        "<i8" => Dtype::Int64,
+        "<f2" => Dtype::Fp16,
+        "<u2" | "<V2" | "|V2" => Dtype::Bfloat16,
+        "<f4" => Dtype::Fp32,
+        _ => return None,
+    })
 }
 
 /// A tensor in memory: dtype, shape, little-endian bytes.
@@ -103,14 +59,14 @@ pub struct Array {
     pub dtype: Dtype,
     /// The shape, outermost first (at least one dimension).
     pub shape: Vec<u64>,
-    /// `numel * dtype.size()` bytes, C order.
+    /// `numel * dtype.elem_size()` bytes, C order.
     pub data: Vec<u8>,
 }
 
 impl Array {
     /// An array from f32 values.
     pub fn from_f32(shape: &[u64], v: &[f32]) -> Self {
-        Self { dtype: Dtype::F32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+        Self { dtype: Dtype::Fp32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
     }
 
     /// The elements as f32 (F32 arrays).
@@ -156,7 +112,7 @@ pub fn parse_header(b: &[u8]) -> std::result::Result<Layout, String> {
     let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
     let h = header::parse(header)?;
     let descr = h.descr;
-    let dtype = Dtype::from_descr(&descr)
+    let dtype = from_descr(&descr)
         .ok_or_else(|| format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)"))?;
     if h.fortran_order {
         return Err("Fortran order is not supported (save a C-contiguous array)".into());
@@ -169,7 +125,7 @@ pub fn parse_header(b: &[u8]) -> std::result::Result<Layout, String> {
         return Err(format!("shape {shape:?}: a tensor has 1 to 8 dimensions, none of them 0"));
     }
     let numel = shape.iter().try_fold(1u64, |a, &d| a.checked_mul(d)).ok_or("shape overflows")?;
-    let bytes = numel.checked_mul(dtype.size() as u64).ok_or("shape overflows")?;
+    let bytes = numel.checked_mul(u64::from(dtype.elem_size())).ok_or("shape overflows")?;
     Ok(Layout { dtype, shape, offset: start + len, bytes })
 }
 
@@ -177,7 +133,8 @@ pub fn parse_header(b: &[u8]) -> std::result::Result<Layout, String> {
 pub fn check_length(l: &Layout, file_len: u64) -> std::result::Result<(), String> {
     let have = file_len.saturating_sub(l.offset as u64);
     if have != l.bytes {
-        return Err(format!("shape {:?} of {} needs {} data bytes, the file has {have}", l.shape, l.dtype.descr(), l.bytes));
+        let dtype = descr(l.dtype).unwrap_or(l.dtype.name());
+        return Err(format!("shape {:?} of {dtype} needs {} data bytes, the file has {have}", l.shape, l.bytes));
     }
     Ok(())
 }
@@ -190,11 +147,13 @@ pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
 }
 
 /// The `.npy` header of an array of `dtype` and `shape` (format 1.0;
-/// padded to 64 bytes): the data follows it.
-pub fn render_header(dtype: Dtype, shape: &[u64]) -> Vec<u8> {
+/// padded to 64 bytes): the data follows it. Refused for a dtype that
+/// does not marshal.
+pub fn render_header(dtype: Dtype, shape: &[u64]) -> std::result::Result<Vec<u8>, String> {
+    let descr = descr(dtype)?;
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
-    let mut h = format!("{{'descr': '{}', 'fortran_order': False, 'shape': {shape}, }}", dtype.descr());
+    let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
     while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
     }
@@ -204,15 +163,15 @@ pub fn render_header(dtype: Dtype, shape: &[u64]) -> Vec<u8> {
     out.extend_from_slice(&[1, 0]);
     out.extend_from_slice(&(h.len() as u16).to_le_bytes());
     out.extend_from_slice(h.as_bytes());
-    out
+    Ok(out)
 }
 
-/// The `.npy` bytes of `a`.
-pub fn render(a: &Array) -> Vec<u8> {
-    let mut out = render_header(a.dtype, &a.shape);
+/// The `.npy` bytes of `a` (refused for a dtype that does not marshal).
+pub fn render(a: &Array) -> std::result::Result<Vec<u8>, String> {
+    let mut out = render_header(a.dtype, &a.shape)?;
     out.reserve_exact(a.data.len());
     out.extend_from_slice(&a.data);
-    out
+    Ok(out)
 }
 
 #[cfg(test)]
@@ -222,18 +181,18 @@ mod tests {
     #[test]
     fn round_trips_and_pads_the_header() {
         let a = Array::from_f32(&[2, 3], &[1.0, -2.0, 3.5, 0.0, 5.0, 6.0]);
-        let b = render(&a);
+        let b = render(&a).unwrap();
         assert_eq!((b[8] as usize + 10) % 64, 0);
         assert_eq!(parse_bytes(&b).unwrap(), a);
-        let one = Array { dtype: Dtype::Bf16, shape: vec![3], data: vec![0; 6] };
-        let b = render(&one);
+        let one = Array { dtype: Dtype::Bfloat16, shape: vec![3], data: vec![0; 6] };
+        let b = render(&one).unwrap();
         assert!(String::from_utf8_lossy(&b).contains("'descr': '<u2', 'fortran_order': False, 'shape': (3,), }"));
         assert_eq!(parse_bytes(&b).unwrap(), one);
     }
 
     #[test]
     fn refuses_what_does_not_marshal() {
-        let mut b = render(&Array::from_f32(&[2], &[1.0, 2.0]));
+        let mut b = render(&Array::from_f32(&[2], &[1.0, 2.0])).unwrap();
         let e = parse_bytes(&b[..b.len() - 1]).unwrap_err();
         assert!(e.contains("needs 8 data bytes, the file has 7"), "{e}");
         let at = b.windows(3).position(|w| w == b"<f4").unwrap();
@@ -241,6 +200,17 @@ mod tests {
         let e = parse_bytes(&b).unwrap_err();
         assert!(e.contains("'<f8' does not marshal"), "{e}");
         assert!(parse_bytes(b"hello world").is_err());
+    }
+
+    #[test]
+    fn writes_exactly_the_dtypes_that_marshal() {
+        for d in Dtype::ALL {
+            let a = Array { dtype: d, shape: vec![1], data: vec![0; usize::from(d.elem_size())] };
+            match render(&a) {
+                Ok(b) => assert_eq!((d.marshals(), parse_bytes(&b).map(|a| a.dtype)), (true, Ok(d))),
+                Err(e) => assert!(!d.marshals() && e.contains(&format!("dtype {} (code {}) does not marshal", d.name(), d.code())), "{e}"),
+            }
+        }
     }
 
     fn with_header(h: &str) -> Vec<u8> {

@@ -114,7 +114,7 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         s.set_output(spec.dtype.code(), &spec.shape)?;
         let (rc, report) = s.run(&op.name, cores);
         if rc == 0 {
-            let len = spec.shape.iter().product::<u64>() as usize * spec.dtype.size();
+            let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
             let at = region.next_multiple_of(ALIGN);
             shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's output memory: {e}")))?;
             s.read_output_into(&mut shm.bytes()[at..at + len])?;

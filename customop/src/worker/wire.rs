@@ -143,14 +143,14 @@ pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
     for _ in 0..n {
         let s = match take(&mut b, 1)?[0] {
             0 => {
-                let dtype = Dtype::from_code(take(&mut b, 1)?[0])?;
+                let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
                 let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
                 let (at, len) = (u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
                 Staged::Tensor { dtype, shape, at, len }
             }
             _ => {
                 let kind = kind_of(take(&mut b, 1)?[0])?;
-                let dtype = Dtype::from_code(take(&mut b, 1)?[0])?;
+                let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
                 let v = bytes(&mut b)?.to_vec();
                 let value = match take(&mut b, 1)?[0] {
                     0 => Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
@@ -174,9 +174,9 @@ mod tests {
     #[test]
     fn a_request_crosses_the_socket_whole() {
         let staged = vec![
-            Staged::Tensor { dtype: Dtype::F32, shape: vec![2, 3], at: 64, len: 24 },
-            Staged::Value { kind: ArgKind::Scalar, dtype: Dtype::I64, bytes: 7i64.to_le_bytes().to_vec(), value: Value::Int(7) },
-            Staged::Value { kind: ArgKind::Float, dtype: Dtype::F32, bytes: 0.5f32.to_le_bytes().to_vec(), value: Value::Float(0.5) },
+            Staged::Tensor { dtype: Dtype::Fp32, shape: vec![2, 3], at: 64, len: 24 },
+            Staged::Value { kind: ArgKind::Scalar, dtype: Dtype::Int64, bytes: 7i64.to_le_bytes().to_vec(), value: Value::Int(7) },
+            Staged::Value { kind: ArgKind::Float, dtype: Dtype::Fp32, bytes: 0.5f32.to_le_bytes().to_vec(), value: Value::Float(0.5) },
         ];
         let labels = vec!["a <f4 array of shape [2, 3]".to_owned(), "7".to_owned(), "0.5".to_owned()];
         let req = encode_request(3, 8, 88, &staged, &labels);

@@ -103,12 +103,12 @@ pub fn f32s(shape: &[u64], v: &[f32]) -> Array {
 
 /// An i32 array.
 pub fn i32s(shape: &[u64], v: &[i32]) -> Array {
-    Array { dtype: Dtype::I32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
+    Array { dtype: Dtype::Int32, shape: shape.to_vec(), data: v.iter().flat_map(|x| x.to_le_bytes()).collect() }
 }
 
 /// The elements of an i32 array.
 pub fn to_i32(a: &Array) -> Vec<i32> {
-    assert_eq!(a.dtype, Dtype::I32);
+    assert_eq!(a.dtype, Dtype::Int32);
     a.data.as_chunks::<4>().0.iter().map(|c| i32::from_le_bytes(*c)).collect()
 }
 
@@ -152,7 +152,7 @@ pub fn floats16(dt: customop::npy::Dtype, shape: &[u64], v: &[f32]) -> Array {
     let bits = |x: f32| -> u16 {
         let b = x.to_bits();
         match dt {
-            customop::npy::Dtype::Bf16 => {
+            customop::npy::Dtype::Bfloat16 => {
                 assert_eq!(b & 0xffff, 0, "{x} is not exact in bfloat16");
                 (b >> 16) as u16
             }

@@ -13,8 +13,8 @@ use std::path::Path;
 /// The `.npy` reader.
 pub fn npy_read(data: &[u8]) {
     if let Ok(a) = npy::parse_bytes(data) {
-        assert_eq!(a.data.len() as u64, a.numel() * a.dtype.size() as u64, "accepted data of the wrong length");
-        let again = npy::parse_bytes(&npy::render(&a)).expect("a rendered array parses");
+        assert_eq!(a.data.len() as u64, a.numel() * u64::from(a.dtype.elem_size()), "accepted data of the wrong length");
+        let again = npy::parse_bytes(&npy::render(&a).expect("a parsed array renders")).expect("a rendered array parses");
         assert_eq!(again, a, "render/parse round trip");
     }
 }
