@@ -133,7 +133,7 @@ fn check_relu(x: &Path, out: &Path) -> Result {
     };
     let ((mut a, la), (mut b, lb)) = (open(x)?, open(out)?);
     if la.shape != lb.shape || lb.dtype != customop_npy::Dtype::Fp32 {
-        return Err(format!("{}: {:?} {:?}, expected F32 {:?}", out.display(), lb.dtype, lb.shape, la.shape));
+        return Err(format!("{}: {} {:?}, expected {} {:?}", out.display(), lb.dtype.name(), lb.shape, customop_npy::Dtype::Fp32.name(), la.shape));
     }
     let (mut pa, mut pb) = (vec![0u8; 1 << 20], vec![0u8; 1 << 20]);
     let (mut left, mut at) = (la.bytes as usize, 0);
