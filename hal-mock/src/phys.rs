@@ -140,6 +140,61 @@ impl PhysMemory {
         Ok(())
     }
 
+    /// Brings the memory back to zeros as [`discard`](Self::discard) does,
+    /// but keeps the pages of `[keep_lo, keep_hi)` (zeroed in place) so a
+    /// reused simulator's next run does not fault them in again: every
+    /// other page that holds data is given back. For the range each run
+    /// reuses (the simulator's tensor area): a zeroing costs what the
+    /// kernel's own clearing of a faulted page does, without the fault.
+    pub fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
+        let keep_hi = keep_hi.min(self.size);
+        // The cached data extent may be a hole after this.
+        self.data_hi.store(0, Ordering::Relaxed);
+        let mut at = 0u64;
+        while at < self.size {
+            // SAFETY: lseek on the memfd this value owns (as in is_hole).
+            let lo = unsafe { libc::lseek(self.fd, at as libc::off_t, libc::SEEK_DATA) };
+            if lo < 0 {
+                let e = io::Error::last_os_error();
+                // ENXIO: no data at or after `at`.
+                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(()) } else { Err(e) };
+            }
+            // SAFETY: as above.
+            let hi = unsafe { libc::lseek(self.fd, lo, libc::SEEK_HOLE) };
+            if hi < lo {
+                return Err(io::Error::last_os_error());
+            }
+            let (lo, hi) = (lo as u64, (hi as u64).min(self.size));
+            // The extent's part inside the kept range is zeroed, the rest
+            // (below and above it) punched out.
+            let (klo, khi) = (lo.max(keep_lo), hi.min(keep_hi));
+            if klo < khi {
+                self.punch(lo, klo - lo)?;
+                // SAFETY: [klo, khi) lies inside the mapping (hi <= size);
+                // plain bytes, no Rust reference into them.
+                unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
+                self.punch(khi, hi - khi)?;
+            } else {
+                self.punch(lo, hi - lo)?;
+            }
+            at = hi;
+        }
+        Ok(())
+    }
+
+    /// Gives the pages of `[offset, offset + len)` back (reads zeros).
+    fn punch(&self, offset: u64, len: u64) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: punching a hole in our own memfd, inside its size.
+        let r = unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, len as libc::off_t) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Bytes of this memory the host really committed (pages touched).
     pub fn resident_bytes(&self) -> u64 {
         // SAFETY: fstat fills a plain struct for a descriptor we own.
@@ -180,5 +235,26 @@ mod tests {
         assert!(m.is_hole(8192, 4096));
         assert!(!m.is_hole(0, 0), "nothing is not a hole");
         assert!(!m.is_hole(1 << 20, 1), "past the end");
+    }
+
+    #[test]
+    fn zeroing_keeps_the_kept_range_and_gives_the_rest_back() {
+        let m = PhysMemory::new("zero-test", 1 << 20).unwrap();
+        // Data below, across the start of, inside, and above the kept
+        // range [64 KiB, 128 KiB).
+        for off in [4096u64, (60 << 10) + 5, 100 << 10, 500 << 10] {
+            // SAFETY: every offset is inside the 1 MiB mapping, 8 KiB
+            // written from it.
+            unsafe { std::ptr::write_bytes(m.ptr(off, 8192).unwrap(), 0x5A, 8192) };
+        }
+        m.zero_keeping(64 << 10, 128 << 10).unwrap();
+        assert!(m.resident_bytes() >= 8192 && m.resident_bytes() <= 64 << 10, "the kept range's pages stay: {}", m.resident_bytes());
+        assert!(m.is_hole(128 << 10, (1 << 20) - (128 << 10)), "given back above the kept range");
+        assert!(m.is_hole(0, 64 << 10), "and below it");
+        assert!(!m.is_hole(64 << 10, 4096), "kept");
+        // (Last: reading a hole faults its page in.)
+        // SAFETY: the whole mapping is readable.
+        let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
+        assert!(all.iter().all(|&b| b == 0), "every byte reads zero again");
     }
 }
