@@ -311,11 +311,14 @@ impl Simulator {
         let used = self.next - (self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET);
         self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
         self.soc.sbuf().discard()?;
-        for c in 0..CORE_COUNT {
-            if self.launched & (1 << c) != 0 {
-                self.cores[c as usize] = self.soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))?;
-            }
+        // The cores that ran, stood up afresh on their own NX spaces. (A
+        // failure leaves the simulator without its cores: the caller must
+        // drop it, as `neuron_sim_reset` says.)
+        let mut cores = Vec::with_capacity(self.cores.len());
+        for (c, core) in core::mem::take(&mut self.cores).into_iter().enumerate() {
+            cores.push(if self.launched & (1 << c) != 0 { core.restart().map_err(|e| super::reserve::nx_failure(c as u32, e))? } else { core });
         }
+        self.cores = cores;
         self.launched = 0;
         self.pool.get_or_insert_with(Default::default);
         let s = self.soc.sanitizer();

@@ -1,8 +1,8 @@
 //! The worker's side: it serves one request after another on a thread
 //! with a run thread's stack, with one simulator reset after each reply.
 
-use super::shape_cache::ShapeCache;
 use super::phase::Phase;
+use super::shape_cache::ShapeCache;
 use super::shm::Shm;
 use super::wire::{decode_request, read_exact};
 use super::{Staged, ALIGN, KERNEL, SHAPE};
