@@ -59,8 +59,12 @@ impl MockCore {
     pub fn reset(&mut self) -> io::Result<()> {
         let p = *self.soc.platform();
         self.nx.zero_private(p.dataram_nx, DATARAM_SIZE)?;
-        for w in &p.dynamic_windows {
-            self.nx.unmap(w.nx_base, DYNAMIC_WINDOW_SIZE)?;
+        // Only a window that was programmed shows anything (an unmapping
+        // of one that never did would only split and merge mappings).
+        for (i, w) in p.dynamic_windows.iter().enumerate() {
+            if self.window_regs[i].get() != 0 || self.counters.window_programs(i) != 0 {
+                self.nx.unmap(w.nx_base, DYNAMIC_WINDOW_SIZE)?;
+            }
         }
         self.window_regs = Default::default();
         self.isl = Cell::new(0);
