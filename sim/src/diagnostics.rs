@@ -72,29 +72,6 @@ impl StackPaint {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Puts `N` bytes on the stack and writes them all.
-    #[inline(never)]
-    fn use_stack<const N: usize>() {
-        let a = core::hint::black_box([1u8; N]);
-        core::hint::black_box(&a);
-    }
-
-    #[test]
-    fn a_use_within_the_paint_is_measured_and_one_past_it_is_a_lower_bound() {
-        let p = paint_stack();
-        use_stack::<{ 16 << 10 }>();
-        let (bytes, beyond) = p.high_water();
-        assert!(!beyond && (16 << 10..64 << 10).contains(&bytes), "{bytes} {beyond}");
-        let p = paint_stack();
-        use_stack::<{ 256 << 10 }>();
-        assert_eq!(p.high_water(), ((STACK_PAINT_BYTES + PAINT_GAP) as u64, true), "deeper than the paint: its whole depth, marked");
-    }
-}
-
 /// The flushed printf entries of a core, one line each, and bytes lost.
 pub fn drain_printf(ring: &mut neuron_runtime::printf::PrintfRing) -> (String, u64) {
     let mut out = String::new();
@@ -120,4 +97,27 @@ pub fn thrash_warning(cpu: u32, t: &ThrashStats) -> Option<String> {
         t.remisses,
         regions.join(", ")
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Puts `N` bytes on the stack and writes them all.
+    #[inline(never)]
+    fn use_stack<const N: usize>() {
+        let a = core::hint::black_box([1u8; N]);
+        core::hint::black_box(&a);
+    }
+
+    #[test]
+    fn a_use_within_the_paint_is_measured_and_one_past_it_is_a_lower_bound() {
+        let p = paint_stack();
+        use_stack::<{ 16 << 10 }>();
+        let (bytes, beyond) = p.high_water();
+        assert!(!beyond && (16 << 10..64 << 10).contains(&bytes), "{bytes} {beyond}");
+        let p = paint_stack();
+        use_stack::<{ 256 << 10 }>();
+        assert_eq!(p.high_water(), ((STACK_PAINT_BYTES + PAINT_GAP) as u64, true), "deeper than the paint: its whole depth, marked");
+    }
 }
