@@ -108,7 +108,7 @@ pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, V
         }
     };
     let Some(dtype) = dtype_of(name) else {
-        return Ok(Err(bad_input(format!("{what}: dtype {name} does not marshal{} (accepted: {ACCEPTED})", hint(&name)))));
+        return Ok(Err(bad_input(format!("{what}: dtype {name} does not marshal{} (accepted: {ACCEPTED})", hint(name)))));
     };
     let shape: Vec<u64> = arr.shape().iter().map(|&d| d as u64).collect();
     if shape.is_empty() {
