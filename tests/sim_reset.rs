@@ -161,8 +161,20 @@ fn hbm_reads_zeros_again_after_a_reset() {
     let mut b = vec![0u8; 160];
     s.read(o.storage, &mut b).unwrap();
     assert!(b.iter().any(|&x| x != 0));
+    // HBM outside the tensor area (where a kernel's scratch lies), and
+    // far past the placed tensors.
+    let base = s.soc().platform().hbm_soc_base;
+    let (scratch, far) = (base + 8192, o.storage + (256 << 20));
+    for at in [scratch, far] {
+        s.soc().write(at, &[0x77; 128 << 10]).unwrap();
+    }
     s.reset().unwrap();
-    for at in [d.storage, o.storage] {
+    // The tensor area's pages are kept (zeroed) for the next run; the
+    // rest (large extents) are given back (asked first: a read faults a
+    // page in).
+    assert!(s.soc().is_hole(scratch, 160) && s.soc().is_hole(far, 160));
+    assert!(!s.soc().is_hole(o.storage, 160));
+    for at in [d.storage, o.storage, o.storage + 160, scratch, far] {
         s.read(at, &mut b).unwrap();
         assert!(b.iter().all(|&x| x == 0), "{at:#x}: {b:?}");
     }

@@ -69,6 +69,19 @@ fn a_kernel_over_the_local_stack_fails_and_names_the_flag() {
 }
 
 #[test]
+fn a_kernel_deeper_than_the_painted_stack_is_judged_and_reported_as_more() {
+    let dir = built("device_rules", &[]);
+    // 256 KiB of locals: past the painted 128 KiB, the stack rule still
+    // sees the whole use, and the report's high water is a lower bound
+    // (the painted 128 KiB and the 4 KiB left unpainted above them).
+    fails(&dir, "deep_stack", &ramp(64), &[], &["error 112", "op `deep_stack`, core 0", "local stack of 8192 B", "-DSTACK_SIZE="]);
+    let roomy = built("device_rules", &["--cflags", "-DSTACK_SIZE=524288"]);
+    let (o, t) = passes(&roomy, "deep_stack", &ramp(64), &[]);
+    assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
+    assert!(t.contains("stack more than 135168 B") && t.contains("of the 524288 B it has on the device"), "{t}");
+}
+
+#[test]
 fn a_returned_tensor_of_another_shape_fails() {
     let dir = built("device_rules", &[]);
     let x = f32s(&[3, 4], &[0.5; 12]);

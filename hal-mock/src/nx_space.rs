@@ -52,6 +52,20 @@ impl NxSpace {
         Ok(())
     }
 
+    /// Zeroes the private memory at `nx..nx+len` (mapped by
+    /// [`map_private`](Self::map_private)): its pages are dropped, and
+    /// read zeros when touched again, without a new mapping.
+    pub fn zero_private(&self, nx: u32, len: u32) -> io::Result<()> {
+        self.check(nx, len as u64)?;
+        // SAFETY: the range is inside our reservation (checked), page
+        // aligned, private anonymous memory no Rust reference points into;
+        // MADV_DONTNEED makes it read zeros again.
+        if unsafe { libc::madvise(self.ptr(nx).cast(), len as usize, libc::MADV_DONTNEED) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Shows `len` bytes of `mem` from `offset` at `nx` (a translation window).
     pub fn map_phys(&self, nx: u32, len: u64, mem: &PhysMemory, offset: u64) -> io::Result<()> {
         self.check(nx, len)?;

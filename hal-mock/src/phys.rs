@@ -6,6 +6,13 @@ use std::io;
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+/// An extent of data outside the kept range that [`PhysMemory::zero_keeping`]
+/// zeroes in place rather than gives back, and how many bytes of such
+/// extents it keeps at most: zeroing a page costs less than giving it back
+/// and faulting it in again.
+const SMALL_EXTENT: u64 = 64 << 10;
+const SMALL_KEPT: u64 = 1 << 20;
+
 /// A range of SoC physical memory.
 #[derive(Debug)]
 pub struct PhysMemory {
@@ -140,6 +147,68 @@ impl PhysMemory {
         Ok(())
     }
 
+    /// Brings the memory back to zeros as [`discard`](Self::discard) does,
+    /// but keeps the pages of `[keep_lo, keep_hi)` (zeroed in place) so a
+    /// reused simulator's next run does not fault them in again, and those
+    /// of small extents of data elsewhere (up to a bound): every other
+    /// page that holds data is given back. For the range each run
+    /// reuses (the simulator's tensor area): a zeroing costs what the
+    /// kernel's own clearing of a faulted page does, without the fault.
+    pub fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
+        let keep_hi = keep_hi.min(self.size);
+        // The cached data extent may be a hole after this.
+        self.data_hi.store(0, Ordering::Relaxed);
+        let (mut at, mut small) = (0u64, 0u64);
+        while at < self.size {
+            // SAFETY: lseek on the memfd this value owns (as in is_hole).
+            let lo = unsafe { libc::lseek(self.fd, at as libc::off_t, libc::SEEK_DATA) };
+            if lo < 0 {
+                let e = io::Error::last_os_error();
+                // ENXIO: no data at or after `at`.
+                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(()) } else { Err(e) };
+            }
+            // SAFETY: as above.
+            let hi = unsafe { libc::lseek(self.fd, lo, libc::SEEK_HOLE) };
+            if hi < lo {
+                return Err(io::Error::last_os_error());
+            }
+            let (lo, hi) = (lo as u64, (hi as u64).min(self.size));
+            // The extent's part inside the kept range is zeroed, the rest
+            // (below and above it) punched out; a small extent elsewhere
+            // (a heap's header every run writes) is zeroed too, while
+            // those kept stay small.
+            let (mut klo, mut khi) = (lo.max(keep_lo), hi.min(keep_hi));
+            if klo >= khi && hi - lo <= SMALL_EXTENT && small + (hi - lo) <= SMALL_KEPT {
+                small += hi - lo;
+                (klo, khi) = (lo, hi);
+            }
+            if klo < khi {
+                self.punch(lo, klo - lo)?;
+                // SAFETY: [klo, khi) lies inside the mapping (hi <= size);
+                // plain bytes, no Rust reference into them.
+                unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
+                self.punch(khi, hi - khi)?;
+            } else {
+                self.punch(lo, hi - lo)?;
+            }
+            at = hi;
+        }
+        Ok(())
+    }
+
+    /// Gives the pages of `[offset, offset + len)` back (reads zeros).
+    fn punch(&self, offset: u64, len: u64) -> io::Result<()> {
+        if len == 0 {
+            return Ok(());
+        }
+        // SAFETY: punching a hole in our own memfd, inside its size.
+        let r = unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, offset as libc::off_t, len as libc::off_t) };
+        if r != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Bytes of this memory the host really committed (pages touched).
     pub fn resident_bytes(&self) -> u64 {
         // SAFETY: fstat fills a plain struct for a descriptor we own.
@@ -180,5 +249,26 @@ mod tests {
         assert!(m.is_hole(8192, 4096));
         assert!(!m.is_hole(0, 0), "nothing is not a hole");
         assert!(!m.is_hole(1 << 20, 1), "past the end");
+    }
+
+    #[test]
+    fn zeroing_keeps_the_kept_range_and_gives_the_rest_back() {
+        let m = PhysMemory::new("zero-test", 1 << 20).unwrap();
+        // Data: a small extent below the kept range [64 KiB, 128 KiB), one
+        // across its start, one inside, and a large one above it.
+        for (off, len) in [(4096u64, 8192usize), ((60 << 10) + 5, 8192), (100 << 10, 8192), (512 << 10, 256 << 10)] {
+            // SAFETY: every range is inside the 1 MiB mapping.
+            unsafe { std::ptr::write_bytes(m.ptr(off, len as u64).unwrap(), 0x5A, len) };
+        }
+        m.zero_keeping(64 << 10, 128 << 10).unwrap();
+        assert!(m.resident_bytes() >= 8192 && m.resident_bytes() <= 96 << 10, "the kept pages stay: {}", m.resident_bytes());
+        assert!(m.is_hole(512 << 10, 256 << 10), "a large extent elsewhere is given back");
+        assert!(m.is_hole(56 << 10, 8 << 10), "so is the part of one outside the kept range");
+        assert!(!m.is_hole(64 << 10, 4096), "kept");
+        assert!(!m.is_hole(4096, 4096), "a small extent is kept too");
+        // (Last: reading a hole faults its page in.)
+        // SAFETY: the whole mapping is readable.
+        let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
+        assert!(all.iter().all(|&b| b == 0), "every byte reads zero again");
     }
 }

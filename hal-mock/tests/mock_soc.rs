@@ -81,3 +81,42 @@ fn pinned_scratch_window_is_shared_hbm() {
     soc.read(Q7.scratch_soc_base + 128, &mut b).unwrap();
     assert_eq!(b[0], 9);
 }
+
+#[test]
+fn a_reset_core_is_a_fresh_one_on_the_same_nx_space() {
+    let soc = MockSoc::new().unwrap();
+    let mut core = soc.core(2).unwrap();
+    let ram = core.nx_ptr(Q7.dataram_nx + 4096);
+    let w = Q7.dynamic_windows[0];
+    let id = neuron_hal::WindowId::new(0).unwrap();
+    let a = Q7.hbm_soc_base + (2 << 30);
+    soc.write(a, &[5]).unwrap();
+    core.write_window_register(id, a);
+    // SAFETY: data RAM is mapped, and the window shows HBM at `a`.
+    unsafe {
+        ram.write_volatile(0x77);
+        assert_eq!(core.nx_ptr(w.nx_base).read_volatile(), 5);
+    }
+    core.set_stack_limit(64);
+    core.reset().unwrap();
+    assert_eq!(core.nx_ptr(Q7.dataram_nx + 4096), ram, "the same NX space");
+    // SAFETY: data RAM stays mapped.
+    assert_eq!(unsafe { ram.read_volatile() }, 0, "data RAM reads zeros again");
+    assert_eq!(core.read_window_register(w.register), 0);
+    assert_eq!(core.counters().total_window_programs(), 0);
+    assert_eq!(core.stack_limit(), soc.core(3).unwrap().stack_limit(), "the stack limit as a new core's");
+    // The window shows nothing again: reading it faults (checked in a child).
+    // SAFETY: the child only reads and exits.
+    let pid = unsafe { libc::fork() };
+    if pid == 0 {
+        // SAFETY: a read of the unmapped window; SIGSEGV is the expected end.
+        unsafe {
+            core.nx_ptr(w.nx_base).read_volatile();
+            libc::_exit(0);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV, "status {status}");
+}

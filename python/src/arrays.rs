@@ -17,7 +17,7 @@
 use crate::errors::bad_input;
 use customop::npy::{Array, Dtype};
 use customop::Result;
-use numpy::{PyArray1, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
@@ -36,6 +36,25 @@ fn dtype_of(name: &str) -> Option<Dtype> {
         "float16" => Dtype::Fp16,
         "float32" => Dtype::Fp32,
         "bfloat16" | "uint16" => Dtype::Bfloat16,
+        _ => return None,
+    })
+}
+
+/// The name of NumPy's built-in type number `num` among those that
+/// marshal (and uint16, bfloat16's bit patterns), as `dtype.name` says it.
+fn builtin_name(num: std::ffi::c_int) -> Option<&'static str> {
+    use numpy::npyffi::types::NPY_TYPES as T;
+    let long_bits = 8 * std::mem::size_of::<std::ffi::c_long>();
+    Some(match num {
+        n if n == T::NPY_UBYTE as i32 => "uint8",
+        n if n == T::NPY_BYTE as i32 => "int8",
+        n if n == T::NPY_SHORT as i32 => "int16",
+        n if n == T::NPY_USHORT as i32 => "uint16",
+        n if n == T::NPY_INT as i32 => "int32",
+        n if n == T::NPY_LONG as i32 && long_bits == 64 => "int64",
+        n if n == T::NPY_LONGLONG as i32 => "int64",
+        n if n == T::NPY_HALF as i32 => "float16",
+        n if n == T::NPY_FLOAT as i32 => "float32",
         _ => return None,
     })
 }
@@ -62,18 +81,35 @@ pub fn from_python(obj: &Bound<'_, PyAny>, what: &str) -> PyResult<Result<Array>
 /// meanwhile.
 pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, Vec<u64>, &[u8]) -> Result<R>) -> PyResult<Result<R>> {
     let py = obj.py();
-    let np = py.import("numpy")?;
-    let arr = match np.call_method1("asarray", (obj,)) {
-        Ok(a) => a,
-        Err(e) => return Ok(Err(bad_input(format!("{what} is a tensor: {} is not an array ({e})", type_name(obj))))),
-    };
-    let Ok(arr) = arr.cast_into::<PyUntypedArray>() else {
-        return Ok(Err(bad_input(format!("{what} is a tensor: numpy.asarray gave no ndarray for {}", type_name(obj)))));
+    // An ndarray itself (the usual argument) as it is: numpy.asarray would
+    // give it back, at the cost of a Python call (issue 28: a small call's
+    // fixed cost).
+    let arr = match obj.cast_exact::<PyUntypedArray>() {
+        Ok(a) => a.clone(),
+        Err(_) => {
+            let arr = match py.import("numpy")?.call_method1("asarray", (obj,)) {
+                Ok(a) => a,
+                Err(e) => return Ok(Err(bad_input(format!("{what} is a tensor: {} is not an array ({e})", type_name(obj))))),
+            };
+            let Ok(arr) = arr.cast_into::<PyUntypedArray>() else {
+                return Ok(Err(bad_input(format!("{what} is a tensor: numpy.asarray gave no ndarray for {}", type_name(obj)))));
+            };
+            arr
+        }
     };
     let descr = arr.dtype();
-    let name: String = descr.getattr("name")?.extract()?;
-    let Some(dtype) = dtype_of(&name) else {
-        return Ok(Err(bad_input(format!("{what}: dtype {name} does not marshal{} (accepted: {ACCEPTED})", hint(&name)))));
+    // A built-in type's name from its number (`dtype.name` builds a new
+    // string on every call); any other's asked.
+    let asked: String;
+    let name = match builtin_name(descr.num()) {
+        Some(n) => n,
+        None => {
+            asked = descr.getattr("name")?.extract()?;
+            asked.as_str()
+        }
+    };
+    let Some(dtype) = dtype_of(name) else {
+        return Ok(Err(bad_input(format!("{what}: dtype {name} does not marshal{} (accepted: {ACCEPTED})", hint(name)))));
     };
     let shape: Vec<u64> = arr.shape().iter().map(|&d| d as u64).collect();
     if shape.is_empty() {
@@ -85,8 +121,8 @@ pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, V
     let nbytes = shape.iter().product::<u64>() as usize * usize::from(dtype.elem_size());
     // Little endian (the simulated HBM's order), C order: `tobytes` gathers
     // a strided view in C order.
-    let byteorder: String = descr.getattr("byteorder")?.extract()?;
-    if byteorder != ">" && arr.is_c_contiguous() {
+    let big_endian = descr.byteorder() == b'>';
+    if !big_endian && arr.is_c_contiguous() {
         // SAFETY: a C-contiguous ndarray of `shape` and an element size of
         // `dtype.elem_size()` (the dtype checked above) holds `nbytes` bytes at
         // its data pointer; the array is alive (we hold it) and the GIL is
@@ -94,7 +130,7 @@ pub fn with_bytes<R>(obj: &Bound<'_, PyAny>, what: &str, f: impl FnOnce(Dtype, V
         let bytes = unsafe { std::slice::from_raw_parts((*arr.as_array_ptr()).fields.data.cast::<u8>(), nbytes) };
         return Ok(f(dtype, shape, bytes));
     }
-    let arr = if byteorder == ">" { arr.call_method1("astype", (descr.call_method1("newbyteorder", ("<",))?,))? } else { arr.into_any() };
+    let arr = if big_endian { arr.call_method1("astype", (descr.call_method1("newbyteorder", ("<",))?,))? } else { arr.into_any() };
     let bytes = arr.call_method0("tobytes")?;
     let data = bytes.cast::<PyBytes>()?.as_bytes();
     debug_assert_eq!(data.len(), nbytes);

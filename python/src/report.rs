@@ -208,7 +208,9 @@ fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
         c.hbm_heap_high_water = num(between(h, "HBM heap ", " B,")?)?;
         c.dataram_heap_high_water = num(between(h, "data-RAM heap ", " B,")?)?;
         c.libc_heap_high_water = num(between(h, "libc heap ", " B,")?)?;
-        c.stack_high_water = num(between(h, "stack ", " B")?)?;
+        // "stack more than N B": the run went past the painted stack.
+        let stack = between(h, "stack ", " B")?;
+        c.stack_high_water = num(stack.strip_prefix("more than ").unwrap_or(stack))?;
         c.kernel_stack = num(between(h, "the kernel's own: ", " B of")?)?;
         c.stack_on_device = num(between(h, " B of the ", " B it has")?)?;
     } else if l == "  printf not kept on the device: in multicore mode only core 0's printf output is" {

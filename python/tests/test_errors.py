@@ -50,6 +50,23 @@ def test_wrong_dtypes_are_refused_with_the_conversion_to_use(built):
     raises(6, "bad_input", ops.relu_forward, [[1.0, 2.0]])
 
 
+def test_every_form_of_a_float32_argument_gives_the_same_result(built):
+    """An exact ndarray is read as it is; a list, a subclass, a strided
+    view and a big-endian array go through numpy.asarray and a copy: all
+    five give the same output."""
+    ops = built("relu2d")
+    x = np.array([[1.5, -2.0], [-0.5, 3.0]], np.float32)
+    want = np.maximum(x, 0)
+    forms = [x, x.tolist(), np.ma.masked_array(x), np.asfortranarray(x), x.astype(">f4")]
+    for form in forms[:1] + forms[2:]:
+        np.testing.assert_array_equal(ops.relu_forward(form), want)
+    # A list of Python floats is float64: refused as such, not misread.
+    assert "float64 does not marshal" in raises(6, "bad_input", ops.relu_forward, forms[1]).message
+    # Big-endian int32 is still int32, and a refused type is still named.
+    e = raises(6, "bad_input", ops.relu_forward, np.ones((2, 2), dtype=">i8").astype(np.uint64))
+    assert "uint64" in e.message
+
+
 def test_shapes_that_are_not_tensors_are_refused(built):
     ops = built("relu2d")
     e = raises(6, "bad_input", ops.relu_forward, np.array(1.0, np.float32))

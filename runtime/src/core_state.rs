@@ -101,6 +101,12 @@ impl<H: Hal> CoreState<H> {
         }
     }
 
+    /// The core's hardware, the state dropped (a host simulator that stands
+    /// the core up afresh on the same hardware).
+    pub fn into_hal(self) -> H {
+        self.hal
+    }
+
     /// `get_cpu_id`: the PRID, read once and cached.
     pub fn cpu_id(&mut self) -> u32 {
         match self.cpu_id {

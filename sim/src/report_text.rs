@@ -31,10 +31,11 @@ impl fmt::Display for CoreReport {
         writeln!(f, "  DMA: {} bytes in (HBM -> data RAM), {} bytes out", self.dma_in, self.dma_out)?;
         writeln!(
             f,
-            "  high water: HBM heap {} B, data-RAM heap {} B, libc heap {} B, stack {} B (the kernel's own: {} B of the {} B it has on the device)",
+            "  high water: HBM heap {} B, data-RAM heap {} B, libc heap {} B, stack {}{} B (the kernel's own: {} B of the {} B it has on the device)",
             self.hbm.high_water,
             self.dataram.high_water,
             self.libc.high_water,
+            if self.stack_beyond_paint { "more than " } else { "" },
             self.stack_high_water,
             self.kernel_stack,
             super::device_limits::stack_on_device(self.stack_requested)

@@ -17,6 +17,21 @@ impl SimCore {
         Self { bound: Box::new(CoreSlot::new(Bound::new(CoreState::new(core)))) }
     }
 
+    /// The same core stood up afresh (runtime state as [`new`](Self::new)
+    /// makes it, the hardware reset in place, its NX space kept); on a
+    /// hardware reset that fails, a new core.
+    pub fn restart(self) -> std::io::Result<Self> {
+        let mut hal = self.bound.into_bound().state.into_hal();
+        match hal.reset() {
+            Ok(()) => Ok(Self::new(hal)),
+            Err(_) => {
+                let (soc, cpu) = (std::sync::Arc::clone(hal.soc()), neuron_hal::Hal::prid(&hal));
+                drop(hal);
+                soc.core(cpu).map(Self::new)
+            }
+        }
+    }
+
     /// Runs `f` with this core bound to the calling thread, so the C entry
     /// points act on it. Bindings nest: the previous one comes back after.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {

@@ -27,6 +27,10 @@ pub(crate) const TENSOR_AREA_OFFSET: u64 = 1 << 30;
 /// Placement granule; each tensor is followed by one unused granule, so
 /// neighbouring tensors never share a page.
 const PLACEMENT_ALIGN: u64 = 4096;
+/// Bytes of the tensor area whose host pages a reset keeps (zeroed) for
+/// the next run; beyond it they are given back, so a worker's resident
+/// memory between calls stays bounded.
+const RESET_KEEP_BYTES: u64 = 64 << 20;
 /// The byte the guard region after each tensor holds (from the tensor's
 /// last byte to the end of the free granule after it); checked after
 /// every run.
@@ -81,6 +85,9 @@ pub struct CoreReport {
     pub libc: HeapStats,
     /// Deepest stack use of the run, in bytes (painted stack).
     pub stack_high_water: u64,
+    /// The run used all of the painted stack: `stack_high_water` is a
+    /// lower bound (the paint's depth), the use went at least that deep.
+    pub stack_beyond_paint: bool,
     /// What the kernel printed (flushed at cleanup), one entry a line.
     pub printf: String,
     /// printf bytes overwritten before the host read them.
@@ -297,13 +304,21 @@ impl Simulator {
     /// state, heaps, TCM, windows, counters), the sanitizer watches
     /// nothing, and no argument, output, guard or verdict is left.
     pub fn reset(&mut self) -> std::io::Result<()> {
-        self.soc.hbm().discard()?;
+        // The tensor area this run placed is where the next run places its
+        // own: its pages are zeroed in place (up to RESET_KEEP_BYTES), not
+        // given back and faulted in again (issue 28); the rest of HBM that
+        // holds data is given back.
+        let used = self.next - (self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET);
+        self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
         self.soc.sbuf().discard()?;
-        for c in 0..CORE_COUNT {
-            if self.launched & (1 << c) != 0 {
-                self.cores[c as usize] = self.soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))?;
-            }
+        // The cores that ran, stood up afresh on their own NX spaces. (A
+        // failure leaves the simulator without its cores: the caller must
+        // drop it, as `neuron_sim_reset` says.)
+        let mut cores = Vec::with_capacity(self.cores.len());
+        for (c, core) in core::mem::take(&mut self.cores).into_iter().enumerate() {
+            cores.push(if self.launched & (1 << c) != 0 { core.restart().map_err(|e| super::reserve::nx_failure(c as u32, e))? } else { core });
         }
+        self.cores = cores;
         self.launched = 0;
         self.pool.get_or_insert_with(Default::default);
         let s = self.soc.sanitizer();
@@ -455,9 +470,15 @@ impl Simulator {
     /// Checks every guard region; one line per overwritten one.
     pub fn check_guards(&self) -> Vec<String> {
         let mut bad = Vec::new();
+        let mut v = Vec::new();
         for (at, len, name) in &self.guards {
-            let mut v = std::vec![0u8; *len as usize];
+            v.resize(*len as usize, 0);
             if self.soc.read(*at, &mut v).is_err() {
+                continue;
+            }
+            // Blocks folded without an early exit (vectorised: this runs
+            // on every call), the byte-wise search only for a hit.
+            if v.chunks(64).all(|c| c.iter().fold(0, |acc, &b| acc | (b ^ GUARD_CANARY)) == 0) {
                 continue;
             }
             if let Some(first) = v.iter().position(|&b| b != GUARD_CANARY) {
@@ -840,7 +861,7 @@ fn run_core(core: &mut SimCore, rep: &mut Option<CoreReport>, i: usize, op: &str
     core.hal().set_invocation_block(0);
     let mut r = report(core, returned, before);
     r.kernel_ns = kernel_ns;
-    r.stack_high_water = paint.high_water();
+    (r.stack_high_water, r.stack_beyond_paint) = paint.high_water();
     let (requested, sp) = core.launch_stack();
     r.stack_requested = requested;
     r.unoptimised_kernel = core.unoptimised_kernel();
@@ -897,6 +918,7 @@ fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
         dataram: st.dataram().stats(),
         libc: st.libc().stats(),
         stack_high_water: 0,
+        stack_beyond_paint: false,
         printf: String::new(),
         printf_lost: 0,
         thrash_warning: super::diagnostics::thrash_warning(cpu, st.translator().thrash()),

@@ -138,6 +138,13 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
         b
     }
 
+    /// The state, the slot dropped (host: `SimCore` stood up afresh on
+    /// the same hardware).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub fn into_bound(self) -> Bound<H> {
+        self.bound.into_inner()
+    }
+
     /// The state, shared (host: `SimCore`). Its translate hit counts may
     /// lack the accessors' cached hits not yet folded in: read counts
     /// through [`CoreSlot::get_mut`].

@@ -3,8 +3,8 @@
 //! and reset between runs (`neuron_sim_reset`), instead of a fork and a
 //! fresh simulator per call. Arguments and output cross in a shared
 //! memory region (a memfd mapped by both, made before the fork, grown on
-//! demand), copied once each way; a socket carries the request, the
-//! phase frames and the result.
+//! demand), copied once each way; a socket carries the request and the
+//! result, a shared page the phase.
 //!
 //! Every guarantee of [`isolate`] holds: the worker dies with its parent;
 //! a crash is its death, reported with its stderr and the phase; a
@@ -12,6 +12,7 @@
 //! forks a new one. A worker found dead between calls (Ctrl-C at the
 //! terminal reaches it too) is replaced silently.
 
+mod phase;
 mod serve;
 mod shape_cache;
 mod shm;
@@ -19,11 +20,12 @@ mod wire;
 
 use crate::contained;
 use crate::error::{Error, ErrorKind, Result};
-use crate::isolate::{self, Ended, Outcome, FRAME_PHASE, FRAME_RESULT};
+use crate::isolate::{self, Ended, Outcome, FRAME_RESULT};
 use crate::npy::Dtype;
 use crate::schema::{ArgKind, Op};
 use crate::shape::{OutputSpec, Value};
 use crate::sim::SimApi;
+use phase::Phase;
 use serve::serve;
 use shm::Shm;
 use std::io;
@@ -64,6 +66,8 @@ struct Worker {
     /// The read end of the worker's stderr (non-blocking).
     err: RawFd,
     shm: Shm,
+    /// The phase the worker is in (read when a call ends without a result).
+    phase: Phase,
     /// The simulator's environment ([`SIM_ENV`]) it was forked with.
     env: Vec<Option<std::ffi::OsString>>,
 }
@@ -83,6 +87,7 @@ const KEEP_BYTES: usize = 256 << 20;
 
 impl Worker {
     fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
+        let phase = Phase::new()?;
         let mut sv = [0; 2];
         // SAFETY: socketpair writes two descriptors into `sv`.
         if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
@@ -106,13 +111,13 @@ impl Worker {
             return Err(e);
         }
         if pid == 0 {
-            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm);
+            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm, phase);
         }
         isolate::close(sv[1]);
         isolate::close(err_w);
         // SAFETY: setting a flag on our own descriptor.
         unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
-        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, env: sim_env() })
+        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, phase, env: sim_env() })
     }
 
     /// Whether the worker is not this process's to use: it has ended (and
@@ -338,13 +343,13 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
     frame.extend_from_slice(&(req.len() as u64).to_le_bytes());
     frame.extend_from_slice(req);
     let (mut out, mut err) = (Vec::new(), Vec::new());
+    w.phase.set(0);
     if write_all(w.ctl, &frame).is_err() {
         // Gone before it took the request: the caller forks another.
         isolate::kill_and_reap(w.pid);
         while read_some(w.err, &mut err) == Read::Data {}
         return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
     }
-    let mut phase = 0;
     let mut open = [true, true];
     // Asked when a wait ends without news (every tick) or a signal
     // broke it, not on every frame: asking takes the GIL.
@@ -352,15 +357,11 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
     loop {
         // Whole frames first: a result ends the call.
         while let Some((tag, payload, used)) = next_frame(&out) {
-            match tag {
-                FRAME_PHASE => phase = payload.first().copied().unwrap_or(0),
-                FRAME_RESULT => {
-                    let r = payload.to_vec();
-                    out.drain(..used);
-                    while read_some(w.err, &mut err) == Read::Data {}
-                    return Ok(Outcome { ended: Ended::Finished(r), stderr: String::from_utf8_lossy(&err).into_owned(), phase });
-                }
-                _ => {}
+            if tag == FRAME_RESULT {
+                let r = payload.to_vec();
+                out.drain(..used);
+                while read_some(w.err, &mut err) == Read::Data {}
+                return Ok(Outcome { ended: Ended::Finished(r), stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
             }
             out.drain(..used);
         }
@@ -374,7 +375,7 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         if let Some(end) = stopped {
             isolate::kill_and_reap(w.pid);
             while read_some(w.err, &mut err) == Read::Data {}
-            return Ok(Outcome { ended: end, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
+            return Ok(Outcome { ended: end, stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
         }
         if !open[0] {
             // The socket ended: the worker is gone; what it wrote is in.
@@ -382,7 +383,7 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
             while read_some(w.err, &mut err) == Read::Data {}
             let ended =
                 if libc::WIFSIGNALED(status) { Ended::Killed { signal: libc::WTERMSIG(status) } } else { Ended::Exited { code: libc::WEXITSTATUS(status) } };
-            return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase });
+            return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
         }
         let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
         let wait = left.map_or(TICK, |l| l.min(TICK));

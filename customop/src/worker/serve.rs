@@ -1,6 +1,7 @@
 //! The worker's side: it serves one request after another on a thread
 //! with a run thread's stack, with one simulator reset after each reply.
 
+use super::phase::Phase;
 use super::shape_cache::ShapeCache;
 use super::shm::Shm;
 use super::wire::{decode_request, read_exact};
@@ -16,7 +17,7 @@ use std::os::fd::RawFd;
 /// The worker's side: dies with the parent; stderr into the pipe; SIGINT
 /// to its default; then serves requests until the socket ends.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm) -> ! {
+pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm, phase: Phase) -> ! {
     // SAFETY: plain system calls on this process and on descriptors it
     // owns; a worker whose parent died before the prctl exits at once.
     unsafe {
@@ -36,7 +37,7 @@ pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, ot
     let ops = ops.to_vec();
     let serving = std::thread::Builder::new()
         .stack_size(neuroncustomop::host::diagnostics::RUN_THREAD_STACK + (4 << 20))
-        .spawn(move || serve_loop(api, &ops, ctl, &mut shm))
+        .spawn(move || serve_loop(api, &ops, ctl, &mut shm, &phase))
         .map(|t| t.join().unwrap_or(101));
     let code = serving.unwrap_or(1);
     // SAFETY: ends the worker without unwinding into the parent's frames.
@@ -44,7 +45,7 @@ pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, ot
 }
 
 /// Answers requests until the socket ends: the worker's exit status.
-fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
+fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase) -> i32 {
     let mut ch = Channel { fd: ctl };
     let mut sim: Option<Sim> = None;
     let mut shapes = ShapeCache::default();
@@ -57,7 +58,7 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
         if !read_exact(ctl, &mut req) {
             return 1;
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &mut shapes, &mut ch)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &mut shapes, phase)));
         // What the kernel printed reaches the terminal with its call.
         // SAFETY: fflush(NULL) flushes every C stream.
         unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -77,14 +78,14 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm) -> i32 {
 /// One request: the shape function, the kernel on the (reset) simulator,
 /// the output into the region. The reply: output place and region size,
 /// then `contained`'s encoding.
-fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, ch: &mut Channel) -> Vec<u8> {
+fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, phase: &Phase) -> Vec<u8> {
     let mut out = (0usize, 0usize);
     let r = (|| {
         let (index, cores, region, staged, labels) =
             decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
         let op = ops.get(index).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
         shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
-        ch.phase(SHAPE);
+        phase.set(SHAPE);
         let values: Vec<Value> = staged
             .iter()
             .map(|s| match s {
@@ -93,7 +94,7 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
             })
             .collect();
         let spec = shapes.evaluate(&api, op, index, values)?;
-        ch.phase(KERNEL);
+        phase.set(KERNEL);
         // The simulator of the last call, reset; a new one when there is
         // none or the reset failed (the old one freed first).
         // Fresh: made, or reset after the last call's reply.

@@ -35,6 +35,18 @@ torch::Tensor big_stack(const torch::Tensor& t) {
     return out;
 }
 
+// 256 KiB of locals: deeper than the simulator paints its run thread's
+// stack (the stack rule must judge it all the same).
+torch::Tensor deep_stack(const torch::Tensor& t) {
+    volatile float scratch[65536];
+    auto in = t.accessor<float, 1>();
+    for (int i = 0; i < 65536; i++) scratch[i] = in[i % t.size(0)];
+    torch::Tensor out = torch::zeros(t.sizes(), torch::kFloat);
+    auto o = out.accessor<float, 1>();
+    for (int64_t i = 0; i < t.size(0); i++) o[i] = scratch[i] * 2.0f;
+    return out;
+}
+
 // The twin: 1 KiB of locals.
 torch::Tensor small_stack(const torch::Tensor& t) {
     volatile float scratch[256];
