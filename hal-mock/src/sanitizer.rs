@@ -139,6 +139,28 @@ pub struct Sanitizer {
     /// the run does not look for any.
     writers: AtomicU16,
     findings: Mutex<Vec<Finding>>,
+    /// The regions whose element states were lent out as raw pointers
+    /// ([`lend_states`](Self::lend_states)) this run: kept alive until the
+    /// next [`begin`](Self::begin) even if unwatched meanwhile.
+    lent: Mutex<Vec<Arc<Region>>>,
+}
+
+/// What a run's sanitizer watches of a tensor's range, for the host
+/// accessor's fast path ([`Sanitizer::lend_states`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// Nothing watched there (or no run watched): no check on any access.
+    No,
+    /// Inside an input: loads unchecked, every store a finding (the hook's).
+    Input,
+    /// Inside one output or scratch region with the range's element size:
+    /// `states` points to the state of the range's first element (bits of
+    /// [`AtomicU16`], as the sanitizer keeps them); `me` is the core's
+    /// writer bit; with `one_writer` no other thread writes the states.
+    States { states: *const AtomicU16, me: u16, one_writer: bool },
+    /// Anything else (several regions, a partial overlap, another element
+    /// size): every access through the sanitizer's own checks.
+    Mixed,
 }
 
 /// A core's view of the regions, refreshed when the generation moves.
@@ -153,6 +175,7 @@ impl Sanitizer {
     pub fn begin(&self) {
         *self.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::default();
         self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lent.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.writers.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
         self.on.store(true, Ordering::Release);
@@ -274,6 +297,43 @@ impl Sanitizer {
         let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
         Some(r.state.iter().map(|x| x.load(Ordering::Relaxed)).collect())
+    }
+
+    /// What core `cpu`'s accessor of `elem`-byte elements over SoC `[addr,
+    /// addr + len)` (`len` > 0) needs to check its accesses in place, as
+    /// [`read`](Self::read) and [`write`](Self::write) would: the states
+    /// of its elements when one region holds the whole range. A region
+    /// lent out stays alive until the next [`begin`](Self::begin), so the
+    /// pointer outlives an unwatch within the run. With `store`, `cpu`
+    /// counts as a writer of the run (what a first write would note).
+    pub fn lend_states(&self, view: &mut CoreView, cpu: u32, addr: u64, len: u64, elem: u64, store: bool) -> Watched {
+        if !self.is_on() || len == 0 || elem == 0 {
+            return Watched::No;
+        }
+        let mut hit = self.refresh(view).iter().filter(|r| r.elements(addr, len).is_some());
+        let (Some(r), None) = (hit.next(), hit.next()) else {
+            return if self.refresh(view).iter().any(|r| r.elements(addr, len).is_some()) { Watched::Mixed } else { Watched::No };
+        };
+        if r.kind == RegionKind::Input {
+            return Watched::Input;
+        }
+        let inside = addr >= r.base && addr.checked_add(len).is_some_and(|end| end <= r.base + r.len);
+        if !inside || r.elem != elem || (addr - r.base) % elem != 0 {
+            return Watched::Mixed;
+        }
+        let r = Arc::clone(r);
+        let states = r.state[((addr - r.base) / elem) as usize..].as_ptr();
+        {
+            let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
+            if !lent.iter().any(|x| Arc::ptr_eq(x, &r)) {
+                lent.push(r);
+            }
+        }
+        let me = 1u16 << cpu;
+        if store {
+            self.wrote(me);
+        }
+        Watched::States { states, me, one_writer: self.one_writer.load(Ordering::Relaxed) }
     }
 
     /// Core `cpu` read SoC `[addr, addr + len)`.

@@ -23,6 +23,8 @@ pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod element_hooks;
 pub mod fault;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod host_elements;
 mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;

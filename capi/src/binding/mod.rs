@@ -53,6 +53,10 @@ mod token;
 pub use bound::Bound;
 #[cfg(not(target_arch = "xtensa"))]
 pub use fastpath::with_open_hal;
+#[cfg(not(target_arch = "xtensa"))]
+pub use token::{open_host_window, HostWindow};
+#[cfg(not(target_arch = "xtensa"))]
+pub use slot::HIT_LANES;
 pub use slot::CoreSlot;
 
 // The fast paths: this crate's translate and accessors only.
