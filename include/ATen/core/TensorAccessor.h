@@ -223,6 +223,7 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     if (addr == 0 || __builtin_mul_overflow(last + 1, elem, &span) || span > UINT64_C(0x100000000) - static_cast<uint32_t>(addr)) return p;
     p.kind = kPathNarrow;
 #if defined(__XTENSA__)
+    (void)store;
     // A pinned window shows the whole tensor: its pointer, once.
     if (void* first = neuron_translate_pinned(p.ctx, addr, span)) {
         p.kind = kPathPinned;
@@ -233,12 +234,16 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     p.kind = kPathDynamic;
 #else
     (void)base;
+#ifdef NEURON_HOST_ELEMENTS
     // The host: the library's window and the sanitizer's states, lent.
     if (neuron_host_elements* h = neuron_host_elements_make(p.ctx, addr, span, static_cast<uint32_t>(elem), store)) {
         p.kind = kPathHost;
         p.id = h->id;
         p.host = h;
     }
+#else
+    (void)store;
+#endif
 #endif
     return p;
 }
