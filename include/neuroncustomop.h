@@ -187,9 +187,9 @@ typedef struct NeuronSim NeuronSim;
 // rebinding, no entry point running, no window reprogrammed since the
 // window was opened), and the sanitizer allows it: `states` null, or (a
 // load) `states[e] == me` (written by this core alone), or (a store, not
-// into an input) after `states[e] |= me`. Its pointer is then `nx + (a -
-// lo)`, and one hit is counted in `lanes[e & lane_mask]`, as the
-// translate it stands for would. Layout fixed (asserted here and in the
+// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
+// Its pointer is then `nx + (a - lo)`, and one hit is counted in
+// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
 // C++ header).
 typedef struct neuron_host_elements {
   // The library's binding epoch, and its value when the window opened.
@@ -213,7 +213,7 @@ typedef struct neuron_host_elements {
   uint8_t *nx;
   // The window's record's cached-hit counters, `lane_mask + 1` of them.
   uint64_t *lanes;
-  // The sanitizer's writer bits per element of the tensor from `base`
+  // The sanitizer's writer bits per element of the tensor from `lo`
   // (null: not watched, or an input).
   uint16_t *states;
   // The core's lowest stack address seen (the stack rule).
@@ -227,7 +227,8 @@ typedef struct neuron_host_elements {
   uint16_t lane_mask;
   // 1: the window could not be re-opened: every access takes the hook.
   uint8_t off;
-  uint8_t reserved;
+  // log2 of the element size.
+  uint8_t elem_shift;
 } neuron_host_elements;
 #endif
 

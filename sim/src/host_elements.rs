@@ -23,9 +23,9 @@ use neuron_hal_mock::sanitizer::Watched;
 /// rebinding, no entry point running, no window reprogrammed since the
 /// window was opened), and the sanitizer allows it: `states` null, or (a
 /// load) `states[e] == me` (written by this core alone), or (a store, not
-/// into an input) after `states[e] |= me`. Its pointer is then `nx + (a -
-/// lo)`, and one hit is counted in `lanes[e & lane_mask]`, as the
-/// translate it stands for would. Layout fixed (asserted here and in the
+/// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
+/// Its pointer is then `nx + (a - lo)`, and one hit is counted in
+/// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
 /// C++ header).
 #[repr(C)]
 #[derive(Debug)]
@@ -51,7 +51,7 @@ pub struct NeuronHostElements {
     pub nx: *mut u8,
     /// The window's record's cached-hit counters, `lane_mask + 1` of them.
     pub lanes: *mut u64,
-    /// The sanitizer's writer bits per element of the tensor from `base`
+    /// The sanitizer's writer bits per element of the tensor from `lo`
     /// (null: not watched, or an input).
     pub states: *mut u16,
     /// The core's lowest stack address seen (the stack rule).
@@ -65,7 +65,8 @@ pub struct NeuronHostElements {
     pub lane_mask: u16,
     /// 1: the window could not be re-opened: every access takes the hook.
     pub off: u8,
-    pub reserved: u8,
+    /// log2 of the element size.
+    pub elem_shift: u8,
 }
 
 const _: () = {
@@ -104,12 +105,13 @@ impl NeuronHostElements {
         id: 0,
         lane_mask: 0,
         off: 1,
-        reserved: 0,
+        elem_shift: 0,
     };
 
     /// Opens the window around `addr` (the part of the tensor in its 16
     /// MiB granule), without installing anything: false when no record
     /// maps it (the window is then closed).
+    /// `lo` stays inside the tensor, with `states` its element's.
     fn open(&mut self, ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> bool {
         self.len = 0;
         let end = self.base + self.span;
@@ -120,6 +122,10 @@ impl NeuronHostElements {
         let lo = g.max(self.base);
         let hi = g.saturating_add(DYNAMIC_WINDOW_SIZE).min(end) - 1;
         let Some(w) = open_host_window(ctx, lo, hi) else { return false };
+        if !self.states.is_null() {
+            // Still inside the tensor's states: `lo` stays in the tensor.
+            self.states = self.states.wrapping_sub(((self.lo - self.base) >> self.elem_shift) as usize).wrapping_add(((lo - self.base) >> self.elem_shift) as usize);
+        }
         self.epoch_now = w.epoch_now;
         self.epoch = w.epoch;
         self.open_generation = w.open_generation;
@@ -151,7 +157,7 @@ thread_local! {
 /// hook maps it and re-opens ([`neuron_host_elements_open`]).
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u64, elem: u32, store: bool) -> *mut NeuronHostElements {
-    if span == 0 || base.checked_add(span).is_none() {
+    if span == 0 || base.checked_add(span).is_none() || !elem.is_power_of_two() {
         return core::ptr::null_mut();
     }
     let mut watched = None;
@@ -172,7 +178,7 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     // reaches it, and no reference to it outlives this call (the C++
     // accessor reads it between library calls).
     let h = unsafe { &mut *p };
-    *h = NeuronHostElements { me, input, one_writer, states, base, span, id, lane_mask: (HIT_LANES - 1) as u16, off: 0, ..NeuronHostElements::EMPTY };
+    *h = NeuronHostElements { me, input, one_writer, states, lo: base, base, span, id, lane_mask: (HIT_LANES - 1) as u16, off: 0, elem_shift: elem.trailing_zeros() as u8, ..NeuronHostElements::EMPTY };
     h.open(ctx.cast_const().cast(), base);
     p
 }

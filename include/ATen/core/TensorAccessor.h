@@ -145,11 +145,11 @@ inline uintptr_t host_sp() {
 // and the stack depth; else the hook, then the window re-opened where the
 // hook mapped `a`.
 template <uint32_t Bytes, bool Store>
-inline void* host_element(uint64_t a, const ElementPath& p) {
+__attribute__((always_inline)) inline void* host_element(uint64_t a, const ElementPath& p) {
     neuron_host_elements* h = p.host;
     const uint64_t off = a - h->lo;
     if (h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation) {
-        const uint64_t e = (a - h->base) / Bytes;
+        const uint64_t e = off / Bytes;
         uint16_t* st = h->states;
         bool fast = true;
         if (Store) {
