@@ -318,7 +318,7 @@ impl Sanitizer {
             return Watched::Input;
         }
         let inside = addr >= r.base && addr.checked_add(len).is_some_and(|end| end <= r.base + r.len);
-        if !inside || r.elem != elem || (addr - r.base) % elem != 0 {
+        if !inside || r.elem != elem || !(addr - r.base).is_multiple_of(elem) {
             return Watched::Mixed;
         }
         let r = Arc::clone(r);

@@ -112,7 +112,7 @@ impl NeuronHostElements {
     /// MiB granule), without installing anything: false when no record
     /// maps it (the window is then closed).
     /// `lo` stays inside the tensor, with `states` its element's.
-    fn open(&mut self, ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> bool {
+    fn open(&mut self, ctx: usize, addr: u64) -> bool {
         self.len = 0;
         let end = self.base + self.span;
         if addr < self.base || addr >= end {
@@ -124,7 +124,8 @@ impl NeuronHostElements {
         let Some(w) = open_host_window(ctx, lo, hi) else { return false };
         if !self.states.is_null() {
             // Still inside the tensor's states: `lo` stays in the tensor.
-            self.states = self.states.wrapping_sub(((self.lo - self.base) >> self.elem_shift) as usize).wrapping_add(((lo - self.base) >> self.elem_shift) as usize);
+            self.states =
+                self.states.wrapping_sub(((self.lo - self.base) >> self.elem_shift) as usize).wrapping_add(((lo - self.base) >> self.elem_shift) as usize);
         }
         self.epoch_now = w.epoch_now;
         self.epoch = w.epoch;
@@ -178,8 +179,21 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     // reaches it, and no reference to it outlives this call (the C++
     // accessor reads it between library calls).
     let h = unsafe { &mut *p };
-    *h = NeuronHostElements { me, input, one_writer, states, lo: base, base, span, id, lane_mask: (HIT_LANES - 1) as u16, off: 0, elem_shift: elem.trailing_zeros() as u8, ..NeuronHostElements::EMPTY };
-    h.open(ctx.cast_const().cast(), base);
+    *h = NeuronHostElements {
+        me,
+        input,
+        one_writer,
+        states,
+        lo: base,
+        base,
+        span,
+        id,
+        lane_mask: (HIT_LANES - 1) as u16,
+        off: 0,
+        elem_shift: elem.trailing_zeros() as u8,
+        ..NeuronHostElements::EMPTY
+    };
+    h.open(ctx.addr(), base);
     p
 }
 
@@ -194,7 +208,7 @@ pub unsafe extern "C" fn neuron_host_elements_open(h: *mut NeuronHostElements, c
     // SAFETY: the caller's contract: a live entry of this thread's table,
     // not otherwise referenced during the call.
     let Some(h) = (unsafe { h.as_mut() }) else { return };
-    if !h.open(ctx.cast_const().cast(), addr) {
+    if !h.open(ctx.addr(), addr) {
         h.off = 1;
     }
 }

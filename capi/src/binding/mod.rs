@@ -53,11 +53,11 @@ mod token;
 pub use bound::Bound;
 #[cfg(not(target_arch = "xtensa"))]
 pub use fastpath::with_open_hal;
-#[cfg(not(target_arch = "xtensa"))]
-pub use token::{open_host_window, HostWindow};
+pub use slot::CoreSlot;
 #[cfg(not(target_arch = "xtensa"))]
 pub use slot::HIT_LANES;
-pub use slot::CoreSlot;
+#[cfg(not(target_arch = "xtensa"))]
+pub use token::{open_host_window, HostWindow};
 
 // The fast paths: this crate's translate and accessors only.
 #[cfg(target_arch = "xtensa")]

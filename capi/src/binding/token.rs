@@ -108,9 +108,11 @@ pub struct HostWindow {
 /// [`open_token`] as raw words for C++ (see [`HostWindow`]): `None` when
 /// no core is bound, its state is held, `ctx` is not its context or no
 /// one record maps `[lo, hi]`. The binding is read as in `open_token`.
+/// `ctx` is the context's address: only compared, never dereferenced.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(never)]
-pub fn open_host_window(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64) -> Option<HostWindow> {
+pub fn open_host_window(ctx: usize, lo: u64, hi: u64) -> Option<HostWindow> {
+    let ctx = core::ptr::without_provenance::<neuron_runtime::TranslationCtx>(ctx);
     let epoch = BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed);
     let slot = current();
     if slot.is_null() {
