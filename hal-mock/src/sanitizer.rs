@@ -526,6 +526,36 @@ mod tests {
         );
     }
 
+    /// What an accessor's fast path is lent: nothing outside the regions,
+    /// the input as such, the states from the range's first element (the
+    /// very states `write` marks and `read` checks) inside one region of
+    /// its element size, and the hooks' own checks for anything else; a
+    /// lent region outlives its unwatch until the next run.
+    #[test]
+    fn lent_states_are_the_regions_own() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let mut v = CoreView::default();
+        assert_eq!(s.lend_states(&mut v, 0, base, 32, 4, true), Watched::No, "no run watched");
+        s.begin();
+        soc.write(base, &[0xA5; 64]).unwrap();
+        s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.watch(base + 32, 32, 4, 0xA5, RegionKind::Input, "argument 0".into());
+        assert_eq!(s.lend_states(&mut v, 0, base + 64, 8, 4, false), Watched::No);
+        assert_eq!(s.lend_states(&mut v, 0, base + 32, 32, 4, true), Watched::Input);
+        assert_eq!(s.lend_states(&mut v, 0, base + 16, 32, 4, false), Watched::Mixed, "two regions");
+        assert_eq!(s.lend_states(&mut v, 0, base, 32, 2, false), Watched::Mixed, "another element size");
+        assert_eq!(s.lend_states(&mut v, 0, base + 2, 8, 4, false), Watched::Mixed, "not on an element");
+        let Watched::States { states, me, one_writer } = s.lend_states(&mut v, 3, base + 8, 24, 4, true) else { panic!("the output's states") };
+        assert_eq!((me, one_writer), (1 << 3, false));
+        s.write(&mut v, 3, base + 12, 4);
+        s.unwatch(base);
+        // SAFETY: the region was lent this run: alive until `begin`; element
+        // 1 of the range is the region's element 3.
+        assert_eq!(unsafe { (*states.add(1)).load(Ordering::Relaxed) }, 1 << 3);
+        assert!(s.end().is_empty());
+    }
+
     #[test]
     fn all_written_and_one_writer_marks() {
         let (soc, base) = setup();
