@@ -62,6 +62,11 @@ enum : uint32_t {
 
 #if !defined(__XTENSA__) && !defined(NEURON_DEVICE)
 #define NEURON_HOST_ELEMENTS 1
+// The host's element path inline in the kernel's loop (out of line, its
+// call and the path's spills were a third of an element's time).
+#define NEURON_HOST_INLINE __attribute__((always_inline))
+#else
+#define NEURON_HOST_INLINE
 #endif
 
 // 32-bit fields: one l32i each even deep in a kernel's frame.
@@ -145,7 +150,7 @@ inline uintptr_t host_sp() {
 // and the stack depth; else the hook, then the window re-opened where the
 // hook mapped `a`.
 template <uint32_t Bytes, bool Store>
-__attribute__((always_inline)) inline void* host_element(uint64_t a, const ElementPath& p) {
+NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
     neuron_host_elements* h = p.host;
     const uint64_t off = a - h->lo;
     if (h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation) {
@@ -187,7 +192,7 @@ __attribute__((always_inline)) inline void* host_element(uint64_t a, const Eleme
 // host the simulator's sanitizer hears of each load and store
 // (neuron_translate_load/store, sim/src/element_hooks.rs).
 template <uint32_t Bytes, bool Store>
-inline void* element_ptr(uint64_t a, const ElementPath& p) {
+NEURON_HOST_INLINE inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__)
     if (p.kind == kPathDynamic) return translate_hit_inline(p.ctx, a);
 #endif
@@ -280,7 +285,7 @@ class ElementRef {
 public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
-    operator T() const {
+    NEURON_HOST_INLINE operator T() const {
         if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
@@ -291,7 +296,7 @@ public:
     operator float() const {
         return static_cast<float>(this->operator T());
     }
-    const ElementRef& operator=(T v) const {
+    NEURON_HOST_INLINE const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
         if (path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
