@@ -75,8 +75,8 @@ struct ElementPath {
     uint32_t kind;
 #ifdef NEURON_HOST_ELEMENTS
     // kPathHost: the lent entry, valid while its id is `id`.
-    uint32_t id;
-    neuron_host_elements* host;
+    uint32_t id = 0;
+    neuron_host_elements* host = nullptr;
 #endif
 };
 
