@@ -1,7 +1,9 @@
 //! Host: the C++ per-element accessor's loads and stores, each told to the
 //! simulator's sanitizer before its translate (the device's accessor
 //! translates inline and tells no one). An element access is otherwise a
-//! plain host load or store no hook sees.
+//! plain host load or store no hook sees. Most elements do not come here:
+//! the accessor's fast path (`host_elements`) answers in place what these
+//! would answer without a report, and calls them for the rest.
 
 use crate::binding::with_open_hal;
 use core::ffi::c_void;
