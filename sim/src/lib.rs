@@ -10,6 +10,8 @@ use neuron_capi::{abort, binding, ffi};
 
 #[cfg(test)]
 mod accessor_tests;
+#[cfg(test)]
+mod host_elements_tests;
 
 // The crate is host-only; the `cfg`s on the modules holding C exports are
 // for the generated header (build.rs), which then guards their
