@@ -95,6 +95,8 @@ struct Region {
     /// Per element: the writer bits, or [`UNKNOWN_WRITER`] (empty for an
     /// input).
     state: Box<[AtomicU16]>,
+    /// Set once the region is in [`Sanitizer`]'s `lent` list (this run).
+    lent: AtomicBool,
 }
 
 impl Region {
@@ -247,7 +249,8 @@ impl Sanitizer {
         }
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU16::new(UNWRITTEN)).collect() });
+        let r =
+            Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU16::new(UNWRITTEN)).collect(), lent: AtomicBool::new(false) });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -321,13 +324,11 @@ impl Sanitizer {
         if !inside || r.elem != elem || !(addr - r.base).is_multiple_of(elem) {
             return Watched::Mixed;
         }
-        let r = Arc::clone(r);
         let states = r.state[((addr - r.base) / elem) as usize..].as_ptr();
-        {
-            let mut lent = self.lent.lock().unwrap_or_else(|e| e.into_inner());
-            if !lent.iter().any(|x| Arc::ptr_eq(x, &r)) {
-                lent.push(r);
-            }
+        // Kept once per run (a region is watched within one run): an
+        // accessor made per row takes no lock.
+        if !r.lent.swap(true, Ordering::Relaxed) {
+            self.lent.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(r));
         }
         let me = 1u16 << cpu;
         if store {
