@@ -180,6 +180,58 @@ typedef uint32_t BinaryOp;
 typedef struct NeuronSim NeuronSim;
 #endif
 
+#if !defined(NEURON_DEVICE)
+// What the C++ accessor's host fast path reads per element. An element at
+// SoC `a` is answered in place when `id` is the accessor's, `a - lo <
+// len`, `*epoch_now == epoch` and `*open_generation == generation` (no
+// rebinding, no entry point running, no window reprogrammed since the
+// window was opened), and the sanitizer allows it: `states` null, or (a
+// load) `states[e] == me` (written by this core alone), or (a store, not
+// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
+// Its pointer is then `nx + (a - lo)`, and one hit is counted in
+// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
+// C++ header).
+typedef struct neuron_host_elements {
+  // The library's binding epoch, and its value when the window opened.
+  const uint64_t *epoch_now;
+  uint64_t epoch;
+  // The core's open-generation word (0 while an entry point runs), and
+  // the translator generation of the window.
+  const uint32_t *open_generation;
+  uint32_t generation;
+  // This core's writer bit (0 when `states` is null).
+  uint16_t me;
+  // 1: the tensor is an input; a store takes the hook (a finding).
+  uint8_t input;
+  // 1: no other thread writes the states: a store sets this core's bit
+  // with a load and a store, not an atomic or.
+  uint8_t one_writer;
+  // The window: SoC `[lo, lo + len)` of the tensor is at `nx` (`len`
+  // 0: none open).
+  uint64_t lo;
+  uint64_t len;
+  uint8_t *nx;
+  // The window's record's cached-hit counters, `lane_mask + 1` of them.
+  uint64_t *lanes;
+  // The sanitizer's writer bits per element of the tensor from `lo`
+  // (null: not watched, or an input).
+  uint16_t *states;
+  // The core's lowest stack address seen (the stack rule).
+  size_t *sp_low;
+  // The tensor's SoC range `[base, base + span)`.
+  uint64_t base;
+  uint64_t span;
+  // Which accessor owns this entry (entries are reused: a stale owner
+  // takes the hooks).
+  uint32_t id;
+  uint16_t lane_mask;
+  // 1: the window could not be re-opened: every access takes the hook.
+  uint8_t off;
+  // log2 of the element size.
+  uint8_t elem_shift;
+} neuron_host_elements;
+#endif
+
 // One window of the context (32 bytes, C layout).
 typedef struct neuron_map_record {
   // SoC base of the region the window shows (`addr & mask`).
@@ -371,6 +423,31 @@ void *neuron_translate_load(void *ctx, uint64_t addr, uint32_t bytes);
 #if !defined(NEURON_DEVICE)
 // `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
 void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// The fast path of an accessor over SoC `[base, base + span)` of `elem`-
+// byte elements (`store`: it may write), on the core bound to this
+// thread, whose context is `ctx`: an entry of this thread's table, its
+// `id` the accessor's; null when there is none (no core bound, the
+// sanitizer watching the range some other way), so every access takes
+// the hooks. The window is opened if mapped; else the first access's
+// hook maps it and re-opens ([`neuron_host_elements_open`]).
+struct neuron_host_elements *neuron_host_elements_make(void *ctx,
+                                                       uint64_t base,
+                                                       uint64_t span,
+                                                       uint32_t elem,
+                                                       bool store);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Re-opens `h`'s window around `addr` after a hook answered an element
+// the window did not (the hook mapped it); when no record maps it the
+// fast path is off for good (`off`).
+//
+// # Safety
+// `h` is an entry [`neuron_host_elements_make`] returned on this thread.
+void neuron_host_elements_open(struct neuron_host_elements *h, void *ctx, uint64_t addr);
 #endif
 
 #if !defined(NEURON_DEVICE)

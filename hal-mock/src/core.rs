@@ -82,6 +82,12 @@ impl MockCore {
         &self.soc
     }
 
+    /// The sanitizer's element states of this core's accessor over SoC
+    /// `[addr, addr + len)` (see `Sanitizer::lend_states`).
+    pub fn lend_states(&self, addr: u64, len: u64, elem: u64, store: bool) -> crate::sanitizer::Watched {
+        self.soc.sanitizer().lend_states(&mut self.watch.borrow_mut(), self.cpu, addr, len, elem, store)
+    }
+
     /// What the hardware saw so far.
     pub fn counters(&self) -> &CoreCounters {
         &self.counters

@@ -95,6 +95,8 @@ struct Region {
     /// Per element: the writer bits, or [`UNKNOWN_WRITER`] (empty for an
     /// input).
     state: Box<[AtomicU16]>,
+    /// Set once the region is in [`Sanitizer`]'s `lent` list (this run).
+    lent: AtomicBool,
 }
 
 impl Region {
@@ -139,6 +141,28 @@ pub struct Sanitizer {
     /// the run does not look for any.
     writers: AtomicU16,
     findings: Mutex<Vec<Finding>>,
+    /// The regions whose element states were lent out as raw pointers
+    /// ([`lend_states`](Self::lend_states)) this run: kept alive until the
+    /// next [`begin`](Self::begin) even if unwatched meanwhile.
+    lent: Mutex<Vec<Arc<Region>>>,
+}
+
+/// What a run's sanitizer watches of a tensor's range, for the host
+/// accessor's fast path ([`Sanitizer::lend_states`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Watched {
+    /// Nothing watched there (or no run watched): no check on any access.
+    No,
+    /// Inside an input: loads unchecked, every store a finding (the hook's).
+    Input,
+    /// Inside one output or scratch region with the range's element size:
+    /// `states` points to the state of the range's first element (bits of
+    /// [`AtomicU16`], as the sanitizer keeps them); `me` is the core's
+    /// writer bit; with `one_writer` no other thread writes the states.
+    States { states: *const AtomicU16, me: u16, one_writer: bool },
+    /// Anything else (several regions, a partial overlap, another element
+    /// size): every access through the sanitizer's own checks.
+    Mixed,
 }
 
 /// A core's view of the regions, refreshed when the generation moves.
@@ -153,6 +177,7 @@ impl Sanitizer {
     pub fn begin(&self) {
         *self.regions.write().unwrap_or_else(|e| e.into_inner()) = Arc::default();
         self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
+        self.lent.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.writers.store(0, Ordering::Relaxed);
         self.generation.fetch_add(1, Ordering::Release);
         self.on.store(true, Ordering::Release);
@@ -224,7 +249,8 @@ impl Sanitizer {
         }
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU16::new(UNWRITTEN)).collect() });
+        let r =
+            Arc::new(Region { base, len, elem, name, kind, fill, state: (0..n).map(|_| AtomicU16::new(UNWRITTEN)).collect(), lent: AtomicBool::new(false) });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -274,6 +300,41 @@ impl Sanitizer {
         let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
         Some(r.state.iter().map(|x| x.load(Ordering::Relaxed)).collect())
+    }
+
+    /// What core `cpu`'s accessor of `elem`-byte elements over SoC `[addr,
+    /// addr + len)` (`len` > 0) needs to check its accesses in place, as
+    /// [`read`](Self::read) and [`write`](Self::write) would: the states
+    /// of its elements when one region holds the whole range. A region
+    /// lent out stays alive until the next [`begin`](Self::begin), so the
+    /// pointer outlives an unwatch within the run. With `store`, `cpu`
+    /// counts as a writer of the run (what a first write would note).
+    pub fn lend_states(&self, view: &mut CoreView, cpu: u32, addr: u64, len: u64, elem: u64, store: bool) -> Watched {
+        if !self.is_on() || len == 0 || elem == 0 {
+            return Watched::No;
+        }
+        let mut hit = self.refresh(view).iter().filter(|r| r.elements(addr, len).is_some());
+        let (Some(r), None) = (hit.next(), hit.next()) else {
+            return if self.refresh(view).iter().any(|r| r.elements(addr, len).is_some()) { Watched::Mixed } else { Watched::No };
+        };
+        if r.kind == RegionKind::Input {
+            return Watched::Input;
+        }
+        let inside = addr >= r.base && addr.checked_add(len).is_some_and(|end| end <= r.base + r.len);
+        if !inside || r.elem != elem || !(addr - r.base).is_multiple_of(elem) {
+            return Watched::Mixed;
+        }
+        let states = r.state[((addr - r.base) / elem) as usize..].as_ptr();
+        // Kept once per run (a region is watched within one run): an
+        // accessor made per row takes no lock.
+        if !r.lent.swap(true, Ordering::Relaxed) {
+            self.lent.lock().unwrap_or_else(|e| e.into_inner()).push(Arc::clone(r));
+        }
+        let me = 1u16 << cpu;
+        if store {
+            self.wrote(me);
+        }
+        Watched::States { states, me, one_writer: self.one_writer.load(Ordering::Relaxed) }
     }
 
     /// Core `cpu` read SoC `[addr, addr + len)`.
@@ -483,6 +544,36 @@ mod tests {
             s.end(),
             [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4, ranges: vec![] }]
         );
+    }
+
+    /// What an accessor's fast path is lent: nothing outside the regions,
+    /// the input as such, the states from the range's first element (the
+    /// very states `write` marks and `read` checks) inside one region of
+    /// its element size, and the hooks' own checks for anything else; a
+    /// lent region outlives its unwatch until the next run.
+    #[test]
+    fn lent_states_are_the_regions_own() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        let mut v = CoreView::default();
+        assert_eq!(s.lend_states(&mut v, 0, base, 32, 4, true), Watched::No, "no run watched");
+        s.begin();
+        soc.write(base, &[0xA5; 64]).unwrap();
+        s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.watch(base + 32, 32, 4, 0xA5, RegionKind::Input, "argument 0".into());
+        assert_eq!(s.lend_states(&mut v, 0, base + 64, 8, 4, false), Watched::No);
+        assert_eq!(s.lend_states(&mut v, 0, base + 32, 32, 4, true), Watched::Input);
+        assert_eq!(s.lend_states(&mut v, 0, base + 16, 32, 4, false), Watched::Mixed, "two regions");
+        assert_eq!(s.lend_states(&mut v, 0, base, 32, 2, false), Watched::Mixed, "another element size");
+        assert_eq!(s.lend_states(&mut v, 0, base + 2, 8, 4, false), Watched::Mixed, "not on an element");
+        let Watched::States { states, me, one_writer } = s.lend_states(&mut v, 3, base + 8, 24, 4, true) else { panic!("the output's states") };
+        assert_eq!((me, one_writer), (1 << 3, false));
+        s.write(&mut v, 3, base + 12, 4);
+        s.unwatch(base);
+        // SAFETY: the region was lent this run: alive until `begin`; element
+        // 1 of the range is the region's element 3.
+        assert_eq!(unsafe { (*states.add(1)).load(Ordering::Relaxed) }, 1 << 3);
+        assert!(s.end().is_empty());
     }
 
     #[test]

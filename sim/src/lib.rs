@@ -10,6 +10,8 @@ use neuron_capi::{abort, binding, ffi};
 
 #[cfg(test)]
 mod accessor_tests;
+#[cfg(test)]
+mod host_elements_tests;
 
 // The crate is host-only; the `cfg`s on the modules holding C exports are
 // for the generated header (build.rs), which then guards their
@@ -23,6 +25,8 @@ pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod element_hooks;
 pub mod fault;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod host_elements;
 mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;

@@ -138,6 +138,47 @@ pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
     }
 }
 
+/// The host accessors' element hooks in one binding lookup: `note` on the
+/// HAL of the core bound to this thread (as [`with_open_hal`], the stack
+/// depth noted too), then [`translate_hit`] on the same core. `None` when
+/// no core is bound or its state is held (nothing noted, as
+/// `with_open_hal`), or after the note when the hit path does not answer:
+/// the caller then takes the full translate, which notes nothing.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+pub fn noted_translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64, note: impl FnOnce(&CoreHal)) -> Option<*mut u8> {
+    let p = current();
+    if p.is_null() {
+        return None;
+    }
+    // SAFETY: as in `with_open_hal` and `translate_hit`: a non-null slot
+    // pointer stays valid while the core is bound and no entry point holds
+    // the state, so no `&mut` to it exists; the note gets a shared
+    // reference to the HAL (interior mutability) that ends before the
+    // translator's fields are read and its hit counter bumped through the
+    // raw pointer.
+    unsafe {
+        if (*p).busy.get() {
+            return None;
+        }
+        (*p).note_sp();
+        let b = (*p).bound.get();
+        let state = core::ptr::addr_of_mut!((*b).state);
+        note(&*CoreState::hal_of(state));
+        let t = CoreState::translator_of(state);
+        if ctx != neuron_runtime::Translator::ctx_of(t) {
+            return None;
+        }
+        let own = &*neuron_runtime::Translator::ctx_of(t);
+        let (i, q) = own.lookup(addr)?;
+        if neuron_runtime::Translator::past_sbuf(own, &*CoreState::hal_of(state), i, addr) {
+            return None;
+        }
+        neuron_runtime::Translator::count_hit_in_place(t, i);
+        Some(q)
+    }
+}
+
 /// The host's hit path (the core bound to this thread).
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]

@@ -52,8 +52,12 @@ mod token;
 // Public: what the simulator crate uses to own, bind and enter a core.
 pub use bound::Bound;
 #[cfg(not(target_arch = "xtensa"))]
-pub use fastpath::with_open_hal;
+pub use fastpath::{noted_translate_hit, with_open_hal};
 pub use slot::CoreSlot;
+#[cfg(not(target_arch = "xtensa"))]
+pub use slot::HIT_LANES;
+#[cfg(not(target_arch = "xtensa"))]
+pub use token::{open_host_window, HostWindow};
 
 // The fast paths: this crate's translate and accessors only.
 #[cfg(target_arch = "xtensa")]

@@ -85,6 +85,58 @@ pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64, 
     nx.set(p);
 }
 
+/// What the C++ accessor's host fast path reads in place per element
+/// (the simulator's `NeuronHostElements`): the words [`token_hit`] reads,
+/// as raw pointers, with the pointer for `lo`.
+#[cfg(not(target_arch = "xtensa"))]
+#[derive(Clone, Copy, Debug)]
+pub struct HostWindow {
+    /// `BINDING_EPOCH`, and its value when the window was opened.
+    pub epoch_now: *const u64,
+    pub epoch: u64,
+    /// The slot's `open_generation`, and the generation of the window.
+    pub open_generation: *const u32,
+    pub generation: u32,
+    /// The record's [`HIT_LANES`] cached-hit counters.
+    pub lanes: *mut u64,
+    /// Where SoC `lo` is.
+    pub nx: *mut u8,
+    /// The slot's lowest stack address (the stack rule's `sp_low`).
+    pub sp_low: *mut usize,
+}
+
+/// [`open_token`] as raw words for C++ (see [`HostWindow`]): `None` when
+/// no core is bound, its state is held, `ctx` is not its context or no
+/// one record maps `[lo, hi]`. The binding is read as in `open_token`.
+/// `ctx` is the context's address: only compared, never dereferenced.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(never)]
+pub fn open_host_window(ctx: usize, lo: u64, hi: u64) -> Option<HostWindow> {
+    let ctx = core::ptr::without_provenance::<neuron_runtime::TranslationCtx>(ctx);
+    let epoch = BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed);
+    let slot = current();
+    if slot.is_null() {
+        return None;
+    }
+    // SAFETY: a non-null slot pointer stays valid while the core is bound
+    // (as in `with_core`).
+    let (generation, record, nx) = unsafe { slot_range(slot, ctx, lo, hi) }?;
+    // SAFETY: as above; `slot_range` checked `record < RECORDS`. Only
+    // places are computed: the C++ side reads and bumps the cells (plain
+    // words, `Cell` being transparent) while no entry point runs.
+    unsafe {
+        Some(HostWindow {
+            epoch_now: BINDING_EPOCH.as_ptr().cast_const(),
+            epoch,
+            open_generation: core::ptr::addr_of!((*slot).open_generation).cast::<u32>(),
+            generation,
+            lanes: record_lanes(slot, record).cast::<u64>().cast_mut(),
+            nx,
+            sp_low: core::ptr::addr_of!((*slot).sp_low).cast::<usize>().cast_mut(),
+        })
+    }
+}
+
 /// The cached-hit lanes of `record` in the slot at `p`.
 ///
 /// # Safety

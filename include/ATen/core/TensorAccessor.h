@@ -54,12 +54,30 @@ enum : uint32_t {
     // HBM through the dynamic windows: the translator's hit table is read
     // inline; anything it does not answer is neuron_translate's.
     kPathDynamic = 3,
+    // The host: the narrow path with the library's window and the
+    // sanitizer's element states lent in a neuron_host_elements
+    // (sim/src/host_elements.rs), checked in place per element.
+    kPathHost = 4,
 };
+
+#if !defined(__XTENSA__) && !defined(NEURON_DEVICE)
+#define NEURON_HOST_ELEMENTS 1
+// The host's element path inline in the kernel's loop (out of line, its
+// call and the path's spills were a third of an element's time).
+#define NEURON_HOST_INLINE __attribute__((always_inline))
+#else
+#define NEURON_HOST_INLINE
+#endif
 
 // 32-bit fields: one l32i each even deep in a kernel's frame.
 struct ElementPath {
     neuron_translation_ctx* ctx;
     uint32_t kind;
+#ifdef NEURON_HOST_ELEMENTS
+    // kPathHost: the lent entry, valid while its id is `id`.
+    uint32_t id = 0;
+    neuron_host_elements* host = nullptr;
+#endif
 };
 
 // The fast path's bounds of an accessor on the library path: every index
@@ -99,12 +117,82 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
     return neuron_translate(c, a);
 }
 
+#ifdef NEURON_HOST_ELEMENTS
+// The layout sim/src/host_elements.rs asserts.
+static_assert(sizeof(neuron_host_elements) == 104, "host elements: 104 bytes");
+static_assert(offsetof(neuron_host_elements, generation) == 24 && offsetof(neuron_host_elements, me) == 28, "host elements layout");
+static_assert(offsetof(neuron_host_elements, input) == 30 && offsetof(neuron_host_elements, one_writer) == 31, "host elements layout");
+static_assert(offsetof(neuron_host_elements, lo) == 32 && offsetof(neuron_host_elements, lane_mask) == 100, "host elements layout");
+static_assert(offsetof(neuron_host_elements, off) == 102, "host elements layout");
+static_assert(offsetof(neuron_host_elements, nx) == 48 && offsetof(neuron_host_elements, states) == 64, "host elements layout");
+static_assert(offsetof(neuron_host_elements, base) == 80 && offsetof(neuron_host_elements, id) == 96, "host elements layout");
+
+// The caller's stack pointer (the stack rule's depth, as a hook notes it).
+inline uintptr_t host_sp() {
+#if defined(__x86_64__)
+    uintptr_t sp;
+    __asm__ volatile("mov %%rsp, %0" : "=r"(sp));
+    return sp;
+#elif defined(__aarch64__)
+    uintptr_t sp;
+    __asm__ volatile("mov %0, sp" : "=r"(sp));
+    return sp;
+#else
+    return reinterpret_cast<uintptr_t>(__builtin_frame_address(0));
+#endif
+}
+
+// The host's element: in place when the lent entry answers it exactly as
+// the hooks would (its window maps `a` and is still valid; the sanitizer
+// needs nothing reported: a load of an element only this core wrote, or
+// of an unwatched one or an input's; a store not into an input, which
+// sets this core's writer bit), counting the translate hit it stands for
+// and the stack depth; else the hook, then the window re-opened where the
+// hook mapped `a`.
+template <uint32_t Bytes, bool Store>
+NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
+    neuron_host_elements* h = p.host;
+    const uint64_t off = a - h->lo;
+    if (h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation) {
+        const uint64_t e = off / Bytes;
+        uint16_t* st = h->states;
+        bool fast = true;
+        if (Store) {
+            if (h->input) {
+                fast = false;
+            } else if (st) {
+                const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
+                if ((s & h->me) == 0) {
+                    if (h->one_writer) {
+                        __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
+                    } else {
+                        __atomic_fetch_or(st + e, h->me, __ATOMIC_RELAXED);
+                    }
+                }
+            }
+        } else if (st && __atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me) {
+            fast = false;
+        }
+        if (fast) {
+            const uintptr_t sp = host_sp();
+            if (sp < *h->sp_low) *h->sp_low = sp;
+            h->lanes[e & h->lane_mask]++;
+            return h->nx + off;
+        }
+        return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
+    }
+    void* q = Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
+    if (h->id == p.id && !h->off) neuron_host_elements_open(h, p.ctx, a);
+    return q;
+}
+#endif
+
 // Where element address `a` (of `Bytes` bytes, stored to when `Store`) is
 // off the pinned path (null: refused; the library recorded why). On the
 // host the simulator's sanitizer hears of each load and store
 // (neuron_translate_load/store, sim/src/element_hooks.rs).
 template <uint32_t Bytes, bool Store>
-inline void* element_ptr(uint64_t a, const ElementPath& p) {
+NEURON_HOST_INLINE inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__)
     if (p.kind == kPathDynamic) return translate_hit_inline(p.ctx, a);
 #endif
@@ -112,6 +200,7 @@ inline void* element_ptr(uint64_t a, const ElementPath& p) {
     return a ? neuron_translate(p.ctx, a) : nullptr;
 #else
     if (!a) return nullptr;
+    if (p.kind == kPathHost) return host_element<Bytes, Store>(a, p);
     return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
 #endif
 }
@@ -121,8 +210,10 @@ inline void* element_ptr(uint64_t a, const ElementPath& p) {
 // row-major tensor (innermost stride 1, the others at most 32 bits) whose
 // largest byte offset, and its end within the 4 GiB the address's low
 // word spans, fit 32 bits; on the device, then, the window that shows it.
-inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t elem, uint64_t* base) {
-    ElementPath p{t.storage.ctx, kPathLibrary};
+inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t elem, bool store, uint64_t* base) {
+    ElementPath p{};
+    p.ctx = t.storage.ctx;
+    p.kind = kPathLibrary;
     const uint64_t addr = t.storage.addr;
     if (rank == 0 || t.strides[rank - 1] != 1) return p;
     uint64_t last = 0;  // largest element offset, in elements
@@ -137,6 +228,7 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     if (addr == 0 || __builtin_mul_overflow(last + 1, elem, &span) || span > UINT64_C(0x100000000) - static_cast<uint32_t>(addr)) return p;
     p.kind = kPathNarrow;
 #if defined(__XTENSA__)
+    (void)store;
     // A pinned window shows the whole tensor: its pointer, once.
     if (void* first = neuron_translate_pinned(p.ctx, addr, span)) {
         p.kind = kPathPinned;
@@ -147,6 +239,16 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
     p.kind = kPathDynamic;
 #else
     (void)base;
+#ifdef NEURON_HOST_ELEMENTS
+    // The host: the library's window and the sanitizer's states, lent.
+    if (neuron_host_elements* h = neuron_host_elements_make(p.ctx, addr, span, static_cast<uint32_t>(elem), store)) {
+        p.kind = kPathHost;
+        p.id = h->id;
+        p.host = h;
+    }
+#else
+    (void)store;
+#endif
 #endif
     return p;
 }
@@ -183,7 +285,7 @@ class ElementRef {
 public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
-    operator T() const {
+    NEURON_HOST_INLINE operator T() const {
         if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
@@ -194,7 +296,7 @@ public:
     operator float() const {
         return static_cast<float>(this->operator T());
     }
-    const ElementRef& operator=(T v) const {
+    NEURON_HOST_INLINE const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
         if (path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
@@ -290,7 +392,7 @@ public:
               neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
         if (ok_) {
             this->addr_ = t_.storage.addr;
-            this->path_ = detail::element_path(t_, N, sizeof(T), &this->addr_);
+            this->path_ = detail::element_path(t_, N, sizeof(T), !ReadOnly, &this->addr_);
             if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t.sizes;
         }
     }
