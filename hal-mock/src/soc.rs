@@ -86,6 +86,13 @@ impl MockSoc {
 
     /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
     pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        if data.len() >= THROUGH_FILE {
+            let (mem, off) = self.resolve(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
+            mem.write_at(off, data)?;
+            // Mapped now, in one call, not a fault per page later.
+            self.populate(addr, data.len() as u64);
+            return Ok(());
+        }
         let p = self.soc_ptr(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
         // SAFETY: p is valid for data.len() bytes (resolved above); the
         // source is a distinct host slice.
@@ -105,6 +112,17 @@ impl MockSoc {
         let n = usize::try_from(len).map_err(|_| out_of_map(addr))?;
         let p = self.soc_ptr(addr, len).ok_or_else(|| out_of_map(addr))?;
         if byte == 0 && self.is_hole(addr, len) {
+            return Ok(());
+        }
+        if n >= THROUGH_FILE {
+            // Through the file, a piece at a time (see `write`).
+            let piece = std::vec![byte; n.min(1 << 20)];
+            let mut at = 0;
+            while at < n {
+                let k = (n - at).min(piece.len());
+                self.write(addr + at as u64, &piece[..k])?;
+                at += k;
+            }
             return Ok(());
         }
         self.populate(addr, len);
@@ -137,6 +155,11 @@ impl MockSoc {
         Ok(())
     }
 }
+
+/// From this many bytes a host write goes through the memfd
+/// ([`PhysMemory::write_at`]: pages not zeroed before they are written)
+/// rather than a copy into the mapping.
+const THROUGH_FILE: usize = 64 << 10;
 
 fn out_of_map(addr: u64) -> io::Error {
     io::Error::other(format!("SoC address {addr:#x} is neither HBM nor SBUF"))

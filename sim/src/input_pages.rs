@@ -36,11 +36,12 @@ pub type Placed = (u64, u64, Vec<u64>);
 /// in the cache, large enough for the copy to run at full speed.
 const PIECE: usize = 64 << 10;
 
-/// Copies `data` to SoC `base` (its pages faulted in at once) and hashes
-/// its pages as [`InputPages::take`] would hash them there, each piece
-/// just after its copy; `None` for a range outside the SoC's memory.
+/// Copies `data` to SoC `base` (a piece at a time: `MockSoc::write`
+/// takes a large one through the memory's file, its pages never zeroed)
+/// and hashes its pages as [`InputPages::take`] would hash them there,
+/// each piece just after its copy; `None` for a range outside the SoC's
+/// memory.
 pub fn place_hashed(soc: &MockSoc, base: u64, data: &[u8]) -> Option<Placed> {
-    soc.populate(base, data.len() as u64);
     let mut pages = Vec::with_capacity(data.len().div_ceil(PAGE as usize));
     for (i, piece) in data.chunks(PIECE).enumerate() {
         soc.write(base + (i * PIECE) as u64, piece).ok()?;
