@@ -87,8 +87,7 @@ impl MockSoc {
     /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
     pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         if data.len() >= THROUGH_FILE {
-            let (mem, off) = self.resolve(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
-            mem.write_at(off, data)?;
+            self.write_unmapped(addr, data)?;
             // Mapped now, in one call, not a fault per page later.
             self.populate(addr, data.len() as u64);
             return Ok(());
@@ -98,6 +97,15 @@ impl MockSoc {
         // source is a distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
         Ok(())
+    }
+
+    /// Copies `data` into SoC memory at `addr` through the memory's file
+    /// ([`PhysMemory::write_at`]): no page zeroed before it is written
+    /// whole, none mapped either (the caller maps a range written in
+    /// pieces with one [`populate`](Self::populate) at the end).
+    pub fn write_unmapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        let (mem, off) = self.resolve(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
+        mem.write_at(off, data)
     }
 
     /// Sets `len` bytes of SoC memory at `addr` to `byte` (the simulator's
@@ -120,9 +128,10 @@ impl MockSoc {
             let mut at = 0;
             while at < n {
                 let k = (n - at).min(piece.len());
-                self.write(addr + at as u64, &piece[..k])?;
+                self.write_unmapped(addr + at as u64, &piece[..k])?;
                 at += k;
             }
+            self.populate(addr, len);
             return Ok(());
         }
         self.populate(addr, len);

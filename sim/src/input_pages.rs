@@ -36,17 +36,17 @@ pub type Placed = (u64, u64, Vec<u64>);
 /// in the cache, large enough for the copy to run at full speed.
 const PIECE: usize = 64 << 10;
 
-/// Copies `data` to SoC `base` (a piece at a time: `MockSoc::write`
-/// takes a large one through the memory's file, its pages never zeroed)
-/// and hashes its pages as [`InputPages::take`] would hash them there,
-/// each piece just after its copy; `None` for a range outside the SoC's
-/// memory.
+/// Copies `data` to SoC `base` (a piece at a time through the memory's
+/// file, its pages never zeroed, then mapped at once) and hashes its
+/// pages as [`InputPages::take`] would hash them there, each piece just
+/// after its copy; `None` for a range outside the SoC's memory.
 pub fn place_hashed(soc: &MockSoc, base: u64, data: &[u8]) -> Option<Placed> {
     let mut pages = Vec::with_capacity(data.len().div_ceil(PAGE as usize));
     for (i, piece) in data.chunks(PIECE).enumerate() {
-        soc.write(base + (i * PIECE) as u64, piece).ok()?;
+        soc.write_unmapped(base + (i * PIECE) as u64, piece).ok()?;
         pages.extend(piece.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64));
     }
+    soc.populate(base, data.len() as u64);
     Some((base, data.len() as u64, pages))
 }
 
