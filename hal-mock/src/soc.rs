@@ -173,3 +173,28 @@ const THROUGH_FILE: usize = 64 << 10;
 fn out_of_map(addr: u64) -> io::Error {
     io::Error::other(format!("SoC address {addr:#x} is neither HBM nor SBUF"))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_fills_and_writes_through_the_file_land_where_asked() {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        // Odd start and length: partial pages at both ends.
+        let (at, len) = (base + 1000, (3 << 20) + 12_345);
+        soc.write(base, &[7; 1000]).unwrap();
+        soc.fill(at, len, 0xA5).unwrap();
+        let mut v = std::vec![0u8; len as usize + 2000];
+        soc.read(base, &mut v).unwrap();
+        assert!(v[..1000].iter().all(|&b| b == 7), "before the range: kept");
+        assert!(v[1000..1000 + len as usize].iter().all(|&b| b == 0xA5));
+        assert!(v[1000 + len as usize..].iter().all(|&b| b == 0), "after the range: untouched");
+        let data: Vec<u8> = (0..THROUGH_FILE as u32 * 3 + 5).map(|i| (i % 249) as u8).collect();
+        soc.write(at + 3, &data).unwrap();
+        let mut back = std::vec![0u8; data.len()];
+        soc.read(at + 3, &mut back).unwrap();
+        assert_eq!(back, data);
+    }
+}
