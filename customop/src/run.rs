@@ -475,13 +475,54 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
 
 /// Writes the output's `.npy` to `path` (the caller's temporary, which
 /// it renames into place): the header, then the data straight from the
-/// simulated HBM, flushed to the disk as `atomic::write` does.
+/// simulated HBM, flushed to the disk as `atomic::write` does. The disk
+/// writes start as the pieces arrive ([`EarlyWriteback`]), so the flush
+/// at the end waits for the last pieces, not the whole file.
 fn write_output(sim: &mut Sim, dtype: Dtype, shape: &[u64], bytes: u64, path: &Path) -> Result<()> {
     use std::io::Write;
     let mut f = std::fs::OpenOptions::new().write(true).truncate(true).open(path).map_err(|e| Error::io("write", path, e))?;
-    f.write_all(&npy::header(path, dtype, shape)?).map_err(|e| Error::io("write", path, e))?;
-    sim.write_output(bytes, &mut f, path)?;
+    let header = npy::header(path, dtype, shape)?;
+    f.write_all(&header).map_err(|e| Error::io("write", path, e))?;
+    let mut w = EarlyWriteback { f: &f, at: header.len() as u64, started: 0 };
+    sim.write_output(bytes, &mut w, path)?;
     f.sync_data().map_err(|e| Error::io("write", path, e))
+}
+
+/// A file written front to back whose disk writes are started (not
+/// waited for) every [`EarlyWriteback::STEP`] bytes: the disk works while
+/// the rest is copied. Durability is unchanged: the caller still flushes
+/// the file (`sync_data`) before it is renamed into place.
+struct EarlyWriteback<'a> {
+    f: &'a std::fs::File,
+    /// The file's length so far (this writer appends).
+    at: u64,
+    /// The bytes `[0, started)` have had their writeback started.
+    started: u64,
+}
+
+impl EarlyWriteback<'_> {
+    const STEP: u64 = 8 << 20;
+}
+
+impl std::io::Write for EarlyWriteback<'_> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        use std::os::fd::AsRawFd;
+        let n = (&mut &*self.f).write(buf)?;
+        self.at += n as u64;
+        if self.at - self.started >= Self::STEP {
+            let (from, len) = (self.started as libc::off64_t, (self.at - self.started) as libc::off64_t);
+            // SAFETY: sync_file_range on a descriptor this writer borrows
+            // open; it only starts writeback of the range (no pointer).
+            // Best effort: a failure shows again in the final sync_data.
+            let _ = unsafe { libc::sync_file_range(self.f.as_raw_fd(), from, len, libc::SYNC_FILE_RANGE_WRITE) };
+            self.started = self.at;
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        (&mut &*self.f).flush()
+    }
 }
 
 /// Runs the op on the emulated cluster (the build's image).

@@ -108,6 +108,36 @@ impl PhysMemory {
         Some(unsafe { self.view.as_ptr().add(offset as usize) })
     }
 
+    /// Writes `data` at byte `offset` through the file, not the mapping
+    /// (the same bytes in every view): a page the write covers whole is
+    /// allocated without being zeroed first, which a store through the
+    /// mapping cannot avoid (a fault zeroes the page, then the store
+    /// writes it again). For large writes; the pages are not mapped yet.
+    pub fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+        if offset.checked_add(data.len() as u64).is_none_or(|e| e > self.size) {
+            return Err(io::Error::other("writing past the end of physical memory"));
+        }
+        let mut done = 0;
+        while done < data.len() {
+            let rest = &data[done..];
+            // SAFETY: pwrite reads `rest` (a live slice, its length) and
+            // writes our own memfd inside its size (checked above).
+            let n = unsafe { libc::pwrite(self.fd, rest.as_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                return Err(io::Error::other("physical memory took no bytes"));
+            }
+            done += n as usize;
+        }
+        Ok(())
+    }
+
     /// Maps `len` bytes starting at `offset` over the host range at `at`,
     /// replacing whatever was mapped there.
     ///
@@ -270,5 +300,16 @@ mod tests {
         // SAFETY: the whole mapping is readable.
         let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
         assert!(all.iter().all(|&b| b == 0), "every byte reads zero again");
+    }
+
+    #[test]
+    fn a_write_through_the_file_is_seen_in_the_view() {
+        let m = PhysMemory::new("write-at-test", 1 << 20).unwrap();
+        let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
+        m.write_at(3000, &data).unwrap();
+        // SAFETY: [3000, 13000) is inside the 1 MiB mapping.
+        let seen = unsafe { std::slice::from_raw_parts(m.ptr(3000, 10_000).unwrap(), 10_000) };
+        assert_eq!(seen, &data[..]);
+        assert!(m.write_at((1 << 20) - 10, &data).is_err(), "past the end");
     }
 }

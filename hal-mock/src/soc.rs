@@ -86,11 +86,26 @@ impl MockSoc {
 
     /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
     pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        if data.len() >= THROUGH_FILE {
+            self.write_unmapped(addr, data)?;
+            // Mapped now, in one call, not a fault per page later.
+            self.populate(addr, data.len() as u64);
+            return Ok(());
+        }
         let p = self.soc_ptr(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
         // SAFETY: p is valid for data.len() bytes (resolved above); the
         // source is a distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
         Ok(())
+    }
+
+    /// Copies `data` into SoC memory at `addr` through the memory's file
+    /// ([`PhysMemory::write_at`]): no page zeroed before it is written
+    /// whole, none mapped either (the caller maps a range written in
+    /// pieces with one [`populate`](Self::populate) at the end).
+    pub fn write_unmapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+        let (mem, off) = self.resolve(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
+        mem.write_at(off, data)
     }
 
     /// Sets `len` bytes of SoC memory at `addr` to `byte` (the simulator's
@@ -105,6 +120,18 @@ impl MockSoc {
         let n = usize::try_from(len).map_err(|_| out_of_map(addr))?;
         let p = self.soc_ptr(addr, len).ok_or_else(|| out_of_map(addr))?;
         if byte == 0 && self.is_hole(addr, len) {
+            return Ok(());
+        }
+        if n >= THROUGH_FILE {
+            // Through the file, a piece at a time (see `write`).
+            let piece = std::vec![byte; n.min(1 << 20)];
+            let mut at = 0;
+            while at < n {
+                let k = (n - at).min(piece.len());
+                self.write_unmapped(addr + at as u64, &piece[..k])?;
+                at += k;
+            }
+            self.populate(addr, len);
             return Ok(());
         }
         self.populate(addr, len);
@@ -138,6 +165,36 @@ impl MockSoc {
     }
 }
 
+/// From this many bytes a host write goes through the memfd
+/// ([`PhysMemory::write_at`]: pages not zeroed before they are written)
+/// rather than a copy into the mapping.
+const THROUGH_FILE: usize = 64 << 10;
+
 fn out_of_map(addr: u64) -> io::Error {
     io::Error::other(format!("SoC address {addr:#x} is neither HBM nor SBUF"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn large_fills_and_writes_through_the_file_land_where_asked() {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        // Odd start and length: partial pages at both ends.
+        let (at, len) = (base + 1000, (3 << 20) + 12_345);
+        soc.write(base, &[7; 1000]).unwrap();
+        soc.fill(at, len, 0xA5).unwrap();
+        let mut v = std::vec![0u8; len as usize + 2000];
+        soc.read(base, &mut v).unwrap();
+        assert!(v[..1000].iter().all(|&b| b == 7), "before the range: kept");
+        assert!(v[1000..1000 + len as usize].iter().all(|&b| b == 0xA5));
+        assert!(v[1000 + len as usize..].iter().all(|&b| b == 0), "after the range: untouched");
+        let data: Vec<u8> = (0..THROUGH_FILE as u32 * 3 + 5).map(|i| (i % 249) as u8).collect();
+        soc.write(at + 3, &data).unwrap();
+        let mut back = std::vec![0u8; data.len()];
+        soc.read(at + 3, &mut back).unwrap();
+        assert_eq!(back, data);
+    }
 }

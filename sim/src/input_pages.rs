@@ -4,6 +4,10 @@
 //! then fails naming the argument and the bytes of the pages that changed.
 //! A page, not the byte: the device has nothing finer to compare with, and
 //! keeping a copy of every input would double the run's memory.
+//!
+//! The hashes before the run are taken as the host places an input
+//! ([`place_hashed`]: each piece hashed while the copy has it in cache),
+//! so a run reads its inputs once more, after the kernels, not twice.
 
 use neuron_hal_mock::MockSoc;
 use std::string::String;
@@ -24,6 +28,28 @@ struct Tensor {
 #[derive(Default)]
 pub struct InputPages(Vec<Tensor>);
 
+/// Page hashes of a placed input: `(base, len, hashes)`, as the host
+/// wrote it.
+pub type Placed = (u64, u64, Vec<u64>);
+
+/// How much is copied before its pages are hashed: small enough to stay
+/// in the cache, large enough for the copy to run at full speed.
+const PIECE: usize = 64 << 10;
+
+/// Copies `data` to SoC `base` (a piece at a time through the memory's
+/// file, its pages never zeroed, then mapped at once) and hashes its
+/// pages as [`InputPages::take`] would hash them there, each piece just
+/// after its copy; `None` for a range outside the SoC's memory.
+pub fn place_hashed(soc: &MockSoc, base: u64, data: &[u8]) -> Option<Placed> {
+    let mut pages = Vec::with_capacity(data.len().div_ceil(PAGE as usize));
+    for (i, piece) in data.chunks(PIECE).enumerate() {
+        soc.write_unmapped(base + (i * PIECE) as u64, piece).ok()?;
+        pages.extend(piece.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64));
+    }
+    soc.populate(base, data.len() as u64);
+    Some((base, data.len() as u64, pages))
+}
+
 fn hashes(soc: &MockSoc, base: u64, len: u64) -> Vec<u64> {
     // Hashed in place: no copy of the tensor (the cores are not running).
     let Some(p) = soc.soc_ptr(base, len) else {
@@ -32,13 +58,45 @@ fn hashes(soc: &MockSoc, base: u64, len: u64) -> Vec<u64> {
     // SAFETY: soc_ptr resolved [base, base + len) to host memory the SoC
     // maps for its lifetime; no core runs while the host hashes it.
     let bytes = unsafe { core::slice::from_raw_parts(p, len as usize) };
-    bytes.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64).collect()
+    let hash = |b: &[u8]| b.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64).collect::<Vec<u64>>();
+    // A large input in two halves on two threads (the host has the cores
+    // the kernels just left): the pass after the run in half the time.
+    if len < PARALLEL {
+        return hash(bytes);
+    }
+    let (front, back) = bytes.split_at((len as usize / 2).next_multiple_of(PAGE as usize));
+    std::thread::scope(|s| {
+        let other = std::thread::Builder::new().spawn_scoped(s, || hash(back));
+        let mut pages = hash(front);
+        match other.ok().and_then(|h| h.join().ok()) {
+            Some(rest) => pages.extend(rest),
+            None => pages.extend(hash(back)),
+        }
+        pages
+    })
 }
 
+/// From this many bytes an input is hashed on two threads.
+const PARALLEL: u64 = 8 << 20;
+
 impl InputPages {
-    /// Hashes each `(name, base, len)` input as it is now.
-    pub fn take(soc: &MockSoc, inputs: impl IntoIterator<Item = (String, u64, u64)>) -> Self {
-        Self(inputs.into_iter().map(|(name, base, len)| Tensor { pages: hashes(soc, base, len), name, base, len }).collect())
+    /// Hashes each `(name, base, len)` input as it is now, or takes its
+    /// hashes from `placed` when it was placed there since the last run
+    /// (nothing writes an input between its placing and the run).
+    pub fn take(soc: &MockSoc, inputs: impl IntoIterator<Item = (String, u64, u64)>, placed: &mut Vec<Placed>) -> Self {
+        let mut known = core::mem::take(placed);
+        Self(
+            inputs
+                .into_iter()
+                .map(|(name, base, len)| {
+                    let pages = match known.iter().position(|k| k.0 == base && k.1 == len) {
+                        Some(i) => known.swap_remove(i).2,
+                        None => hashes(soc, base, len),
+                    };
+                    Tensor { pages, name, base, len }
+                })
+                .collect(),
+        )
     }
 
     /// The inputs whose pages changed since [`take`](Self::take): the
@@ -66,11 +124,38 @@ mod tests {
         let soc = MockSoc::new().unwrap();
         let base = soc.platform().hbm_soc_base + (1 << 30);
         soc.write(base, &[7u8; 10_000]).unwrap();
-        let p = InputPages::take(&soc, [("argument 0".into(), base, 10_000)]);
+        let p = InputPages::take(&soc, [("argument 0".into(), base, 10_000)], &mut Vec::new());
         assert!(p.changed(&soc).is_empty());
         soc.write(base + 5000, &[8]).unwrap();
         assert_eq!(p.changed(&soc), [("argument 0".into(), 4096, 8192)]);
         soc.write(base + 9999, &[8]).unwrap();
         assert_eq!(p.changed(&soc), [("argument 0".into(), 4096, 10_000)]);
+    }
+
+    #[test]
+    fn hashes_taken_while_placing_are_those_of_the_placed_pages() {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        let placed = place_hashed(&soc, base, &data).unwrap();
+        assert_eq!(placed.2, hashes(&soc, base, data.len() as u64));
+        let mut known = std::vec![placed];
+        let p = InputPages::take(&soc, [("argument 0".into(), base, data.len() as u64)], &mut known);
+        assert!(known.is_empty(), "used once: a later run hashes again");
+        assert!(p.changed(&soc).is_empty());
+        soc.write(base + 150_000, &[0]).unwrap();
+        assert_eq!(p.changed(&soc), [("argument 0".into(), 147_456, 151_552)]);
+        assert!(place_hashed(&soc, u64::MAX - 10, &data).is_none());
+    }
+
+    #[test]
+    fn a_large_input_hashed_in_halves_is_hashed_page_by_page() {
+        let soc = MockSoc::new().unwrap();
+        let base = soc.platform().hbm_soc_base + (1 << 30);
+        let len = PARALLEL + 3 * PAGE + 100;
+        let data: Vec<u8> = (0..len).map(|i| (i * 13 % 253) as u8).collect();
+        let placed = place_hashed(&soc, base, &data).unwrap();
+        assert_eq!(hashes(&soc, base, len), placed.2);
+        assert_eq!(placed.2.len() as u64, len.div_ceil(PAGE));
     }
 }

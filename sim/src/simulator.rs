@@ -264,6 +264,9 @@ pub struct Simulator {
     /// The cores launched since the simulator was made or reset (bit per
     /// core): those [`reset`](Self::reset) stands up afresh.
     launched: u32,
+    /// The page hashes of the inputs placed since the last run (the
+    /// sanitizer's before-the-run hashes, taken during the copy).
+    placed_pages: Vec<super::input_pages::Placed>,
     /// Run threads kept between runs: made by the first reset (a
     /// simulator that serves many runs), None for one that runs once.
     pool: Option<super::core_pool::CorePool>,
@@ -293,6 +296,7 @@ impl Simulator {
             multicore: false,
             sanitize: std::env::var_os("NEURON_SIM_SANITIZE").is_none_or(|v| v != "0"),
             launched: 0,
+            placed_pages: Vec::new(),
             pool: None,
         })
     }
@@ -497,8 +501,8 @@ impl Simulator {
         }
         let name = std::format!("argument {}", self.args.len());
         d.storage = self.alloc_guarded(data.len() as u64, name)?;
-        self.soc.populate(d.storage, data.len() as u64);
-        self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
+        let pages = super::input_pages::place_hashed(&self.soc, d.storage, data).ok_or(Error::AddressUnmapped)?;
+        self.placed_pages.push(pages);
         Ok(d)
     }
 
@@ -548,6 +552,7 @@ impl Simulator {
     /// Clears the pending arguments and output.
     pub fn clear_args(&mut self) {
         self.args.clear();
+        self.placed_pages.clear();
         self.output = None;
         self.placed_output = None;
         self.last_ok = false;
@@ -676,8 +681,10 @@ impl Simulator {
             super::input_pages::InputPages::take(
                 &self.soc,
                 self.args.iter().enumerate().map(|(i, a)| (std::format!("argument {i}"), a.desc.storage, a.desc.buffer_bytes)),
+                &mut self.placed_pages,
             )
         } else {
+            self.placed_pages.clear();
             super::input_pages::InputPages::default()
         };
         let launched = std::time::Instant::now();
