@@ -233,6 +233,11 @@ fn python_call(py: &Path) -> Result<Option<BTreeMap<String, f64>>> {
     if !script.exists() {
         return Ok(None);
     }
+    // The package as a user installs it (pip builds it with maturin; cargo's
+    // cache in python/target serves a rebuild), into the benchmark's venv,
+    // every time: the figures are of this tree's code, not a stale install.
+    run(Command::new(py).args(["-m", "pip", "install", "--quiet", "--no-deps", "--force-reinstall"]).arg(root().join("python")))
+        .map_err(|e| format!("{e}\nsim-bench installs the Python package (python/) into {} to measure an op call", py.display()))?;
     let out = Command::new(py).arg(&script).current_dir(root()).output().map_err(|e| format!("{}: {e}", script.display()))?;
     if !out.status.success() {
         return Err(format!("{} failed:\n{}", script.display(), String::from_utf8_lossy(&out.stderr)));
