@@ -111,16 +111,24 @@ def run_script(script, *args, **kw):
     return subprocess.Popen([sys.executable, "-c", textwrap.dedent(script), *map(str, args)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
-def test_ctrl_c_interrupts_a_running_kernel_and_the_next_call_works(built):
+@pytest.mark.parametrize("chatty", [0, 1])
+def test_ctrl_c_interrupts_a_running_kernel_and_the_next_call_works(built, chatty):
     lib = built("crashes")
     compute, shape = sources("crashes")
     p = run_script(
         """
         import sys, numpy as np, neuroncustomop
         lib = neuroncustomop.load("crashes", sys.argv[1].split(","), sys.argv[2].split(","), build_directory=sys.argv[3])
+        chatty = float(sys.argv[4])
+        if chatty:
+            # Ctrl-C reaches another thread, so nothing breaks the wait's
+            # poll: only its own ticks can hear it.
+            import signal, threading, time
+            threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
+            signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         print("ready", flush=True)
         try:
-            lib.spin_forever(np.zeros(4, np.float32))
+            lib.spin_forever(np.array([0, chatty, 0, 0], np.float32))
         except KeyboardInterrupt:
             print("interrupted", flush=True)
         print(lib.copy_through(np.arange(4, dtype=np.float32)).tolist(), flush=True)
@@ -128,6 +136,7 @@ def test_ctrl_c_interrupts_a_running_kernel_and_the_next_call_works(built):
         ",".join(map(str, compute)),
         ",".join(map(str, shape)),
         lib.build_directory,
+        chatty,
     )
     assert p.stdout.readline().strip() == "ready"
     time.sleep(1.0)

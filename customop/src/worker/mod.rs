@@ -351,9 +351,11 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
     }
     let mut open = [true, true];
-    // Asked when a wait ends without news (every tick) or a signal
-    // broke it, not on every frame: asking takes the GIL.
+    // Asked when a wait ends without news, a signal broke it, or a tick
+    // has passed since the last ask (a worker that keeps writing must not
+    // keep Ctrl-C unheard), not on every frame: asking takes the GIL.
     let mut ask = false;
+    let mut asked = Instant::now();
     loop {
         // Whole frames first: a result ends the call.
         while let Some((tag, payload, used)) = next_frame(&out) {
@@ -365,7 +367,12 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
             }
             out.drain(..used);
         }
-        let stopped = if std::mem::take(&mut ask) && interrupted() {
+        ask |= asked.elapsed() >= TICK;
+        let interrupt = std::mem::take(&mut ask) && {
+            asked = Instant::now();
+            interrupted()
+        };
+        let stopped = if interrupt {
             Some(Ended::Interrupted)
         } else if timeout.is_some_and(|t| start.elapsed() >= t) {
             Some(Ended::TimedOut)
