@@ -118,12 +118,16 @@ def test_ctrl_c_interrupts_a_running_kernel_and_the_next_call_works(built, chatt
     p = run_script(
         """
         import sys, numpy as np, neuroncustomop
+        import signal
+        # Python installs its Ctrl-C handler only where SIGINT is not
+        # ignored; a harness started in the background ignores it.
+        signal.signal(signal.SIGINT, signal.default_int_handler)
         lib = neuroncustomop.load("crashes", sys.argv[1].split(","), sys.argv[2].split(","), build_directory=sys.argv[3])
         chatty = float(sys.argv[4])
         if chatty:
             # Ctrl-C reaches another thread, so nothing breaks the wait's
             # poll: only its own ticks can hear it.
-            import signal, threading, time
+            import threading, time
             threading.Thread(target=time.sleep, args=(3600,), daemon=True).start()
             signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         print("ready", flush=True)
