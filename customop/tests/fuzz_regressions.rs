@@ -4,23 +4,7 @@
 //! targets' own harness.
 
 use neuron_fuzz_harness::formats;
-use std::path::Path;
-
-fn replay(target: &str, run: fn(&[u8])) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../fuzz");
-    let mut n = 0;
-    for dir in ["regressions", "seeds"] {
-        let Ok(entries) = std::fs::read_dir(root.join(dir).join(target)) else { continue };
-        let mut files: Vec<_> = entries.flatten().map(|e| e.path()).collect();
-        files.sort();
-        for f in files {
-            eprintln!("replay {}", f.display());
-            run(&std::fs::read(&f).unwrap());
-            n += 1;
-        }
-    }
-    assert!(n > 0, "no inputs for {target}");
-}
+use neuron_fuzz_harness::replay::replay;
 
 #[test]
 fn npy_read_inputs() {

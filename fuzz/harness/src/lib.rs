@@ -13,4 +13,5 @@ pub mod formats;
 pub mod heap_ops;
 pub mod input;
 pub mod parse_invocation;
+pub mod replay;
 pub mod translate;
