@@ -190,10 +190,12 @@ fn host_build(
             sources.push(s.clone());
         }
     }
+    let compiles: Vec<(PathBuf, PathBuf)> = sources.iter().map(|s| (s.clone(), objdir.join(object_name(s)))).collect();
+    crate::compile_commands::write(bd.work(), &cc, &compiles)?;
     let mut objects = Vec::new();
     let mut outcomes = Vec::new();
-    for s in &sources {
-        let obj = objdir.join(object_name(s));
+    for (s, obj) in &compiles {
+        let obj = obj.clone();
         outcomes.push((s.clone(), cc.compile(s, &obj)?));
         // The kernel's malloc/new: the core's libc heap (SPEC §12).
         objects.push(if o.compute.contains(s) { crate::kernel_heap::redirect(&obj)? } else { obj });

@@ -19,6 +19,7 @@ pub mod build;
 pub mod cache;
 pub mod cli;
 pub mod codegen;
+pub mod compile_commands;
 pub mod compiler;
 pub mod contained;
 pub mod differential;

@@ -148,6 +148,22 @@ fn generated_wrapper_and_schema_are_readable() {
 }
 
 #[test]
+fn compile_commands_json_holds_each_sources_host_compile() {
+    let dir = built("scalar_args", &[]);
+    let text = std::fs::read_to_string(dir.join("customop-build/compile_commands.json")).unwrap();
+    let db: Vec<serde_json::Value> = serde_json::from_str(&text).unwrap();
+    let src = kernels().join("scalar_args/affine.cpp");
+    let e = db.iter().find(|e| e["file"].as_str() == Some(src.to_str().unwrap())).unwrap_or_else(|| panic!("no entry for {}:\n{text}", src.display()));
+    let args: Vec<&str> = e["arguments"].as_array().unwrap().iter().map(|a| a.as_str().unwrap()).collect();
+    // The compile the build made: the compiler, the tool's flags (g++: the
+    // loop flags that match the device compiler's -O2), then -c.
+    assert!(args.starts_with(&["g++", "-std=c++17", "-O2", "-fPIC"]) || std::env::var_os("CXX").is_some(), "{args:?}");
+    assert!(args.contains(&"-fvect-cost-model=dynamic") || std::env::var_os("CXX").is_some(), "{args:?}");
+    assert!(args.windows(2).any(|w| w == ["-c", src.to_str().unwrap()]), "{args:?}");
+    assert!(db.iter().any(|e| e["file"].as_str().is_some_and(|f| f.ends_with("customop-build/ops.cpp"))), "{text}");
+}
+
+#[test]
 fn several_compute_and_shape_sources_make_one_library() {
     let a = kernels().join("relu2d");
     let b = kernels().join("stream");

@@ -11,7 +11,8 @@
 //! by the input's bytes. The kernel's own time per element (`customop run
 //! --timings`: the busiest core) of the element-accessor kernel is divided
 //! by a plain C++ loop's over an array on the host (`plain_relu.cpp`,
-//! built with the flags `customop build` compiles kernels with). The
+//! compiled by the command the kernel build's compile_commands.json
+//! records: the same compiler and flags). The
 //! Python call figures come from `perf/python_call.py` when it exists.
 //!
 //! NumPy: the system python has none, so a venv under
@@ -214,13 +215,28 @@ fn kernel_ns(out: &str) -> Result<f64> {
     Ok(max * 1e6)
 }
 
-/// ns per element of the plain C++ loop (`plain_relu.cpp`) over `n`.
-fn plain_loop_ns(n: usize) -> Result<f64> {
+/// The compiler and flags `customop build` compiled `relu.cpp` with in
+/// `dir`, from its `customop-build/compile_commands.json` (without the
+/// `-c SRC -o OBJ` and the shared-object `-fPIC`).
+fn kernel_compile(dir: &Path) -> Result<Vec<String>> {
+    let path = dir.join("customop-build/compile_commands.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("{}: {e}", path.display()))?;
+    let db: Vec<serde_json::Value> = serde_json::from_str(&text).map_err(|e| format!("{}: {e}", path.display()))?;
+    let entry =
+        db.iter().find(|e| e["file"].as_str().is_some_and(|f| f.ends_with("relu.cpp"))).ok_or_else(|| format!("{}: no entry for relu.cpp", path.display()))?;
+    let args = entry["arguments"].as_array().ok_or_else(|| format!("{}: an entry without arguments", path.display()))?;
+    let args: Vec<String> = args.iter().filter_map(|a| a.as_str().map(str::to_owned)).collect();
+    let c = args.iter().position(|a| a == "-c").ok_or_else(|| format!("{}: no -c in {args:?}", path.display()))?;
+    Ok(args[..c].iter().filter(|a| *a != "-fPIC").cloned().collect())
+}
+
+/// ns per element of the plain C++ loop (`plain_relu.cpp`) over `n`,
+/// compiled exactly as the build in `dir` compiled the kernels.
+fn plain_loop_ns(dir: &Path, n: usize) -> Result<f64> {
     let exe = work().join("plain_relu");
     let src = root().join("perf/sim_bench/plain_relu.cpp");
-    let cxx = std::env::var("CXX").unwrap_or_else(|_| "g++".into());
-    // The flags `customop build` compiles a kernel with (compiler.rs).
-    run(Command::new(&cxx).args(["-std=c++17", "-O2"]).arg(&src).arg("-o").arg(&exe))?;
+    let cc = kernel_compile(dir)?;
+    run(Command::new(&cc[0]).args(&cc[1..]).arg(&src).arg("-o").arg(&exe))?;
     let out = Command::new(&exe).arg(n.to_string()).output().map_err(|e| format!("{}: {e}", exe.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.trim().parse().map_err(|_| format!("{}: expected ns per element, got {text:?}", exe.display()))
@@ -332,7 +348,7 @@ pub fn main(args: &[String]) -> Result {
             kernel_acc_ns = kernel_ns(&text)?;
         }
     }
-    let plain = plain_loop_ns(n)?;
+    let plain = plain_loop_ns(&single, n)?;
     let acc = kernel_acc_ns / n as f64;
     eprintln!("  element accessor kernel: {acc:.2} ns per element; plain C++ loop: {plain:.3} ns per element");
     figures.insert("kernel_acc_per_elem_ratio".into(), acc / plain);
