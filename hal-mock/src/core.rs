@@ -206,6 +206,11 @@ unsafe impl Hal for MockCore {
     }
 
     #[inline]
+    fn reads_zero(&self, addr: u64, len: u64) -> bool {
+        self.soc.zero_fills_elided() && self.soc.is_hole(addr, len)
+    }
+
+    #[inline]
     fn note_soc_copy(&self, dst: u64, src: u64, len: u64) {
         let s = self.soc.sanitizer();
         if s.is_on() {

@@ -5,6 +5,7 @@ use crate::phys::PhysMemory;
 use crate::sanitizer::Sanitizer;
 use neuron_hal::platform::{Platform, Q7};
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
 /// HBM and SBUF, shared by every core, and the platform table the cores use.
@@ -14,6 +15,10 @@ pub struct MockSoc {
     hbm: PhysMemory,
     sbuf: PhysMemory,
     sanitizer: Sanitizer,
+    /// Zero fills of memory that reads as zeros are left out
+    /// ([`Hal::reads_zero`](neuron_hal::Hal::reads_zero)): a SoC made for
+    /// shape functions only.
+    elide_zero_fills: AtomicBool,
 }
 
 impl MockSoc {
@@ -29,12 +34,25 @@ impl MockSoc {
             sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?,
             platform,
             sanitizer: Sanitizer::default(),
+            elide_zero_fills: AtomicBool::new(false),
         }))
     }
 
     /// The address map.
     pub fn platform(&self) -> &Platform {
         &self.platform
+    }
+
+    /// Makes this a SoC for shape functions: its cores leave out a zero
+    /// fill of memory that reads as zeros ([`Hal::reads_zero`](neuron_hal::Hal::reads_zero)).
+    /// Never for a kernel's run, whose DMA traffic is the device's.
+    pub fn elide_zero_fills(&self) {
+        self.elide_zero_fills.store(true, Ordering::Relaxed);
+    }
+
+    /// Whether [`elide_zero_fills`](Self::elide_zero_fills) was asked.
+    pub fn zero_fills_elided(&self) -> bool {
+        self.elide_zero_fills.load(Ordering::Relaxed)
     }
 
     /// The sanitizer that watches what the cores read and write.

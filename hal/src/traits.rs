@@ -133,6 +133,19 @@ pub unsafe trait Hal {
     #[inline(always)]
     fn note_soc_write(&self, _addr: u64, _len: u64) {}
 
+    /// Whether SoC `[addr, addr + len)` reads as zeros now and a fill of
+    /// zeros there may be left out (noted with
+    /// [`note_soc_write`](Self::note_soc_write), not made). The host
+    /// simulator's core for shape functions says so of memory nothing
+    /// wrote yet: its fills have no observer but the contents (a vendor
+    /// shape function's `torch::zeros` of a 256 MiB output would write
+    /// 256 MiB for a shape). The hardware, and every kernel's core, never
+    /// (the default), so a kernel's DMA traffic stays the device's.
+    #[inline(always)]
+    fn reads_zero(&self, _addr: u64, _len: u64) -> bool {
+        false
+    }
+
     /// The runtime copied SoC `[src, src + len)` to `[dst, dst + len)` (a
     /// returned tensor onto the output). As
     /// [`note_soc_read`](Self::note_soc_read).

@@ -27,6 +27,10 @@ pub type SimCallFn = unsafe extern "C" fn(ctx: *mut c_void) -> i32;
 pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mut c_void) -> i32>, ctx: *mut c_void) -> i32 {
     let Some(f) = f else { return Error::NoCore.code() };
     let Ok(mut sim) = Simulator::new() else { return Error::NoCore.code() };
+    // Nothing but the shape is kept of what it computes: a factory's zero
+    // fill of untouched memory is left out (the output of a vendor shape
+    // function is `torch::zeros` of the op's output size).
+    sim.soc().elide_zero_fills();
     let core = sim.core(0);
     // A shape function runs where the vendor's runs it, on the host, where
     // no device heap bounds the tensors it makes: its inputs are rebuilt
@@ -78,6 +82,46 @@ mod tests {
         // A refused call records its code on the bound core.
         crate::ffi::heap::tcm_free(0x10 as *mut c_void);
         0
+    }
+
+    /// DMA descriptors the bound core's engine completed, both ways.
+    fn descriptors() -> u64 {
+        use neuron_hal::DmaDirection::{M2S, S2M};
+        neuron_capi::binding::with_core(|b| Ok([M2S, S2M].map(|d| b.state.hal().counters().dma_descriptors(d)).iter().sum())).unwrap_or(u64::MAX)
+    }
+
+    unsafe extern "C" fn big_zeros(ctx: *mut c_void) -> i32 {
+        use neuron_capi::kernel::ops;
+        use neuron_capi::kernel::Dtype;
+        // SAFETY: ctx is the test's [u64; 3].
+        let out = unsafe { &mut *ctx.cast::<[u64; 3]>() };
+        let before = descriptors();
+        // A vendor shape function's output: 256 MiB of zeros, which a
+        // fill would stream through 64 Ki DMA descriptors.
+        let Ok(z) = ops::zeros(&[64 << 20], Dtype::Fp32) else { return 1 };
+        out[0] = descriptors() - before;
+        // Zeros over memory that holds data are written.
+        let Ok(small) = ops::ones(&[1024], Dtype::Fp32) else { return 2 };
+        if ops::fill_(&small.tensor(), 0i64).is_err() {
+            return 3;
+        }
+        let mut back = [1.0f32; 1024];
+        let ok = neuron_capi::binding::with_core(|b| {
+            // SAFETY: `back` is a live buffer of the tensor's 4096 bytes.
+            unsafe { b.state.memcpy_from_soc(back.as_mut_ptr().cast(), small.tensor().view().storage.addr, 4096) }
+        });
+        out[1] = u64::from(ok.is_ok() && back.iter().all(|&x| x.to_bits() == 0));
+        out[2] = u64::from(z.tensor().view().numel == 64 << 20);
+        0
+    }
+
+    #[test]
+    fn a_shape_functions_zeros_of_untouched_memory_are_not_written_and_other_fills_are() {
+        let mut out = [u64::MAX; 3];
+        // SAFETY: the callback takes the ctx it is given.
+        assert_eq!(unsafe { neuron_sim_call(Some(big_zeros), (&mut out as *mut [u64; 3]).cast()) }, 0);
+        assert_eq!(out[0], 0, "256 MiB of zeros made DMA descriptors");
+        assert_eq!(out[1..], [1, 1]);
     }
 
     #[test]

@@ -248,6 +248,14 @@ impl<H: Hal> CoreState<H> {
         let d = check_operands(dst, &[])?;
         dispatch_dtype!(d, T => {
             let v = scalar::<T>(value);
+            if zero_bits(v) {
+                // `elementwise` writes the `numel` elements from the start.
+                let bytes = dst.numel as u64 * size_of::<T>() as u64;
+                if self.hal.reads_zero(dst.storage.addr, bytes) {
+                    self.hal.note_soc_write(dst.storage.addr, bytes);
+                    return Ok(());
+                }
+            }
             self.elementwise::<T>(dst, None, None, |_, _, _| v)
         }, _ => Err(Error::DtypeNotSupported))
     }
@@ -262,4 +270,12 @@ impl<H: Hal> CoreState<H> {
         let cols = dst.sizes[1] as u64;
         dispatch_dtype!(d, T => self.elementwise::<T>(dst, None, None, |i, _, _| T::from_i64((i / cols == i % cols) as i64)), _ => Err(Error::DtypeNotSupported))
     }
+}
+
+/// Whether `v`'s bytes are all zero (`-0.0` is not).
+fn zero_bits<T: Elem>(v: T) -> bool {
+    let mut b = [0u8; 8];
+    // SAFETY: every element type is at most 8 bytes: `b` holds one.
+    unsafe { v.store(b.as_mut_ptr()) };
+    b == [0; 8]
 }
