@@ -18,21 +18,47 @@ pub fn digest(bytes: &[u8]) -> String {
 const XXH3: &str = "xxh3_128:";
 const FNV: &str = "fnv1a64:";
 
-/// `bytes`' hash by the algorithm `recorded` names, so a library built by
-/// an earlier `customop` (FNV-1a) still loads; `None` for an unknown one.
-fn digest_as(recorded: &str, bytes: &[u8]) -> Option<String> {
-    if recorded.starts_with(XXH3) {
-        Some(digest(bytes))
-    } else if recorded.starts_with(FNV) {
-        Some(format!("{FNV}{:016x}", fnv1a(FNV_BASIS, bytes)))
-    } else {
-        None
+/// A hash being taken, by the algorithm a recorded hash names (so a
+/// library built by an earlier `customop`, FNV-1a, still loads).
+enum Running {
+    Xxh3(Box<xxhash_rust::xxh3::Xxh3>),
+    Fnv(u64),
+}
+
+impl Running {
+    /// `None` for an algorithm this customop does not know.
+    fn for_recorded(recorded: &str) -> Option<Self> {
+        if recorded.starts_with(XXH3) {
+            Some(Self::Xxh3(Box::default()))
+        } else if recorded.starts_with(FNV) {
+            Some(Self::Fnv(FNV_BASIS))
+        } else {
+            None
+        }
+    }
+
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            Self::Xxh3(h) => h.update(bytes),
+            Self::Fnv(h) => *h = fnv1a(*h, bytes),
+        }
+    }
+
+    fn finish(&self) -> String {
+        match self {
+            Self::Xxh3(h) => format!("{XXH3}{:032x}", h.digest128()),
+            Self::Fnv(h) => format!("{FNV}{h:016x}"),
+        }
     }
 }
 
-/// Reads `path` and checks it against the recorded `size` and `hash`;
-/// returns its bytes.
-pub fn verify(path: &Path, size: u64, hash: &str) -> Result<Vec<u8>> {
+/// Reads `path` and checks it against the recorded `size` and `hash`,
+/// handing each piece read to `sink` (which may keep a copy: the bytes
+/// checked, not the file read again). Read a piece at a time into one
+/// buffer, not whole into memory nor mapped: a 10 MB library costs no
+/// fresh pages, and a file truncated meanwhile is an error, not a SIGBUS.
+pub fn verify(path: &Path, size: u64, hash: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    use std::io::Read;
     let meta = std::fs::metadata(path).map_err(|e| Error::io("read", path, e))?;
     let rebuild = "rebuild it with `customop build` (or `load()`)";
     if !meta.is_file() {
@@ -44,14 +70,28 @@ pub fn verify(path: &Path, size: u64, hash: &str) -> Result<Vec<u8>> {
             format!("{} is {} bytes, the build recorded {size} in customop.json: it was truncated or replaced; {rebuild}", path.display(), meta.len()),
         ));
     }
-    let bytes = std::fs::read(path).map_err(|e| Error::io("read", path, e))?;
-    let Some(got) = digest_as(hash, &bytes) else {
+    let Some(mut running) = Running::for_recorded(hash) else {
         return Err(Error::new(
             ErrorKind::BadInput,
             format!("customop.json records the hash of {} as {hash:?}, in no format this customop knows; {rebuild}", path.display()),
         ));
     };
-    if bytes.len() as u64 != size || got != hash {
+    let mut f = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    let mut buf = vec![0u8; PIECE];
+    let mut read = 0u64;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(Error::io("read", path, e)),
+        };
+        running.update(&buf[..n]);
+        sink(&buf[..n])?;
+        read += n as u64;
+    }
+    let got = running.finish();
+    if read != size || got != hash {
         return Err(Error::new(
             ErrorKind::BadInput,
             format!(
@@ -60,8 +100,11 @@ pub fn verify(path: &Path, size: u64, hash: &str) -> Result<Vec<u8>> {
             ),
         ));
     }
-    Ok(bytes)
+    Ok(())
 }
+
+/// What [`verify`] reads at a time.
+const PIECE: usize = 1 << 20;
 
 #[cfg(test)]
 mod tests {
@@ -73,11 +116,17 @@ mod tests {
         let p = d.path().join("libk.so");
         std::fs::write(&p, b"0123456789").unwrap();
         let h = digest(b"0123456789");
-        assert_eq!(verify(&p, 10, &h).unwrap(), b"0123456789");
+        let mut seen = Vec::new();
+        verify(&p, 10, &h, |b| {
+            seen.extend_from_slice(b);
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(seen, b"0123456789");
         std::fs::write(&p, b"01234").unwrap();
-        assert!(verify(&p, 10, &h).unwrap_err().message.contains("is 5 bytes, the build recorded 10"));
+        assert!(verify(&p, 10, &h, |_| Ok(())).unwrap_err().message.contains("is 5 bytes, the build recorded 10"));
         std::fs::write(&p, b"0123456780").unwrap();
-        assert!(verify(&p, 10, &h).unwrap_err().message.contains("does not match the build"));
+        assert!(verify(&p, 10, &h, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
     }
 
     #[test]
@@ -87,9 +136,24 @@ mod tests {
         std::fs::write(&p, b"0123456789").unwrap();
         let old = format!("fnv1a64:{:016x}", fnv1a(FNV_BASIS, b"0123456789"));
         assert!(digest(b"0123456789").starts_with("xxh3_128:"));
-        assert_eq!(verify(&p, 10, &old).unwrap(), b"0123456789");
+        assert!(verify(&p, 10, &old, |_| Ok(())).is_ok());
         let wrong = format!("fnv1a64:{:016x}", fnv1a(FNV_BASIS, b"0123456780"));
-        assert!(verify(&p, 10, &wrong).unwrap_err().message.contains("does not match the build"));
-        assert!(verify(&p, 10, "md5:00").unwrap_err().message.contains("in no format this customop knows"));
+        assert!(verify(&p, 10, &wrong, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
+        assert!(verify(&p, 10, "md5:00", |_| Ok(())).unwrap_err().message.contains("in no format this customop knows"));
+    }
+
+    #[test]
+    fn a_file_of_several_pieces_hashes_as_the_whole() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("libk.so");
+        let bytes: Vec<u8> = (0..3 * PIECE + 5).map(|i| (i * 31 % 251) as u8).collect();
+        std::fs::write(&p, &bytes).unwrap();
+        let mut pieces = 0;
+        verify(&p, bytes.len() as u64, &digest(&bytes), |_| {
+            pieces += 1;
+            Ok(())
+        })
+        .unwrap();
+        assert!(pieces >= 4, "{pieces}");
     }
 }

@@ -46,19 +46,22 @@ pub fn api(path: &Path, size: u64, hash: &str) -> Result<SimApi> {
             return Ok(*api);
         }
     }
-    let bytes = crate::integrity::verify(&key, size, hash)?;
     let api = if map.contains_key(&key) {
         // Loaded before, changed since: from a fresh name.
         static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let name = format!(".{}.{}.{n}.so", key.file_name().and_then(|s| s.to_str()).unwrap_or("lib"), std::process::id());
         let copy = key.with_file_name(name);
-        // The bytes just verified, not the file again.
-        std::fs::write(&copy, &bytes).map_err(|e| Error::io("copy", &copy, e))?;
-        let lib = Library::open(&copy);
+        // The bytes verified, not the file read again.
+        let written = std::fs::File::create(&copy).map_err(|e| Error::io("copy", &copy, e)).and_then(|mut f| {
+            use std::io::Write;
+            crate::integrity::verify(&key, size, hash, |b| f.write_all(b).map_err(|e| Error::io("copy", &copy, e)))
+        });
+        let lib = written.and_then(|()| Library::open(&copy));
         let _ = std::fs::remove_file(&copy);
         load_api(lib?)?
     } else {
+        crate::integrity::verify(&key, size, hash, |_| Ok(()))?;
         load_api(Library::open(&key)?)?
     };
     map.insert(key, (id, api));
