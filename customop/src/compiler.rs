@@ -76,7 +76,11 @@ pub const GCC_LOOP_FLAGS: &[&str] = &["-ftree-vectorize", "-fvect-cost-model=dyn
 /// Whether `cxx` is GCC (whose banner names the Free Software
 /// Foundation); clang and others get no GCC-only flags.
 fn is_gcc(cxx: &Path) -> bool {
-    Command::new(cxx).arg("--version").output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Free Software Foundation"))
+    let mut probe = Command::new(cxx);
+    probe.arg("--version");
+    // Killed with the build, as every compiler it runs.
+    die_with_parent(&mut probe);
+    probe.output().is_ok_and(|o| String::from_utf8_lossy(&o.stdout).contains("Free Software Foundation"))
 }
 
 /// What identifies a compiler: its resolved path, size and modification
