@@ -72,8 +72,11 @@ pub fn map(path: &Path) -> Result<Mapped> {
     // through; a file truncated by someone else while mapped faults
     // (SIGBUS: the run's process dies, reported as a crash), as a file
     // changed under `read` would give wrong data: inputs are the user's
-    // files, not changed during their own run.
-    let map = unsafe { memmap2::MmapOptions::new().populate().map(&f) }.map_err(|e| Error::io("read", path, e))?;
+    // files, not changed during their own run. Not populated: the run's
+    // process, which reads the data, is forked after this, and a fork
+    // does not copy a shared file mapping's page tables (the child would
+    // fault every page in again); here only the header is read.
+    let map = unsafe { memmap2::MmapOptions::new().map(&f) }.map_err(|e| Error::io("read", path, e))?;
     let layout = parse_header(&map).map_err(|m| bad(path, m))?;
     check_length(&layout, meta.len()).map_err(|m| bad(path, m))?;
     Ok(Mapped { map, layout })
