@@ -97,6 +97,23 @@ struct Region {
     state: Box<[AtomicU16]>,
     /// Set once the region is in [`Sanitizer`]'s `lent` list (this run).
     lent: AtomicBool,
+    /// One lock per [`STRIPE`] states, held while a hook changes states
+    /// of several writers' run ([`Sanitizer::hold`]).
+    stripes: Box<[AtomicBool]>,
+}
+
+/// States per stripe lock: a 4 KiB DMA's 1024 floats take one.
+const STRIPE: usize = 4096;
+
+/// Stripes of a region held by one hook (released when dropped).
+struct Held<'a>(&'a [AtomicBool]);
+
+impl Drop for Held<'_> {
+    fn drop(&mut self) {
+        for l in self.0 {
+            l.store(false, Ordering::Release);
+        }
+    }
 }
 
 impl Region {
@@ -159,6 +176,7 @@ pub enum Watched {
     /// `states` points to the state of the range's first element (bits of
     /// [`AtomicU16`], as the sanitizer keeps them); `me` is the core's
     /// writer bit; with `one_writer` no other thread writes the states.
+    /// (`one_writer`: true; states are lent only to a run's one writer.)
     States { states: *const AtomicU16, me: u16, one_writer: bool },
     /// Anything else (several regions, a partial overlap, another element
     /// size): every access through the sanitizer's own checks.
@@ -260,7 +278,8 @@ impl Sanitizer {
         }
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: unwritten_states(n), lent: AtomicBool::new(false) });
+        let stripes = (0..n.div_ceil(STRIPE)).map(|_| AtomicBool::new(false)).collect();
+        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: unwritten_states(n), lent: AtomicBool::new(false), stripes });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -334,6 +353,11 @@ impl Sanitizer {
         if !inside || r.elem != elem || !(addr - r.base).is_multiple_of(elem) {
             return Watched::Mixed;
         }
+        // States change only under the stripe locks while several
+        // threads write (`hold`): lent out only to the one writer.
+        if !self.one_writer.load(Ordering::Relaxed) {
+            return Watched::Mixed;
+        }
         let states = r.state[((addr - r.base) / elem) as usize..].as_ptr();
         // Kept once per run (a region is watched within one run): an
         // accessor made per row takes no lock.
@@ -367,7 +391,8 @@ impl Sanitizer {
                         first_unwritten.get_or_insert(e);
                     } else {
                         // Written where no hook saw it (a raw pointer).
-                        r.state[e as usize].fetch_or(UNKNOWN_WRITER, Ordering::Relaxed);
+                        let _held = self.hold(r, e, e);
+                        mark(&r.state[e as usize], UNKNOWN_WRITER);
                     }
                 } else if s & CORE_BITS & !me != 0 {
                     self.record(FindingKind::CrossCoreRead, r, cpu, Some(lowest(s & CORE_BITS & !me)), e, 1);
@@ -392,6 +417,7 @@ impl Sanitizer {
                 continue;
             }
             self.wrote(me);
+            let _held = self.hold(r, lo, hi);
             self.mark_range(&r.state[lo as usize..=hi as usize], me);
         }
     }
@@ -417,6 +443,7 @@ impl Sanitizer {
                 self.record(FindingKind::InputWritten, r, cpu, None, lo, hi - lo + 1);
                 continue;
             }
+            let _held = self.hold(r, lo, hi);
             if self.copy_aligned(r, from, cpu, (dst, src, len), (lo, hi)) {
                 continue;
             }
@@ -430,7 +457,7 @@ impl Sanitizer {
                     r.state[e as usize].store(UNWRITTEN, Ordering::Relaxed);
                 } else {
                     self.wrote(1 << cpu);
-                    mark(&r.state[e as usize], 1 << cpu, self.one_writer.load(Ordering::Relaxed));
+                    mark(&r.state[e as usize], 1 << cpu);
                 }
             }
         }
@@ -438,12 +465,41 @@ impl Sanitizer {
 }
 
 impl Sanitizer {
+    /// The stripes of `r` over states `[lo, hi]`, locked in order, while
+    /// several threads may write states (none needed with one writer):
+    /// every change of a state is made under them, so a load and a store
+    /// replace a locked read-modify-write per element (most of an 8-core
+    /// run's time), and no change is lost.
+    fn hold<'r>(&self, r: &'r Region, lo: u64, hi: u64) -> Option<Held<'r>> {
+        if self.one_writer.load(Ordering::Relaxed) {
+            return None;
+        }
+        let (a, b) = (lo as usize / STRIPE, (hi as usize / STRIPE).min(r.stripes.len().saturating_sub(1)));
+        let locks = r.stripes.get(a..=b)?;
+        for l in locks {
+            let mut spins = 0u32;
+            while l.swap(true, Ordering::Acquire) {
+                // Held briefly (a few thousand states); more threads than
+                // host cores: after a short spin, let the holder run.
+                spins += 1;
+                if spins < 64 {
+                    core::hint::spin_loop();
+                } else {
+                    std::thread::yield_now();
+                }
+            }
+        }
+        Some(Held(locks))
+    }
+
     /// Adds writer bits `bits` to each state of `states` (a contiguous
-    /// range of elements one hook wrote).
+    /// range of elements one hook wrote), under [`hold`](Self::hold).
     fn mark_range(&self, states: &[AtomicU16], bits: u16) {
         if !self.one_writer.load(Ordering::Relaxed) {
+            // Other threads load states meanwhile: atomic loads and stores
+            // (plain moves), not a plain slice.
             for s in states {
-                s.fetch_or(bits, Ordering::Relaxed);
+                mark(s, bits);
             }
             return;
         }
@@ -503,18 +559,14 @@ fn unwritten_states(n: usize) -> Box<[AtomicU16]> {
     unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU16]) }
 }
 
-/// Adds the writer bits `bits` to an element's state: with `one_writer`
-/// (no other thread writes the states) a plain load and store, else an
-/// atomic or.
+/// Adds the writer bits `bits` to an element's state: a load and a store,
+/// as the only thread that changes it now (one writer, or under
+/// [`Sanitizer::hold`]).
 #[inline]
-fn mark(state: &AtomicU16, bits: u16, one_writer: bool) {
-    if one_writer {
-        let v = state.load(Ordering::Relaxed);
-        if v & bits != bits {
-            state.store(v | bits, Ordering::Relaxed);
-        }
-    } else {
-        state.fetch_or(bits, Ordering::Relaxed);
+fn mark(state: &AtomicU16, bits: u16) {
+    let v = state.load(Ordering::Relaxed);
+    if v & bits != bits {
+        state.store(v | bits, Ordering::Relaxed);
     }
 }
 
@@ -642,14 +694,52 @@ mod tests {
         assert_eq!(s.lend_states(&mut v, 0, base + 16, 32, 4, false), Watched::Mixed, "two regions");
         assert_eq!(s.lend_states(&mut v, 0, base, 32, 2, false), Watched::Mixed, "another element size");
         assert_eq!(s.lend_states(&mut v, 0, base + 2, 8, 4, false), Watched::Mixed, "not on an element");
+        assert_eq!(s.lend_states(&mut v, 3, base + 8, 24, 4, true), Watched::Mixed, "several writers: states change under their locks only");
+        s.set_one_writer(true);
         let Watched::States { states, me, one_writer } = s.lend_states(&mut v, 3, base + 8, 24, 4, true) else { panic!("the output's states") };
-        assert_eq!((me, one_writer), (1 << 3, false));
+        assert_eq!((me, one_writer), (1 << 3, true));
         s.write(&mut v, 3, base + 12, 4);
         s.unwatch(base);
         // SAFETY: the region was lent this run: alive until `begin`; element
         // 1 of the range is the region's element 3.
         assert_eq!(unsafe { (*states.add(1)).load(Ordering::Relaxed) }, 1 << 3);
         assert!(s.end().is_empty());
+    }
+
+    /// With several writers a hook changes states only under their
+    /// stripe's lock: a core's write into a stripe another hook holds
+    /// waits for it (so no load and store of one can lose the other's
+    /// bit), and one into another stripe does not.
+    #[test]
+    fn a_write_waits_for_the_stripe_another_hook_holds() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        s.begin();
+        let n = 2 * STRIPE as u64;
+        soc.fill(base, n * 4, 0xA5).unwrap();
+        s.watch(base, n * 4, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.set_one_writer(false);
+        let region = Arc::clone(&s.regions.read().unwrap()[0]);
+        let held = s.hold(&region, 10, 10).expect("several writers: a lock");
+        let state = |e: u64| region.state[e as usize].load(Ordering::Relaxed);
+        std::thread::scope(|sc| {
+            let writer = sc.spawn(|| {
+                let mut v = CoreView::default();
+                // The other stripe first: not held, done at once.
+                s.write(&mut v, 2, base + STRIPE as u64 * 4, 4);
+                s.write(&mut v, 1, base + 10 * 4, 4);
+            });
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            assert_eq!((state(STRIPE as u64), state(10)), (1 << 2, UNWRITTEN), "the held stripe's write waits");
+            drop(held);
+            writer.join().unwrap();
+        });
+        assert_eq!(state(10), 1 << 1);
+        let again = s.hold(&region, 0, n - 1);
+        assert!(again.is_some(), "released: held again");
+        drop(again);
+        s.set_one_writer(true);
+        assert!(s.hold(&region, 0, n - 1).is_none(), "one writer: no lock");
     }
 
     #[test]
