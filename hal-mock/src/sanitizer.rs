@@ -554,6 +554,19 @@ impl Sanitizer {
 /// 0.4 ms per MiB.
 fn unwritten_states(n: usize) -> Box<[AtomicU16]> {
     let zeroed: Box<[u16]> = std::vec![UNWRITTEN; n].into_boxed_slice();
+    // A large region's states (an output's, a scratch tensor's: written
+    // whole) faulted in by one call, not a fault per page as the hooks
+    // first mark each (about half the time of those faults here).
+    if n * 2 >= 1 << 20 {
+        const PAGE: usize = 4096;
+        let (at, end) = (zeroed.as_ptr() as usize, zeroed.as_ptr() as usize + n * 2);
+        let (lo, hi) = (at.next_multiple_of(PAGE), end & !(PAGE - 1));
+        if hi > lo {
+            // SAFETY: whole pages inside this allocation, which it owns;
+            // MADV_POPULATE_WRITE only faults them in (zeros stay zeros).
+            let _ = unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) };
+        }
+    }
     // SAFETY: AtomicU16 has u16's size, alignment and bit validity, so
     // the slice's allocation and layout are the same.
     unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU16]) }
