@@ -559,6 +559,16 @@ impl Simulator {
         let storage = at + OUTPUT_FILE_HEADER;
         let file_len = (OUTPUT_FILE_HEADER + d.buffer_bytes).next_multiple_of(PAGE);
         file.set_len(file_len).map_err(|_| Error::OutputFileFailed)?;
+        // Its blocks reserved now: a store into a page the file system
+        // then could not back (a full disk) would be a SIGBUS in the
+        // kernel, not an error; here it is one (the caller copies out).
+        {
+            use std::os::fd::AsRawFd;
+            // SAFETY: fallocate on a descriptor `file` owns; no pointer.
+            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, file_len as libc::off_t) } != 0 {
+                return Err(Error::OutputFileFailed);
+            }
+        }
         let base = self.soc.platform().hbm_soc_base;
         self.soc.hbm().show_file(at - base, file_len, file.into()).map_err(|_| Error::OutputFileFailed)?;
         // The guard after it, as `alloc_guarded` places one, and one over
