@@ -231,12 +231,13 @@ fn kernel_compile(dir: &Path) -> Result<Vec<String>> {
 }
 
 /// ns per element of the plain C++ loop (`plain_relu.cpp`) over `n`,
-/// compiled exactly as the build in `dir` compiled the kernels.
-fn plain_loop_ns(dir: &Path, n: usize) -> Result<f64> {
+/// compiled exactly as the build in `dir` compiled the kernels, then
+/// `extra` (`-fno-tree-vectorize`: one element at a time, a bare load each).
+fn plain_loop_ns(dir: &Path, n: usize, extra: &[&str]) -> Result<f64> {
     let exe = work().join("plain_relu");
     let src = root().join("perf/sim_bench/plain_relu.cpp");
     let cc = kernel_compile(dir)?;
-    run(Command::new(&cc[0]).args(&cc[1..]).arg(&src).arg("-o").arg(&exe))?;
+    run(Command::new(&cc[0]).args(&cc[1..]).args(extra).arg(&src).arg("-o").arg(&exe))?;
     let out = Command::new(&exe).arg(n.to_string()).output().map_err(|e| format!("{}: {e}", exe.display()))?;
     let text = String::from_utf8_lossy(&out.stdout);
     text.trim().parse().map_err(|_| format!("{}: expected ns per element, got {text:?}", exe.display()))
@@ -348,10 +349,15 @@ pub fn main(args: &[String]) -> Result {
             kernel_acc_ns = kernel_ns(&text)?;
         }
     }
-    let plain = plain_loop_ns(&single, n)?;
+    let plain = plain_loop_ns(&single, n, &[])?;
+    // The accessor's per-element checks keep its loop scalar; against the
+    // same loop kept scalar, the figure is the cost of an access over a
+    // bare load.
+    let scalar = plain_loop_ns(&single, n, &["-fno-tree-vectorize"])?;
     let acc = kernel_acc_ns / n as f64;
-    eprintln!("  element accessor kernel: {acc:.2} ns per element; plain C++ loop: {plain:.3} ns per element");
+    eprintln!("  element accessor kernel: {acc:.2} ns per element; plain C++ loop: {plain:.3} ns per element ({scalar:.3} not vectorised)");
     figures.insert("kernel_acc_per_elem_ratio".into(), acc / plain);
+    figures.insert("kernel_acc_per_scalar_elem_ratio".into(), acc / scalar);
     match python_call(&py)? {
         Some(m) => figures.extend(m),
         None => eprintln!("  perf/python_call.py: not there (the Python call figures are not measured)"),
