@@ -145,10 +145,11 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
 
 /// The NumPy dtype an output of `dtype` gets, made once per process and
 /// dtype (asked on every call, it cost a small op call an import and a
-/// `numpy.dtype` call; issue 28).
+/// `numpy.dtype` call; issue 28). bfloat16's is asked every time: it
+/// depends on whether `ml_dtypes` imports now.
 fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyArrayDescr>> {
     static MADE: [PyOnceLock<Py<PyArrayDescr>>; 8] = [const { PyOnceLock::new() }; 8];
-    let slot = Dtype::ALL.iter().filter(|d| dtype_marshals(**d)).position(|d| *d == dtype);
+    let slot = Dtype::ALL.iter().filter(|d| dtype_marshals(**d) && **d != Dtype::Bfloat16).position(|d| *d == dtype);
     match slot.and_then(|i| MADE.get(i)) {
         Some(cell) => cell.get_or_try_init(py, || Ok(make_numpy_dtype(py, dtype)?.cast_into::<PyArrayDescr>()?.unbind())).map(|d| d.bind(py).clone()),
         None => Ok(make_numpy_dtype(py, dtype)?.cast_into::<PyArrayDescr>()?),
