@@ -208,13 +208,25 @@ impl PhysMemory {
         // The cached data extent may be a hole after this.
         self.data_hi.store(0, Ordering::Relaxed);
         let (mut at, mut small) = (0u64, 0u64);
+        // The largest range kept (zeroed in place: data still), remembered
+        // as the known data extent: the next run's writes over it (the
+        // tensor area) then ask no `lseek`, which walks every page of it.
+        let mut kept = (0u64, 0u64);
+        let remember = |kept: (u64, u64)| {
+            self.data_lo.store(kept.0, Ordering::Relaxed);
+            self.data_hi.store(kept.1, Ordering::Relaxed);
+        };
         while at < self.size {
             // SAFETY: lseek on the memfd this value owns (as in is_hole).
             let lo = unsafe { libc::lseek(self.fd, at as libc::off_t, libc::SEEK_DATA) };
             if lo < 0 {
                 let e = io::Error::last_os_error();
                 // ENXIO: no data at or after `at`.
-                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(()) } else { Err(e) };
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    remember(kept);
+                    return Ok(());
+                }
+                return Err(e);
             }
             // SAFETY: as above.
             let hi = unsafe { libc::lseek(self.fd, lo, libc::SEEK_HOLE) };
@@ -237,11 +249,15 @@ impl PhysMemory {
                 // plain bytes, no Rust reference into them.
                 unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
                 self.punch(khi, hi - khi)?;
+                if khi - klo > kept.1 - kept.0 {
+                    kept = (klo, khi);
+                }
             } else {
                 self.punch(lo, hi - lo)?;
             }
             at = hi;
         }
+        remember(kept);
         Ok(())
     }
 
@@ -318,6 +334,8 @@ mod tests {
         assert!(m.is_hole(56 << 10, 8 << 10), "so is the part of one outside the kept range");
         assert!(!m.is_hole(64 << 10, 4096), "kept");
         assert!(!m.is_hole(4096, 4096), "a small extent is kept too");
+        assert!(m.is_data(64 << 10, 8 << 10) && m.is_data((100 << 10) + 7, 100), "the kept extents are still data");
+        assert!(!m.is_data(56 << 10, 16 << 10), "not where it was given back");
         // (Last: reading a hole faults its page in.)
         // SAFETY: the whole mapping is readable.
         let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
