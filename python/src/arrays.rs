@@ -19,9 +19,9 @@ use customop::npy::{Array, Dtype};
 use customop::Result;
 use numpy::npyffi::{get_type_object, npy_intp, NpyTypes, PY_ARRAY_API};
 use numpy::{PyArray1, PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
-use pyo3::sync::PyOnceLock;
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyTuple};
 
 /// The dtype names accepted, for messages.
@@ -186,9 +186,10 @@ fn make_numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, P
 /// copy of `bytes` (the one copy out of the run's memory).
 pub fn copy_to_python<'py>(py: Python<'py>, dtype: Dtype, shape: &[u64], bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
     let descr = numpy_dtype(py, dtype)?;
-    let mut dims: Vec<npy_intp> = shape.iter().map(|&d| npy_intp::try_from(d)).collect::<std::result::Result<_, _>>().map_err(|_| PyValueError::new_err("output shape too large"))?;
+    let mut dims: Vec<npy_intp> =
+        shape.iter().map(|&d| npy_intp::try_from(d)).collect::<std::result::Result<_, _>>().map_err(|_| PyValueError::new_err("output shape too large"))?;
     let want = shape.iter().try_fold(usize::from(dtype.elem_size()), |n, &d| n.checked_mul(usize::try_from(d).ok()?));
-    if want != Some(bytes.len()) || usize::try_from(descr.itemsize()).ok() != Some(usize::from(dtype.elem_size())) {
+    if want != Some(bytes.len()) || descr.itemsize() != usize::from(dtype.elem_size()) {
         return Err(PyValueError::new_err(format!("output of {} bytes for shape {shape:?} of {}", bytes.len(), dtype.name())));
     }
     // One array of the dtype and shape, made in one call (not a byte array
