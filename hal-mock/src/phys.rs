@@ -121,6 +121,25 @@ impl PhysMemory {
         false
     }
 
+    /// Whether every page of `[offset, offset + len)` holds data (written
+    /// before, or kept by [`zero_keeping`](Self::zero_keeping)): a store
+    /// through the view then faults no fresh page in, and is cheaper than
+    /// a write through the file. A hint: a wrong answer costs time only.
+    pub fn is_data(&self, offset: u64, len: u64) -> bool {
+        let Some(end) = offset.checked_add(len).filter(|&e| len != 0 && e <= self.size) else { return false };
+        if offset >= self.data_lo.load(Ordering::Relaxed) && end <= self.data_hi.load(Ordering::Relaxed) {
+            return true;
+        }
+        // SAFETY: lseek on the memfd this value owns (as in is_hole).
+        let hole = unsafe { libc::lseek(self.fd, offset as libc::off_t, libc::SEEK_HOLE) };
+        if hole < 0 || (hole as u64) < end {
+            return false;
+        }
+        self.data_lo.store(offset, Ordering::Relaxed);
+        self.data_hi.store(hole as u64, Ordering::Relaxed);
+        true
+    }
+
     /// Host pointer to byte `offset` of the SoC-side view, if `offset..offset+len`
     /// lies inside the memory.
     pub fn ptr(&self, offset: u64, len: u64) -> Option<*mut u8> {
@@ -325,13 +344,25 @@ impl PhysMemory {
         // The cached data extent may be a hole after this.
         self.data_hi.store(0, Ordering::Relaxed);
         let (mut at, mut small) = (0u64, 0u64);
+        // The largest range kept (zeroed in place: data still), remembered
+        // as the known data extent: the next run's writes over it (the
+        // tensor area) then ask no `lseek`, which walks every page of it.
+        let mut kept = (0u64, 0u64);
+        let remember = |kept: (u64, u64)| {
+            self.data_lo.store(kept.0, Ordering::Relaxed);
+            self.data_hi.store(kept.1, Ordering::Relaxed);
+        };
         while at < self.size {
             // SAFETY: lseek on the memfd this value owns (as in is_hole).
             let lo = unsafe { libc::lseek(self.fd, at as libc::off_t, libc::SEEK_DATA) };
             if lo < 0 {
                 let e = io::Error::last_os_error();
                 // ENXIO: no data at or after `at`.
-                return if e.raw_os_error() == Some(libc::ENXIO) { Ok(()) } else { Err(e) };
+                if e.raw_os_error() == Some(libc::ENXIO) {
+                    remember(kept);
+                    return Ok(());
+                }
+                return Err(e);
             }
             // SAFETY: as above.
             let hi = unsafe { libc::lseek(self.fd, lo, libc::SEEK_HOLE) };
@@ -354,11 +385,15 @@ impl PhysMemory {
                 // plain bytes, no Rust reference into them.
                 unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
                 self.punch(khi, hi - khi)?;
+                if khi - klo > kept.1 - kept.0 {
+                    kept = (klo, khi);
+                }
             } else {
                 self.punch(lo, hi - lo)?;
             }
             at = hi;
         }
+        remember(kept);
         Ok(())
     }
 
@@ -461,6 +496,9 @@ mod tests {
         assert!(m.is_hole(8192, 4096));
         assert!(!m.is_hole(0, 0), "nothing is not a hole");
         assert!(!m.is_hole(1 << 20, 1), "past the end");
+        assert!(m.is_data(4096, 4096) && m.is_data(4100, 16));
+        assert!(!m.is_data(4096, 8192), "a range partly a hole");
+        assert!(!m.is_data(0, 4096) && !m.is_data(4096, 0) && !m.is_data(1 << 20, 1));
     }
 
     #[test]
@@ -478,6 +516,8 @@ mod tests {
         assert!(m.is_hole(56 << 10, 8 << 10), "so is the part of one outside the kept range");
         assert!(!m.is_hole(64 << 10, 4096), "kept");
         assert!(!m.is_hole(4096, 4096), "a small extent is kept too");
+        assert!(m.is_data(64 << 10, 8 << 10) && m.is_data((100 << 10) + 7, 100), "the kept extents are still data");
+        assert!(!m.is_data(56 << 10, 16 << 10), "not where it was given back");
         // (Last: reading a hole faults its page in.)
         // SAFETY: the whole mapping is readable.
         let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };

@@ -104,12 +104,26 @@ impl MockSoc {
 
     /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
     pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
-        if data.len() >= THROUGH_FILE {
+        if data.len() >= THROUGH_FILE && !self.is_data(addr, data.len() as u64) {
             self.write_unmapped(addr, data)?;
             // Mapped now, in one call, not a fault per page later.
             self.populate(addr, data.len() as u64);
             return Ok(());
         }
+        self.write_mapped(addr, data)
+    }
+
+    /// Whether every page of SoC range `addr..addr+len` holds data already
+    /// (a reused simulator's kept tensor area): a store through the
+    /// mapping then costs a copy and nothing more, less than a write
+    /// through the file (which looks up and locks every page).
+    pub fn is_data(&self, addr: u64, len: u64) -> bool {
+        self.resolve(addr, len).is_some_and(|(mem, off)| mem.is_data(off, len))
+    }
+
+    /// Copies `data` into SoC memory at `addr` through the mapping (for a
+    /// small copy, or pages that hold data already: see [`is_data`](Self::is_data)).
+    pub fn write_mapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         let p = self.soc_ptr(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
         // SAFETY: p is valid for data.len() bytes (resolved above); the
         // source is a distinct host slice.
@@ -138,6 +152,11 @@ impl MockSoc {
         let n = usize::try_from(len).map_err(|_| out_of_map(addr))?;
         let p = self.soc_ptr(addr, len).ok_or_else(|| out_of_map(addr))?;
         if byte == 0 && self.is_hole(addr, len) {
+            return Ok(());
+        }
+        if self.is_data(addr, len) {
+            // SAFETY: p is valid for len bytes (resolved above).
+            unsafe { std::ptr::write_bytes(p, byte, n) };
             return Ok(());
         }
         if n >= THROUGH_FILE {

@@ -17,9 +17,11 @@
 use crate::errors::bad_input;
 use customop::npy::{Array, Dtype};
 use customop::Result;
-use numpy::{PyArray1, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
+use numpy::npyffi::{get_type_object, npy_intp, NpyTypes, PY_ARRAY_API};
+use numpy::{PyArray1, PyArrayDescr, PyArrayDescrMethods, PyUntypedArray, PyUntypedArrayMethods};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
+use pyo3::sync::PyOnceLock;
 use pyo3::types::{PyBytes, PyTuple};
 
 /// The dtype names accepted, for messages.
@@ -141,8 +143,25 @@ fn type_name(obj: &Bound<'_, PyAny>) -> String {
     obj.get_type().name().map(|n| n.to_string()).unwrap_or_else(|_| "the object".into())
 }
 
-/// The NumPy dtype an output of `dtype` gets.
-fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>> {
+/// The NumPy dtype an output of `dtype` gets, made once per process and
+/// dtype (asked on every call, it cost a small op call an import and a
+/// `numpy.dtype` call; issue 28). bfloat16's is asked every time: it
+/// depends on whether `ml_dtypes` imports now.
+fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyArrayDescr>> {
+    static MADE: [PyOnceLock<Py<PyArrayDescr>>; 8] = [const { PyOnceLock::new() }; 8];
+    let slot = Dtype::ALL.iter().filter(|d| dtype_marshals(**d) && **d != Dtype::Bfloat16).position(|d| *d == dtype);
+    match slot.and_then(|i| MADE.get(i)) {
+        Some(cell) => cell.get_or_try_init(py, || Ok(make_numpy_dtype(py, dtype)?.cast_into::<PyArrayDescr>()?.unbind())).map(|d| d.bind(py).clone()),
+        None => Ok(make_numpy_dtype(py, dtype)?.cast_into::<PyArrayDescr>()?),
+    }
+}
+
+/// Whether `d` marshals (has a NumPy dtype here).
+fn dtype_marshals(d: Dtype) -> bool {
+    matches!(d, Dtype::Uint8 | Dtype::Int8 | Dtype::Int16 | Dtype::Int32 | Dtype::Int64 | Dtype::Fp16 | Dtype::Fp32 | Dtype::Bfloat16)
+}
+
+fn make_numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>> {
     let np = py.import("numpy")?;
     let name = match dtype {
         Dtype::Uint8 => "uint8",
@@ -166,10 +185,38 @@ fn numpy_dtype<'py>(py: Python<'py>, dtype: Dtype) -> PyResult<Bound<'py, PyAny>
 /// An output of `dtype` and `shape` as a fresh NumPy array holding a
 /// copy of `bytes` (the one copy out of the run's memory).
 pub fn copy_to_python<'py>(py: Python<'py>, dtype: Dtype, shape: &[u64], bytes: &[u8]) -> PyResult<Bound<'py, PyAny>> {
-    let np_dtype = numpy_dtype(py, dtype)?;
-    let shape = PyTuple::new(py, shape)?;
-    let flat = PyArray1::<u8>::from_slice(py, bytes);
-    flat.call_method1("view", (np_dtype,))?.call_method1("reshape", (shape,))
+    let descr = numpy_dtype(py, dtype)?;
+    let mut dims: Vec<npy_intp> =
+        shape.iter().map(|&d| npy_intp::try_from(d)).collect::<std::result::Result<_, _>>().map_err(|_| PyValueError::new_err("output shape too large"))?;
+    let want = shape.iter().try_fold(usize::from(dtype.elem_size()), |n, &d| n.checked_mul(usize::try_from(d).ok()?));
+    if want != Some(bytes.len()) || descr.itemsize() != usize::from(dtype.elem_size()) {
+        return Err(PyValueError::new_err(format!("output of {} bytes for shape {shape:?} of {}", bytes.len(), dtype.name())));
+    }
+    // One array of the dtype and shape, made in one call (not a byte array
+    // viewed and reshaped: two Python calls), then the one copy into it.
+    // SAFETY: PyArray_NewFromDescr with numpy's own array type, a dtype
+    // reference it steals (`into_dtype_ptr` gives a new one), `dims` of
+    // the shape's rank, no strides or data (it allocates a C-ordered
+    // buffer of the shape's size, checked above to be `bytes.len()`).
+    let arr = unsafe {
+        let p = PY_ARRAY_API.PyArray_NewFromDescr(
+            py,
+            get_type_object(py, NpyTypes::PyArray_Type),
+            descr.into_dtype_ptr(),
+            dims.len() as std::ffi::c_int,
+            dims.as_mut_ptr(),
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            0,
+            std::ptr::null_mut(),
+        );
+        Bound::from_owned_ptr_or_err(py, p)?
+    };
+    let arr = arr.cast_into::<PyUntypedArray>()?;
+    // SAFETY: the fresh array owns a buffer of `bytes.len()` bytes at its
+    // data pointer (made just above); nothing else has it yet.
+    unsafe { std::ptr::copy_nonoverlapping(bytes.as_ptr(), (*arr.as_array_ptr()).fields.data.cast::<u8>(), bytes.len()) };
+    Ok(arr.into_any())
 }
 
 /// The output as a NumPy array of its dtype and shape.

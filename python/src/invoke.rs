@@ -170,7 +170,9 @@ pub fn stage(call: &mut Call<'_>, op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> 
             l
         }));
     }
-    if number(obj).is_some() {
+    // An ndarray (the usual argument) is no number: not asked (`number`
+    // imports numpy to look for a NumPy float).
+    if obj.cast_exact::<numpy::PyUntypedArray>().is_err() && number(obj).is_some() {
         return Ok(Err(bad_input(format!("argument {} of op `{}` ({}) is a tensor: give an array, not a number", i + 1, op.name, p.cpp_type))));
     }
     let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);

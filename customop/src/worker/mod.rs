@@ -12,6 +12,7 @@
 //! forks a new one. A worker found dead between calls (Ctrl-C at the
 //! terminal reaches it too) is replaced silently.
 
+mod doorbell;
 mod phase;
 mod serve;
 mod shape_cache;
@@ -25,6 +26,7 @@ use crate::npy::Dtype;
 use crate::schema::{ArgKind, Op};
 use crate::shape::{OutputSpec, Value};
 use crate::sim::SimApi;
+use doorbell::{spin_until, Doorbell};
 use phase::Phase;
 use serve::serve;
 use shm::Shm;
@@ -68,6 +70,10 @@ struct Worker {
     shm: Shm,
     /// The phase the worker is in (read when a call ends without a result).
     phase: Phase,
+    /// Requests sent and replies received, shared with the worker.
+    bell: Doorbell,
+    /// Requests sent to it.
+    sent: u64,
     /// The simulator's environment ([`SIM_ENV`]) it was forked with.
     env: Vec<Option<std::ffi::OsString>>,
 }
@@ -88,6 +94,7 @@ const KEEP_BYTES: usize = 256 << 20;
 impl Worker {
     fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
         let phase = Phase::new()?;
+        let bell = Doorbell::new()?;
         let mut sv = [0; 2];
         // SAFETY: socketpair writes two descriptors into `sv`.
         if unsafe { libc::socketpair(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0, sv.as_mut_ptr()) } != 0 {
@@ -111,13 +118,13 @@ impl Worker {
             return Err(e);
         }
         if pid == 0 {
-            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm, phase);
+            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm, phase, bell);
         }
         isolate::close(sv[1]);
         isolate::close(err_w);
         // SAFETY: setting a flag on our own descriptor.
         unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
-        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, phase, env: sim_env() })
+        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, phase, bell, sent: 0, env: sim_env() })
     }
 
     /// Whether the worker is not this process's to use: it has ended (and
@@ -350,6 +357,11 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         while read_some(w.err, &mut err) == Read::Data {}
         return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
     }
+    // Rung, then a short spin for the reply before the blocking wait (see
+    // `doorbell`): a small call's reply then finds this side awake.
+    w.sent += 1;
+    w.bell.posted().store(w.sent, std::sync::atomic::Ordering::Release);
+    spin_until(w.bell.replied(), w.sent);
     let mut open = [true, true];
     // Asked when a wait ends without news, a signal broke it, or a tick
     // has passed since the last ask (a worker that keeps writing must not

@@ -1,6 +1,7 @@
 //! The worker's side: it serves one request after another on a thread
 //! with a run thread's stack, with one simulator reset after each reply.
 
+use super::doorbell::{spin_until, Doorbell};
 use super::phase::Phase;
 use super::shape_cache::ShapeCache;
 use super::shm::Shm;
@@ -17,7 +18,18 @@ use std::os::fd::RawFd;
 /// The worker's side: dies with the parent; stderr into the pipe; SIGINT
 /// to its default; then serves requests until the socket ends.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, other: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm, phase: Phase) -> ! {
+pub(super) fn serve(
+    parent: libc::pid_t,
+    api: SimApi,
+    ops: &[Op],
+    ctl: RawFd,
+    other: RawFd,
+    err_r: RawFd,
+    err_w: RawFd,
+    mut shm: Shm,
+    phase: Phase,
+    bell: Doorbell,
+) -> ! {
     // SAFETY: plain system calls on this process and on descriptors it
     // owns; a worker whose parent died before the prctl exits at once.
     unsafe {
@@ -37,19 +49,44 @@ pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, ot
     let ops = ops.to_vec();
     let serving = std::thread::Builder::new()
         .stack_size(neuroncustomop::host::diagnostics::RUN_THREAD_STACK + (4 << 20))
-        .spawn(move || serve_loop(api, &ops, ctl, &mut shm, &phase))
+        .spawn(move || {
+            keep_alt_stack();
+            serve_loop(api, &ops, ctl, &mut shm, &phase, &bell)
+        })
         .map(|t| t.join().unwrap_or(101));
     let code = serving.unwrap_or(1);
     // SAFETY: ends the worker without unwinding into the parent's frames.
     unsafe { libc::_exit(code) }
 }
 
+/// Gives the serving thread an alternate signal stack for its life: a
+/// run finds one and does not make and remove its own (five system calls
+/// per call, issue 28). Best effort: without it each run makes its own.
+fn keep_alt_stack() {
+    const SIZE: usize = 64 << 10;
+    // SAFETY: a fresh private mapping installed as this thread's alternate
+    // signal stack; never unmapped (the worker `_exit`s with it installed).
+    unsafe {
+        let map = libc::mmap(std::ptr::null_mut(), SIZE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_PRIVATE | libc::MAP_ANONYMOUS, -1, 0);
+        if map != libc::MAP_FAILED {
+            let st = libc::stack_t { ss_sp: map, ss_flags: 0, ss_size: SIZE };
+            if libc::sigaltstack(&st, std::ptr::null_mut()) != 0 {
+                libc::munmap(map, SIZE);
+            }
+        }
+    }
+}
+
 /// Answers requests until the socket ends: the worker's exit status.
-fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase) -> i32 {
+fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase, bell: &Doorbell) -> i32 {
     let mut ch = Channel { fd: ctl };
     let mut sim: Option<Sim> = None;
     let mut shapes = ShapeCache::default();
+    let mut served = 0u64;
     loop {
+        // A short spin for the next request before the blocking read (see
+        // `doorbell`): a caller that calls again at once finds this side awake.
+        spin_until(bell.posted(), served + 1);
         let mut head = [0u8; 9];
         if !read_exact(ctl, &mut head) {
             return 0;
@@ -66,6 +103,8 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase)
             Ok(reply) => ch.frame(FRAME_RESULT, &reply),
             Err(_) => return 101,
         }
+        served += 1;
+        bell.replied().store(served, std::sync::atomic::Ordering::Release);
         // The reset for the next call, while the caller reads this one's
         // output (and the memory the run took is given back now): a
         // failed or missing reset leaves a new simulator to the next call.

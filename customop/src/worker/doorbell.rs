@@ -1,0 +1,107 @@
+//! Two counters in a page shared by the parent and its worker (made
+//! before the fork): requests posted, replies sent. Before it blocks on
+//! the socket, each side spins a short while (giving the CPU away each
+//! turn) for the other's count to reach what it waits for: a side that
+//! is not asleep when the other writes to the socket needs no wake-up,
+//! and on this VM a wake-up each way cost a small call more than its
+//! run (issue 28). A spin that runs out ends in the blocking wait as
+//! before: the counters are a hint, the socket carries every message.
+
+use std::io;
+use std::ptr::NonNull;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::time::{Duration, Instant};
+
+/// How long a side spins before it blocks: longer than a small call's
+/// run, far shorter than anything a person or a timeout notices.
+pub(super) const SPIN: Duration = Duration::from_micros(250);
+
+/// The shared page: `posted` at word 0, `replied` at word 8 (apart, so
+/// the two writers do not share a cache line).
+pub(super) struct Doorbell {
+    page: NonNull<AtomicU64>,
+}
+
+// SAFETY: the page is owned by this value and only accessed atomically.
+unsafe impl Send for Doorbell {}
+
+const PAGE: usize = 4096;
+
+impl Doorbell {
+    /// A shared anonymous page of zeros: a forked worker has the same page.
+    pub(super) fn new() -> io::Result<Self> {
+        // SAFETY: a fresh shared anonymous mapping at an address the
+        // kernel chooses; checked below.
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), PAGE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) };
+        if p == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Self { page: NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))? })
+    }
+
+    fn cell(&self, word: usize) -> &AtomicU64 {
+        // SAFETY: words 0 and 8 lie in the mapped page (zeroed, so valid
+        // AtomicU64s, 8-aligned), mapped for this value's lifetime and
+        // only ever accessed atomically.
+        unsafe { &*self.page.as_ptr().add(word) }
+    }
+
+    /// Requests the parent has sent (it stores the count after each send).
+    pub(super) fn posted(&self) -> &AtomicU64 {
+        self.cell(0)
+    }
+
+    /// Replies the worker has sent (it stores the count after each reply).
+    pub(super) fn replied(&self) -> &AtomicU64 {
+        self.cell(8)
+    }
+}
+
+impl Drop for Doorbell {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping, not used after this.
+        unsafe { libc::munmap(self.page.as_ptr().cast(), PAGE) };
+    }
+}
+
+/// Spins, giving the CPU to whatever else can run each turn, until
+/// `count` reaches `target` or `SPIN` has passed: whether it did.
+pub(super) fn spin_until(count: &AtomicU64, target: u64) -> bool {
+    let start = Instant::now();
+    loop {
+        if count.load(Ordering::Acquire) >= target {
+            return true;
+        }
+        if start.elapsed() >= SPIN {
+            return false;
+        }
+        // SAFETY: sched_yield has no preconditions.
+        unsafe { libc::sched_yield() };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_forked_process_rings_and_the_spin_hears_it_or_gives_up() {
+        let d = Doorbell::new().unwrap();
+        assert!(!spin_until(d.replied(), 1), "nobody replied: the spin runs out");
+        // SAFETY: the child only waits on and stores into the shared page,
+        // then `_exit`s.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0);
+        if pid == 0 {
+            let heard = (0..4000).any(|_| spin_until(d.posted(), 1));
+            d.replied().store(if heard { 1 } else { 2 }, Ordering::Release);
+            // SAFETY: ends the child without unwinding.
+            unsafe { libc::_exit(0) };
+        }
+        d.posted().store(1, Ordering::Release);
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        assert_eq!(unsafe { libc::waitpid(pid, &mut status, 0) }, pid);
+        assert_eq!(d.replied().load(Ordering::Acquire), 1);
+    }
+}
