@@ -82,7 +82,8 @@ const _: () = {
     assert!(core::mem::offset_of!(NeuronHostElements, states) == 64);
     assert!(core::mem::offset_of!(NeuronHostElements, base) == 80);
     assert!(core::mem::offset_of!(NeuronHostElements, id) == 96);
-    assert!(HIT_LANES.is_power_of_two());
+    // The C++ side indexes the lanes with its constant `kHostHitLanes`.
+    assert!(HIT_LANES == 4);
 };
 
 impl NeuronHostElements {

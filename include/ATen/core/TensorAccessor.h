@@ -127,6 +127,11 @@ static_assert(offsetof(neuron_host_elements, off) == 102, "host elements layout"
 static_assert(offsetof(neuron_host_elements, nx) == 48 && offsetof(neuron_host_elements, states) == 64, "host elements layout");
 static_assert(offsetof(neuron_host_elements, base) == 80 && offsetof(neuron_host_elements, id) == 96, "host elements layout");
 
+// The cached-hit lanes per record (capi's HIT_LANES; the entry's
+// `lane_mask` + 1, which sim/src/host_elements.rs asserts): a constant,
+// so a hit is not a load of the mask more.
+constexpr uint32_t kHostHitLanes = 4;
+
 // The caller's stack pointer (the stack rule's depth, as a hook notes it).
 inline uintptr_t host_sp() {
 #if defined(__x86_64__)
@@ -153,7 +158,7 @@ template <uint32_t Bytes, bool Store>
 NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
     neuron_host_elements* h = p.host;
     const uint64_t off = a - h->lo;
-    if (h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation) {
+    if (__builtin_expect(h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation, 1)) {
         const uint64_t e = off / Bytes;
         uint16_t* st = h->states;
         bool fast = true;
@@ -162,7 +167,7 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
                 fast = false;
             } else if (st) {
                 const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
-                if ((s & h->me) == 0) {
+                if (__builtin_expect((s & h->me) == 0, 0)) {
                     if (h->one_writer) {
                         __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
                     } else {
@@ -173,10 +178,11 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
         } else if (st && __atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me) {
             fast = false;
         }
-        if (fast) {
+        if (__builtin_expect(fast, 1)) {
             const uintptr_t sp = host_sp();
-            if (sp < *h->sp_low) *h->sp_low = sp;
-            h->lanes[e & h->lane_mask]++;
+            if (__builtin_expect(sp < *h->sp_low, 0)) *h->sp_low = sp;
+            // The lane count is the library's HIT_LANES (asserted there).
+            h->lanes[e & (kHostHitLanes - 1)]++;
             return h->nx + off;
         }
         return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
@@ -384,12 +390,26 @@ protected:
 // or a sub-accessor of a temporary one (`x.accessor<float, 2>()[i]`)
 // stays valid while the tensor lives (its coherency registration ends
 // with this object).
+// The descriptor the library's accessor calls get: on the host a copy,
+// so the accessor's address never escapes and the compiler keeps its
+// path in registers across the element loop's hook calls (the escaped
+// object was reloaded from the stack field by field per element).
+#ifdef NEURON_HOST_ELEMENTS
+#define NEURON_HOST_VIEW(v)        \
+    neuron_tensor v##_copy = t_;   \
+    const neuron_tensor* v = &v##_copy
+#else
+#define NEURON_HOST_VIEW(v) const neuron_tensor* v = &t_
+#endif
+
 template <class T, size_t N, bool ReadOnly>
 class Accessor : public TensorAccessor<T, N, ReadOnly> {
 public:
     explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, ReadOnly>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
-        ok_ = neuron_accessor_check(&t_, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 &&
-              neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
+        {
+            NEURON_HOST_VIEW(v);
+            ok_ = neuron_accessor_check(v, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 && neuron_accessor_register(v, ACCESSOR_KIND_UNBUFFERED) == 0;
+        }
         if (ok_) {
             this->addr_ = t_.storage.addr;
             this->path_ = detail::element_path(t_, N, sizeof(T), !ReadOnly, &this->addr_);
@@ -407,7 +427,10 @@ public:
 #endif
     Accessor& operator=(const Accessor&) = delete;
     ~Accessor() {
-        if (ok_) neuron_accessor_release(&t_, ACCESSOR_KIND_UNBUFFERED);
+        if (ok_) {
+            NEURON_HOST_VIEW(v);
+            neuron_accessor_release(v, ACCESSOR_KIND_UNBUFFERED);
+        }
     }
     bool ok() const { return ok_; }
 
