@@ -62,11 +62,14 @@ enum : uint32_t {
 
 #if !defined(__XTENSA__) && !defined(NEURON_DEVICE)
 #define NEURON_HOST_ELEMENTS 1
+// The host has no pinned path (element_path makes one on the device only).
+constexpr bool kPinnedPath = false;
 // The host's element path inline in the kernel's loop (out of line, its
 // call and the path's spills were a third of an element's time).
 #define NEURON_HOST_INLINE __attribute__((always_inline))
 #else
 #define NEURON_HOST_INLINE
+constexpr bool kPinnedPath = true;
 #endif
 
 // 32-bit fields: one l32i each even deep in a kernel's frame.
@@ -183,7 +186,11 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
             if (__builtin_expect(sp < *h->sp_low, 0)) *h->sp_low = sp;
             // The lane count is the library's HIT_LANES (asserted there).
             h->lanes[e & (kHostHitLanes - 1)]++;
-            return h->nx + off;
+            uint8_t* q = h->nx + off;
+            // A window's pointer is never null: the caller's null test
+            // goes.
+            if (q == nullptr) __builtin_unreachable();
+            return q;
         }
         return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
     }
@@ -205,8 +212,10 @@ NEURON_HOST_INLINE inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__) || defined(NEURON_DEVICE)
     return a ? neuron_translate(p.ctx, a) : nullptr;
 #else
-    if (!a) return nullptr;
+    // An inline path's address is never 0 (the tensor's is not, and its
+    // span does not wrap the low word).
     if (p.kind == kPathHost) return host_element<Bytes, Store>(a, p);
+    if (!a) return nullptr;
     return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
 #endif
 }
@@ -292,7 +301,7 @@ public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     NEURON_HOST_INLINE operator T() const {
-        if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
+        if (detail::kPinnedPath && path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
     }
@@ -304,7 +313,7 @@ public:
     }
     NEURON_HOST_INLINE const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
-        if (path_.kind == detail::kPathPinned) {
+        if (detail::kPinnedPath && path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
             return *this;
         }
@@ -339,8 +348,23 @@ public:
     TensorAccessor(const int64_t* sizes, const int64_t* strides, uint64_t addr, neuron_translation_ctx* ctx)
         : sizes_(sizes), strides_(strides), bounds_(detail::kNoBounds), addr_(addr), path_{ctx, detail::kPathLibrary} {}
     TensorAccessor(const int64_t* sizes, const int64_t* strides, const int64_t* bounds, uint64_t addr, const detail::ElementPath& path)
-        : sizes_(sizes), strides_(strides), bounds_(bounds), addr_(addr), path_(path) {}
+        : sizes_(sizes), strides_(strides), bounds_(bounds), addr_(addr), path_(path) {
+#ifdef NEURON_HOST_ELEMENTS
+        bound_ = static_cast<uint64_t>(bounds[0]);
+#endif
+    }
     auto operator[](int64_t i) const {
+#ifdef NEURON_HOST_ELEMENTS
+        // The host: the same test and offset in 64 bits, fewer
+        // instructions (the bound, like the stride, fits 32 bits, so an
+        // index in range is below 2^32 and the sum carries into nothing),
+        // against the bound as it was when the accessor was made, kept
+        // here rather than read through the tensor per element.
+        if (static_cast<uint64_t>(i) < bound_) {
+            const uint64_t stride = N == 1 ? 1u : static_cast<uint32_t>(strides_[0]);
+            return next(addr_ + static_cast<uint64_t>(i) * stride * sizeof(T), bounds_ + 1, path_);
+        }
+#else
         // On an inline path `bounds_` is `sizes_`, whose entries (like the
         // strides) fit 32 bits (checked when the accessor was made): the
         // bounds check is on the low word once the high word is 0, and the
@@ -352,6 +376,7 @@ public:
             const uint32_t off = static_cast<uint32_t>(i) * stride * static_cast<uint32_t>(sizeof(T));
             return next((addr_ & ~UINT64_C(0xFFFFFFFF)) | static_cast<uint32_t>(static_cast<uint32_t>(addr_) + off), bounds_ + 1, path_);
         }
+#endif
         return next(neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T)), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
     }
     // Past the accessor's N dimensions: error 96 recorded, 0.
@@ -375,21 +400,14 @@ protected:
     const int64_t* strides_;
     // The inline path's bounds: `sizes_`, or kNoBounds (library path).
     const int64_t* bounds_;
+#ifdef NEURON_HOST_ELEMENTS
+    // The host: `bounds_[0]` (0 on the library path).
+    uint64_t bound_ = 0;
+#endif
     uint64_t addr_;
     detail::ElementPath path_;
 };
 
-// The accessor a Tensor hands out: registered with the coherency enforcer
-// for its lifetime. If the tensor is refused (wrong rank/type, or a
-// coherency conflict under COHERENT), ok() is false and every access is
-// refused (reads give 0, writes are dropped, the error is recorded).
-//
-// Its sizes and strides are the tensor's own (`t`, the Tensor's
-// descriptor), not this object's copy: as in libtorch, a TensorAccessor
-// sliced from it (`TensorAccessor<float, 2> a = x.accessor<float, 2>();`)
-// or a sub-accessor of a temporary one (`x.accessor<float, 2>()[i]`)
-// stays valid while the tensor lives (its coherency registration ends
-// with this object).
 // The descriptor the library's accessor calls get: on the host a copy,
 // so the accessor's address never escapes and the compiler keeps its
 // path in registers across the element loop's hook calls (the escaped
@@ -402,6 +420,17 @@ protected:
 #define NEURON_HOST_VIEW(v) const neuron_tensor* v = &t_
 #endif
 
+// The accessor a Tensor hands out: registered with the coherency enforcer
+// for its lifetime. If the tensor is refused (wrong rank/type, or a
+// coherency conflict under COHERENT), ok() is false and every access is
+// refused (reads give 0, writes are dropped, the error is recorded).
+//
+// Its sizes and strides are the tensor's own (`t`, the Tensor's
+// descriptor), not this object's copy: as in libtorch, a TensorAccessor
+// sliced from it (`TensorAccessor<float, 2> a = x.accessor<float, 2>();`)
+// or a sub-accessor of a temporary one (`x.accessor<float, 2>()[i]`)
+// stays valid while the tensor lives (its coherency registration ends
+// with this object).
 template <class T, size_t N, bool ReadOnly>
 class Accessor : public TensorAccessor<T, N, ReadOnly> {
 public:
@@ -413,7 +442,12 @@ public:
         if (ok_) {
             this->addr_ = t_.storage.addr;
             this->path_ = detail::element_path(t_, N, sizeof(T), !ReadOnly, &this->addr_);
-            if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t.sizes;
+            if (this->path_.kind != detail::kPathLibrary) {
+                this->bounds_ = t.sizes;
+#ifdef NEURON_HOST_ELEMENTS
+                this->bound_ = static_cast<uint64_t>(t.sizes[0]);
+#endif
+            }
         }
     }
 #if __cplusplus >= 201703L
