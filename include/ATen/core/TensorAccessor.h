@@ -170,7 +170,10 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
                 fast = false;
             } else if (st) {
                 const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
-                if (__builtin_expect((s & h->me) == 0, 0)) {
+                // No hint: a kernel writing each output element once
+                // takes this branch every time, one updating in place
+                // almost never.
+                if ((s & h->me) == 0) {
                     if (h->one_writer) {
                         __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
                     } else {
