@@ -122,13 +122,13 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 
 #ifdef NEURON_HOST_ELEMENTS
 // The layout sim/src/host_elements.rs asserts.
-static_assert(sizeof(neuron_host_elements) == 104, "host elements: 104 bytes");
-static_assert(offsetof(neuron_host_elements, generation) == 24 && offsetof(neuron_host_elements, me) == 28, "host elements layout");
-static_assert(offsetof(neuron_host_elements, input) == 30 && offsetof(neuron_host_elements, one_writer) == 31, "host elements layout");
-static_assert(offsetof(neuron_host_elements, lo) == 32 && offsetof(neuron_host_elements, lane_mask) == 100, "host elements layout");
-static_assert(offsetof(neuron_host_elements, off) == 102, "host elements layout");
-static_assert(offsetof(neuron_host_elements, nx) == 48 && offsetof(neuron_host_elements, states) == 64, "host elements layout");
-static_assert(offsetof(neuron_host_elements, base) == 80 && offsetof(neuron_host_elements, id) == 96, "host elements layout");
+static_assert(sizeof(neuron_host_elements) == 88, "host elements: 88 bytes");
+static_assert(offsetof(neuron_host_elements, generation) == 8 && offsetof(neuron_host_elements, me) == 12, "host elements layout");
+static_assert(offsetof(neuron_host_elements, input) == 14 && offsetof(neuron_host_elements, one_writer) == 15, "host elements layout");
+static_assert(offsetof(neuron_host_elements, lo) == 16 && offsetof(neuron_host_elements, lane_mask) == 84, "host elements layout");
+static_assert(offsetof(neuron_host_elements, off) == 86, "host elements layout");
+static_assert(offsetof(neuron_host_elements, nx) == 32 && offsetof(neuron_host_elements, states) == 48, "host elements layout");
+static_assert(offsetof(neuron_host_elements, base) == 64 && offsetof(neuron_host_elements, id) == 80, "host elements layout");
 
 // The cached-hit lanes per record (capi's HIT_LANES; the entry's
 // `lane_mask` + 1, which sim/src/host_elements.rs asserts): a constant,
@@ -151,7 +151,9 @@ inline uintptr_t host_sp() {
 }
 
 // The host's element: in place when the lent entry answers it exactly as
-// the hooks would (its window maps `a` and is still valid; the sanitizer
+// the hooks would (its window maps `a` and is still valid: open, which a
+// bind or unbind on the thread undoes, and no entry point running or
+// window reprogrammed since it opened; the sanitizer
 // needs nothing reported: a load of an element only this core wrote, or
 // of an unwatched one or an input's; a store not into an input, which
 // sets this core's writer bit), counting the translate hit it stands for
@@ -161,7 +163,7 @@ template <uint32_t Bytes, bool Store>
 NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
     neuron_host_elements* h = p.host;
     const uint64_t off = a - h->lo;
-    if (__builtin_expect(h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation, 1)) {
+    if (__builtin_expect(h->id == p.id && off < h->len && *h->open_generation == h->generation, 1)) {
         const uint64_t e = off / Bytes;
         uint16_t* st = h->states;
         bool fast = true;
