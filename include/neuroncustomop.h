@@ -183,18 +183,16 @@ typedef struct NeuronSim NeuronSim;
 #if !defined(NEURON_DEVICE)
 // What the C++ accessor's host fast path reads per element. An element at
 // SoC `a` is answered in place when `id` is the accessor's, `a - lo <
-// len`, `*epoch_now == epoch` and `*open_generation == generation` (no
-// rebinding, no entry point running, no window reprogrammed since the
-// window was opened), and the sanitizer allows it: `states` null, or (a
+// len` and `*open_generation == generation` (no entry point running, no
+// window reprogrammed since the window was opened; every bind and unbind
+// on the thread closes its entries, `len` 0, so an open entry's slot is
+// the bound core's), and the sanitizer allows it: `states` null, or (a
 // load) `states[e] == me` (written by this core alone), or (a store, not
 // into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
 // Its pointer is then `nx + (a - lo)`, and one hit is counted in
 // `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
 // C++ header).
 typedef struct neuron_host_elements {
-  // The library's binding epoch, and its value when the window opened.
-  const uint64_t *epoch_now;
-  uint64_t epoch;
   // The core's open-generation word (0 while an entry point runs), and
   // the translator generation of the window.
   const uint32_t *open_generation;

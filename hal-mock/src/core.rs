@@ -26,6 +26,10 @@ pub struct MockCore {
     counters: CoreCounters,
     /// This core's view of the sanitizer's regions.
     watch: RefCell<crate::sanitizer::CoreView>,
+    /// Dynamic windows (bit per window) shown onto memory since
+    /// [`drop_window_pages`](MockCore::drop_window_pages): the ones whose
+    /// pages may be populated.
+    shown: Cell<u8>,
 }
 
 impl MockCore {
@@ -47,6 +51,7 @@ impl MockCore {
             engine: RefCell::default(),
             counters: CoreCounters::default(),
             watch: RefCell::default(),
+            shown: Cell::new(0),
         })
     }
 
@@ -72,14 +77,29 @@ impl MockCore {
         self.engine = RefCell::default();
         self.counters = CoreCounters::default();
         self.watch = RefCell::default();
+        self.shown = Cell::new(0);
         // Every field is named here: a new one fails to compile until the
         // reset above handles it too.
-        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _ } = self;
+        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _, shown: _ } = self;
         Ok(())
     }
 
     pub fn soc(&self) -> &Arc<MockSoc> {
         &self.soc
+    }
+
+    /// Drops the page-table entries of the dynamic windows shown since the
+    /// last call (a kernel's run is over: what it touched through them
+    /// stays in memory, and RSS no longer counts it twice, once through
+    /// the window and once through the memory's own view). Advisory: a
+    /// failure leaves the pages mapped, nothing else.
+    pub fn drop_window_pages(&self) {
+        let shown = self.shown.replace(0);
+        for (i, w) in self.soc.platform().dynamic_windows.iter().enumerate() {
+            if shown & (1 << i) != 0 {
+                let _ = self.nx.drop_window_pages(w.nx_base, DYNAMIC_WINDOW_SIZE);
+            }
+        }
     }
 
     /// The sanitizer's element states of this core's accessor over SoC
@@ -138,7 +158,16 @@ unsafe impl Hal for MockCore {
         // Remapping the window's pages is what the register does in hardware.
         let nx = &self.nx;
         let shown = match self.soc.resolve(region_base, DYNAMIC_WINDOW_SIZE) {
-            Some((mem, off)) => nx.map_phys(win, DYNAMIC_WINDOW_SIZE, mem, off),
+            Some((mem, off)) => {
+                self.shown.set(self.shown.get() | 1 << i);
+                // The window now shows these pages: the memory's own view
+                // lets go of them (they fault back in where it touches
+                // them), so RSS counts each page once (issue 28). Advisory:
+                // a failure only leaves them counted twice.
+                nx.map_phys(win, DYNAMIC_WINDOW_SIZE, mem, off).inspect(|()| {
+                    let _ = mem.drop_view_pages(off, DYNAMIC_WINDOW_SIZE);
+                })
+            }
             None => nx.unmap(win, DYNAMIC_WINDOW_SIZE),
         };
         if let Err(e) = shown {

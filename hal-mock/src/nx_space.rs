@@ -93,6 +93,22 @@ impl NxSpace {
         unsafe { mem.map_at(self.ptr(nx), offset, len) }
     }
 
+    /// Drops the page-table entries of the window at `nx..nx+len` (mapped
+    /// by [`map_phys`](Self::map_phys) or [`unmap`](Self::unmap)): the
+    /// mapping stays, a shown memory's bytes stay in its memfd and fault
+    /// back in when touched. RSS counts a page once per mapping that has
+    /// it, so a window left populated counts its pages twice (issue 28).
+    pub fn drop_window_pages(&self, nx: u32, len: u64) -> io::Result<()> {
+        self.check(nx, len)?;
+        // SAFETY: the range is inside our reservation (checked) and mapped
+        // shared (a memfd) or PROT_NONE: MADV_DONTNEED loses no data in
+        // either; no Rust reference into NX space is ever held.
+        if unsafe { libc::madvise(self.ptr(nx).cast(), len as usize, libc::MADV_DONTNEED) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Makes `nx..nx+len` inaccessible again (a window showing nothing).
     pub fn unmap(&self, nx: u32, len: u64) -> io::Result<()> {
         self.check(nx, len)?;

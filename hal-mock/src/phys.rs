@@ -151,6 +151,24 @@ impl PhysMemory {
         Some(unsafe { self.view.as_ptr().add(offset as usize) })
     }
 
+    /// Drops the view's page-table entries of `offset..offset+len` (both
+    /// page aligned, inside the memory): the bytes stay in the memfd and
+    /// the view faults them back in when touched. A translation window
+    /// that shows the range maps the same pages, and a process's RSS counts
+    /// a page once per mapping that has it (issue 28: peak RSS).
+    pub fn drop_view_pages(&self, offset: u64, len: u64) -> io::Result<()> {
+        if offset.checked_add(len).is_none_or(|e| e > self.size) || !offset.is_multiple_of(4096) || !len.is_multiple_of(4096) {
+            return Err(io::Error::other("view range not page aligned or past the end of physical memory"));
+        }
+        // SAFETY: the range lies inside our shared mapping (checked); for a
+        // MAP_SHARED mapping MADV_DONTNEED only unmaps pages, the data stays
+        // in the file, and no Rust reference into the view is ever held.
+        if unsafe { libc::madvise(self.view.as_ptr().add(offset as usize).cast(), len as usize, libc::MADV_DONTNEED) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+
     /// Writes `data` at byte `offset` through the file, not the mapping
     /// (the same bytes in every view): a page the write covers whole is
     /// allocated without being zeroed first, which a store through the

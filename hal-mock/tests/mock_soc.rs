@@ -120,3 +120,54 @@ fn a_reset_core_is_a_fresh_one_on_the_same_nx_space() {
     unsafe { libc::waitpid(pid, &mut status, 0) };
     assert!(libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGSEGV, "status {status}");
 }
+
+/// Resident bytes of the mapping holding `p` (its `Rss:` in smaps).
+fn mapping_rss(p: *const u8) -> u64 {
+    let a = p.addr();
+    let smaps = std::fs::read_to_string("/proc/self/smaps").unwrap();
+    let mut inside = false;
+    for l in smaps.lines() {
+        // A mapping's header: `lo-hi perms ...` in hex.
+        let range = l.split_once(' ').and_then(|(r, _)| r.split_once('-'));
+        match range.map(|(lo, hi)| (usize::from_str_radix(lo, 16), usize::from_str_radix(hi, 16))) {
+            Some((Ok(lo), Ok(hi))) => inside = (lo..hi).contains(&a),
+            _ => {
+                if let Some(kb) = l.strip_prefix("Rss:").filter(|_| inside) {
+                    return kb.trim().trim_end_matches("kB").trim().parse::<u64>().unwrap() * 1024;
+                }
+            }
+        }
+    }
+    panic!("no mapping holds {p:?}");
+}
+
+/// A page shown by a window is held by one mapping at a time (issue 28:
+/// RSS counts a page once per mapping that has it): programming the window
+/// drops the memory's view's entries of that range, and
+/// `drop_window_pages` the window's; the bytes stay either way.
+#[test]
+fn a_window_and_the_view_hold_a_page_once() {
+    let soc = MockSoc::new().unwrap();
+    let core = soc.core(2).unwrap();
+    let w = Q7.dynamic_windows[2];
+    let a = Q7.hbm_soc_base + (5 << 30);
+    let len = 1 << 20;
+    let view = soc.hbm().ptr(a - Q7.hbm_soc_base, len).unwrap();
+    // SAFETY: `len` bytes of the view, mapped for the memory's life.
+    unsafe { view.write_bytes(7, len as usize) };
+    assert!(mapping_rss(view) >= len, "the view holds what it wrote");
+    core.write_window_register(neuron_hal::WindowId::new(2).unwrap(), a);
+    assert_eq!(mapping_rss(view), 0, "the view let go of the window's pages");
+    let p = core.nx_ptr(w.nx_base);
+    // SAFETY: the window shows HBM at `a` now; `len` is within it.
+    let sum: u64 = (0..len as usize).step_by(4096).map(|i| u64::from(unsafe { p.add(i).read_volatile() })).sum();
+    assert_eq!(sum, 7 * (len / 4096), "the bytes stayed");
+    assert!(mapping_rss(p) >= len, "the window holds what it read");
+    // SAFETY: as above.
+    unsafe { p.add(4096).write_volatile(9) };
+    core.drop_window_pages();
+    assert_eq!(mapping_rss(p), 0, "the window let go of its pages");
+    // SAFETY: as above (the view, then the window: both fault back in).
+    assert_eq!(unsafe { (view.add(4096).read_volatile(), p.add(4096).read_volatile()) }, (9, 9));
+    assert!(DYNAMIC_WINDOW_SIZE >= len);
+}

@@ -2,8 +2,8 @@
 //! TensorAccessor.h). Once per accessor the library lends it, in a
 //! `NeuronHostElements`, what its per-element hooks would compute: the
 //! pointer to the dynamic window that maps part of the tensor (with the
-//! binding epoch and translator generation that keep it valid, and the
-//! record's hit counters), and the sanitizer's per-element writer bits of
+//! translator generation that keeps it valid, closed by any bind or
+//! unbind on the thread, and the record's hit counters), and the sanitizer's per-element writer bits of
 //! the tensor with this core's bit. An element then costs a few compares,
 //! a counted hit and a plain access; anything the fast path does not
 //! answer exactly (an element not written by this core alone, a store
@@ -19,9 +19,10 @@ use neuron_hal_mock::sanitizer::Watched;
 
 /// What the C++ accessor's host fast path reads per element. An element at
 /// SoC `a` is answered in place when `id` is the accessor's, `a - lo <
-/// len`, `*epoch_now == epoch` and `*open_generation == generation` (no
-/// rebinding, no entry point running, no window reprogrammed since the
-/// window was opened), and the sanitizer allows it: `states` null, or (a
+/// len` and `*open_generation == generation` (no entry point running, no
+/// window reprogrammed since the window was opened; every bind and unbind
+/// on the thread closes its entries, `len` 0, so an open entry's slot is
+/// the bound core's), and the sanitizer allows it: `states` null, or (a
 /// load) `states[e] == me` (written by this core alone), or (a store, not
 /// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
 /// Its pointer is then `nx + (a - lo)`, and one hit is counted in
@@ -30,9 +31,6 @@ use neuron_hal_mock::sanitizer::Watched;
 #[repr(C)]
 #[derive(Debug)]
 pub struct NeuronHostElements {
-    /// The library's binding epoch, and its value when the window opened.
-    pub epoch_now: *const u64,
-    pub epoch: u64,
     /// The core's open-generation word (0 while an entry point runs), and
     /// the translator generation of the window.
     pub open_generation: *const u32,
@@ -70,25 +68,24 @@ pub struct NeuronHostElements {
 }
 
 const _: () = {
-    assert!(core::mem::size_of::<NeuronHostElements>() == 104);
-    assert!(core::mem::offset_of!(NeuronHostElements, generation) == 24);
-    assert!(core::mem::offset_of!(NeuronHostElements, me) == 28);
-    assert!(core::mem::offset_of!(NeuronHostElements, input) == 30);
-    assert!(core::mem::offset_of!(NeuronHostElements, one_writer) == 31);
-    assert!(core::mem::offset_of!(NeuronHostElements, lane_mask) == 100);
-    assert!(core::mem::offset_of!(NeuronHostElements, off) == 102);
-    assert!(core::mem::offset_of!(NeuronHostElements, lo) == 32);
-    assert!(core::mem::offset_of!(NeuronHostElements, nx) == 48);
-    assert!(core::mem::offset_of!(NeuronHostElements, states) == 64);
-    assert!(core::mem::offset_of!(NeuronHostElements, base) == 80);
-    assert!(core::mem::offset_of!(NeuronHostElements, id) == 96);
-    assert!(HIT_LANES.is_power_of_two());
+    assert!(core::mem::size_of::<NeuronHostElements>() == 88);
+    assert!(core::mem::offset_of!(NeuronHostElements, generation) == 8);
+    assert!(core::mem::offset_of!(NeuronHostElements, me) == 12);
+    assert!(core::mem::offset_of!(NeuronHostElements, input) == 14);
+    assert!(core::mem::offset_of!(NeuronHostElements, one_writer) == 15);
+    assert!(core::mem::offset_of!(NeuronHostElements, lane_mask) == 84);
+    assert!(core::mem::offset_of!(NeuronHostElements, off) == 86);
+    assert!(core::mem::offset_of!(NeuronHostElements, lo) == 16);
+    assert!(core::mem::offset_of!(NeuronHostElements, nx) == 32);
+    assert!(core::mem::offset_of!(NeuronHostElements, states) == 48);
+    assert!(core::mem::offset_of!(NeuronHostElements, base) == 64);
+    assert!(core::mem::offset_of!(NeuronHostElements, id) == 80);
+    // The C++ side indexes the lanes with its constant `kHostHitLanes`.
+    assert!(HIT_LANES == 4);
 };
 
 impl NeuronHostElements {
     const EMPTY: Self = Self {
-        epoch_now: core::ptr::null(),
-        epoch: 0,
         open_generation: core::ptr::null(),
         generation: 0,
         me: 0,
@@ -127,8 +124,6 @@ impl NeuronHostElements {
             self.states =
                 self.states.wrapping_sub(((self.lo - self.base) >> self.elem_shift) as usize).wrapping_add(((lo - self.base) >> self.elem_shift) as usize);
         }
-        self.epoch_now = w.epoch_now;
-        self.epoch = w.epoch;
         self.open_generation = w.open_generation;
         self.generation = w.generation;
         self.lanes = w.lanes;
@@ -149,6 +144,23 @@ thread_local! {
     static NEXT_ID: Cell<u32> = const { Cell::new(0) };
 }
 
+/// Closes every entry of this thread (`len` 0): the thread's binding
+/// changed ([`on_rebind`](crate::binding::on_rebind)), so the windows and
+/// words they point into may be another core's or gone. An accessor's
+/// next element then takes the hook, which re-opens its entry on the
+/// core bound now.
+fn close_all() {
+    TABLE.with(|t| {
+        for e in t {
+            // SAFETY: the entry lives as long as this thread and only this
+            // thread reaches it; no reference to it is live (the C++
+            // accessors read it between library calls, and a bind is not
+            // inside one).
+            unsafe { (*e.get()).len = 0 };
+        }
+    });
+}
+
 /// The fast path of an accessor over SoC `[base, base + span)` of `elem`-
 /// byte elements (`store`: it may write), on the core bound to this
 /// thread, whose context is `ctx`: an entry of this thread's table, its
@@ -163,6 +175,8 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     }
     let mut watched = None;
     with_open_hal(|h| watched = Some(h.lend_states(base, span, u64::from(elem), store)));
+    // An open entry stands for this thread's binding until it changes.
+    crate::binding::on_rebind(close_all);
     let (states, me, input, one_writer) = match watched {
         None | Some(Watched::Mixed) => return core::ptr::null_mut(),
         Some(Watched::No) => (core::ptr::null_mut(), 0, 0, 0),

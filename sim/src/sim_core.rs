@@ -34,9 +34,16 @@ impl SimCore {
 
     /// Runs `f` with this core bound to the calling thread, so the C entry
     /// points act on it. Bindings nest: the previous one comes back after.
+    /// Afterwards the windows' page-table entries are dropped (their data
+    /// stays; see `MockCore::drop_window_pages`): the run's later copies
+    /// read the same pages through the memory's view.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let _guard = bind(&mut self.bound);
-        f()
+        let r = {
+            let _guard = bind(&mut self.bound);
+            f()
+        };
+        self.hal().drop_window_pages();
+        r
     }
 
     /// The runtime state (outside `enter`).

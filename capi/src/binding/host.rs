@@ -16,6 +16,17 @@ pub static BINDING_EPOCH: core::sync::atomic::AtomicU64 = core::sync::atomic::At
 
 fn rebound() {
     BINDING_EPOCH.fetch_add(1, core::sync::atomic::Ordering::Relaxed);
+    if let Some(f) = ON_REBIND.with(Cell::get) {
+        f();
+    }
+}
+
+/// Has `f` called on this thread after every bind and unbind here (the
+/// simulator's C++ accessor entries close themselves: an open one then
+/// always belongs to the core bound now, so its fast path need not read
+/// the epoch per element).
+pub fn on_rebind(f: fn()) {
+    ON_REBIND.with(|c| c.set(Some(f)));
 }
 
 std::thread_local! {
@@ -24,6 +35,8 @@ std::thread_local! {
     /// abort report (which must not enter the state).
     static CPU: Cell<i32> = const { Cell::new(-1) };
     static UNBOUND_ERROR: Cell<i32> = const { Cell::new(0) };
+    /// What [`on_rebind`] set for this thread.
+    static ON_REBIND: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
 /// Binds `b` to this thread until the returned guard drops (restoring

@@ -90,7 +90,7 @@ use device::{current, set_unbound_error, unbound_error};
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use host::abort_cpu;
 #[cfg(not(target_arch = "xtensa"))]
-pub use host::bind;
+pub use host::{bind, on_rebind};
 #[cfg(not(target_arch = "xtensa"))]
 use host::{current, set_unbound_error, unbound_error};
 

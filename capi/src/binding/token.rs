@@ -86,14 +86,13 @@ pub fn open_token(ctx: *const neuron_runtime::TranslationCtx, lo: u64, hi: u64, 
 }
 
 /// What the C++ accessor's host fast path reads in place per element
-/// (the simulator's `NeuronHostElements`): the words [`token_hit`] reads,
-/// as raw pointers, with the pointer for `lo`.
+/// (the simulator's `NeuronHostElements`): the words [`token_hit`] reads
+/// past the binding check, as raw pointers, with the pointer for `lo`
+/// (the binding check is the simulator's: it closes the window on every
+/// bind and unbind of the thread, `on_rebind`).
 #[cfg(not(target_arch = "xtensa"))]
 #[derive(Clone, Copy, Debug)]
 pub struct HostWindow {
-    /// `BINDING_EPOCH`, and its value when the window was opened.
-    pub epoch_now: *const u64,
-    pub epoch: u64,
     /// The slot's `open_generation`, and the generation of the window.
     pub open_generation: *const u32,
     pub generation: u32,
@@ -113,21 +112,19 @@ pub struct HostWindow {
 #[inline(never)]
 pub fn open_host_window(ctx: usize, lo: u64, hi: u64) -> Option<HostWindow> {
     let ctx = core::ptr::without_provenance::<neuron_runtime::TranslationCtx>(ctx);
-    let epoch = BINDING_EPOCH.load(core::sync::atomic::Ordering::Relaxed);
     let slot = current();
     if slot.is_null() {
         return None;
     }
     // SAFETY: a non-null slot pointer stays valid while the core is bound
-    // (as in `with_core`).
+    // (as in `with_core`); the simulator closes its windows when the
+    // binding changes (`on_rebind`).
     let (generation, record, nx) = unsafe { slot_range(slot, ctx, lo, hi) }?;
     // SAFETY: as above; `slot_range` checked `record < RECORDS`. Only
     // places are computed: the C++ side reads and bumps the cells (plain
     // words, `Cell` being transparent) while no entry point runs.
     unsafe {
         Some(HostWindow {
-            epoch_now: BINDING_EPOCH.as_ptr().cast_const(),
-            epoch,
             open_generation: core::ptr::addr_of!((*slot).open_generation).cast::<u32>(),
             generation,
             lanes: record_lanes(slot, record).cast::<u64>().cast_mut(),

@@ -62,11 +62,14 @@ enum : uint32_t {
 
 #if !defined(__XTENSA__) && !defined(NEURON_DEVICE)
 #define NEURON_HOST_ELEMENTS 1
+// The host has no pinned path (element_path makes one on the device only).
+constexpr bool kPinnedPath = false;
 // The host's element path inline in the kernel's loop (out of line, its
 // call and the path's spills were a third of an element's time).
 #define NEURON_HOST_INLINE __attribute__((always_inline))
 #else
 #define NEURON_HOST_INLINE
+constexpr bool kPinnedPath = true;
 #endif
 
 // 32-bit fields: one l32i each even deep in a kernel's frame.
@@ -119,13 +122,18 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 
 #ifdef NEURON_HOST_ELEMENTS
 // The layout sim/src/host_elements.rs asserts.
-static_assert(sizeof(neuron_host_elements) == 104, "host elements: 104 bytes");
-static_assert(offsetof(neuron_host_elements, generation) == 24 && offsetof(neuron_host_elements, me) == 28, "host elements layout");
-static_assert(offsetof(neuron_host_elements, input) == 30 && offsetof(neuron_host_elements, one_writer) == 31, "host elements layout");
-static_assert(offsetof(neuron_host_elements, lo) == 32 && offsetof(neuron_host_elements, lane_mask) == 100, "host elements layout");
-static_assert(offsetof(neuron_host_elements, off) == 102, "host elements layout");
-static_assert(offsetof(neuron_host_elements, nx) == 48 && offsetof(neuron_host_elements, states) == 64, "host elements layout");
-static_assert(offsetof(neuron_host_elements, base) == 80 && offsetof(neuron_host_elements, id) == 96, "host elements layout");
+static_assert(sizeof(neuron_host_elements) == 88, "host elements: 88 bytes");
+static_assert(offsetof(neuron_host_elements, generation) == 8 && offsetof(neuron_host_elements, me) == 12, "host elements layout");
+static_assert(offsetof(neuron_host_elements, input) == 14 && offsetof(neuron_host_elements, one_writer) == 15, "host elements layout");
+static_assert(offsetof(neuron_host_elements, lo) == 16 && offsetof(neuron_host_elements, lane_mask) == 84, "host elements layout");
+static_assert(offsetof(neuron_host_elements, off) == 86, "host elements layout");
+static_assert(offsetof(neuron_host_elements, nx) == 32 && offsetof(neuron_host_elements, states) == 48, "host elements layout");
+static_assert(offsetof(neuron_host_elements, base) == 64 && offsetof(neuron_host_elements, id) == 80, "host elements layout");
+
+// The cached-hit lanes per record (capi's HIT_LANES; the entry's
+// `lane_mask` + 1, which sim/src/host_elements.rs asserts): a constant,
+// so a hit is not a load of the mask more.
+constexpr uint32_t kHostHitLanes = 4;
 
 // The caller's stack pointer (the stack rule's depth, as a hook notes it).
 inline uintptr_t host_sp() {
@@ -143,7 +151,9 @@ inline uintptr_t host_sp() {
 }
 
 // The host's element: in place when the lent entry answers it exactly as
-// the hooks would (its window maps `a` and is still valid; the sanitizer
+// the hooks would (its window maps `a` and is still valid: open, which a
+// bind or unbind on the thread undoes, and no entry point running or
+// window reprogrammed since it opened; the sanitizer
 // needs nothing reported: a load of an element only this core wrote, or
 // of an unwatched one or an input's; a store not into an input, which
 // sets this core's writer bit), counting the translate hit it stands for
@@ -153,7 +163,7 @@ template <uint32_t Bytes, bool Store>
 NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
     neuron_host_elements* h = p.host;
     const uint64_t off = a - h->lo;
-    if (h->id == p.id && off < h->len && *h->epoch_now == h->epoch && *h->open_generation == h->generation) {
+    if (__builtin_expect(h->id == p.id && off < h->len && *h->open_generation == h->generation, 1)) {
         const uint64_t e = off / Bytes;
         uint16_t* st = h->states;
         bool fast = true;
@@ -162,6 +172,9 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
                 fast = false;
             } else if (st) {
                 const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
+                // No hint: a kernel writing each output element once
+                // takes this branch every time, one updating in place
+                // almost never.
                 if ((s & h->me) == 0) {
                     if (h->one_writer) {
                         __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
@@ -173,11 +186,16 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
         } else if (st && __atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me) {
             fast = false;
         }
-        if (fast) {
+        if (__builtin_expect(fast, 1)) {
             const uintptr_t sp = host_sp();
-            if (sp < *h->sp_low) *h->sp_low = sp;
-            h->lanes[e & h->lane_mask]++;
-            return h->nx + off;
+            if (__builtin_expect(sp < *h->sp_low, 0)) *h->sp_low = sp;
+            // The lane count is the library's HIT_LANES (asserted there).
+            h->lanes[e & (kHostHitLanes - 1)]++;
+            uint8_t* q = h->nx + off;
+            // A window's pointer is never null: the caller's null test
+            // goes.
+            if (q == nullptr) __builtin_unreachable();
+            return q;
         }
         return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
     }
@@ -199,8 +217,10 @@ NEURON_HOST_INLINE inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__) || defined(NEURON_DEVICE)
     return a ? neuron_translate(p.ctx, a) : nullptr;
 #else
-    if (!a) return nullptr;
+    // An inline path's address is never 0 (the tensor's is not, and its
+    // span does not wrap the low word).
     if (p.kind == kPathHost) return host_element<Bytes, Store>(a, p);
+    if (!a) return nullptr;
     return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
 #endif
 }
@@ -286,7 +306,7 @@ public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     NEURON_HOST_INLINE operator T() const {
-        if (path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
+        if (detail::kPinnedPath && path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
     }
@@ -298,7 +318,7 @@ public:
     }
     NEURON_HOST_INLINE const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
-        if (path_.kind == detail::kPathPinned) {
+        if (detail::kPinnedPath && path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
             return *this;
         }
@@ -333,8 +353,23 @@ public:
     TensorAccessor(const int64_t* sizes, const int64_t* strides, uint64_t addr, neuron_translation_ctx* ctx)
         : sizes_(sizes), strides_(strides), bounds_(detail::kNoBounds), addr_(addr), path_{ctx, detail::kPathLibrary} {}
     TensorAccessor(const int64_t* sizes, const int64_t* strides, const int64_t* bounds, uint64_t addr, const detail::ElementPath& path)
-        : sizes_(sizes), strides_(strides), bounds_(bounds), addr_(addr), path_(path) {}
+        : sizes_(sizes), strides_(strides), bounds_(bounds), addr_(addr), path_(path) {
+#ifdef NEURON_HOST_ELEMENTS
+        bound_ = static_cast<uint64_t>(bounds[0]);
+#endif
+    }
     auto operator[](int64_t i) const {
+#ifdef NEURON_HOST_ELEMENTS
+        // The host: the same test and offset in 64 bits, fewer
+        // instructions (the bound, like the stride, fits 32 bits, so an
+        // index in range is below 2^32 and the sum carries into nothing),
+        // against the bound as it was when the accessor was made, kept
+        // here rather than read through the tensor per element.
+        if (static_cast<uint64_t>(i) < bound_) {
+            const uint64_t stride = N == 1 ? 1u : static_cast<uint32_t>(strides_[0]);
+            return next(addr_ + static_cast<uint64_t>(i) * stride * sizeof(T), bounds_ + 1, path_);
+        }
+#else
         // On an inline path `bounds_` is `sizes_`, whose entries (like the
         // strides) fit 32 bits (checked when the accessor was made): the
         // bounds check is on the low word once the high word is 0, and the
@@ -346,6 +381,7 @@ public:
             const uint32_t off = static_cast<uint32_t>(i) * stride * static_cast<uint32_t>(sizeof(T));
             return next((addr_ & ~UINT64_C(0xFFFFFFFF)) | static_cast<uint32_t>(static_cast<uint32_t>(addr_) + off), bounds_ + 1, path_);
         }
+#endif
         return next(neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T)), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
     }
     // Past the accessor's N dimensions: error 96 recorded, 0.
@@ -369,9 +405,25 @@ protected:
     const int64_t* strides_;
     // The inline path's bounds: `sizes_`, or kNoBounds (library path).
     const int64_t* bounds_;
+#ifdef NEURON_HOST_ELEMENTS
+    // The host: `bounds_[0]` (0 on the library path).
+    uint64_t bound_ = 0;
+#endif
     uint64_t addr_;
     detail::ElementPath path_;
 };
+
+// The descriptor the library's accessor calls get: on the host a copy,
+// so the accessor's address never escapes and the compiler keeps its
+// path in registers across the element loop's hook calls (the escaped
+// object was reloaded from the stack field by field per element).
+#ifdef NEURON_HOST_ELEMENTS
+#define NEURON_HOST_VIEW(v)        \
+    neuron_tensor v##_copy = t_;   \
+    const neuron_tensor* v = &v##_copy
+#else
+#define NEURON_HOST_VIEW(v) const neuron_tensor* v = &t_
+#endif
 
 // The accessor a Tensor hands out: registered with the coherency enforcer
 // for its lifetime. If the tensor is refused (wrong rank/type, or a
@@ -388,12 +440,19 @@ template <class T, size_t N, bool ReadOnly>
 class Accessor : public TensorAccessor<T, N, ReadOnly> {
 public:
     explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, ReadOnly>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
-        ok_ = neuron_accessor_check(&t_, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 &&
-              neuron_accessor_register(&t_, ACCESSOR_KIND_UNBUFFERED) == 0;
+        {
+            NEURON_HOST_VIEW(v);
+            ok_ = neuron_accessor_check(v, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 && neuron_accessor_register(v, ACCESSOR_KIND_UNBUFFERED) == 0;
+        }
         if (ok_) {
             this->addr_ = t_.storage.addr;
             this->path_ = detail::element_path(t_, N, sizeof(T), !ReadOnly, &this->addr_);
-            if (this->path_.kind != detail::kPathLibrary) this->bounds_ = t.sizes;
+            if (this->path_.kind != detail::kPathLibrary) {
+                this->bounds_ = t.sizes;
+#ifdef NEURON_HOST_ELEMENTS
+                this->bound_ = static_cast<uint64_t>(t.sizes[0]);
+#endif
+            }
         }
     }
 #if __cplusplus >= 201703L
@@ -407,7 +466,10 @@ public:
 #endif
     Accessor& operator=(const Accessor&) = delete;
     ~Accessor() {
-        if (ok_) neuron_accessor_release(&t_, ACCESSOR_KIND_UNBUFFERED);
+        if (ok_) {
+            NEURON_HOST_VIEW(v);
+            neuron_accessor_release(v, ACCESSOR_KIND_UNBUFFERED);
+        }
     }
     bool ok() const { return ok_; }
 
