@@ -588,26 +588,6 @@ int32_t neuron_sim_set_output(struct NeuronSim *s,
 #endif
 
 #if !defined(NEURON_DEVICE)
-// Sets the output tensor as [`neuron_sim_set_output`] does, but in the
-// pages of the file open (for reading and writing) as `fd`, which the
-// simulator duplicates: `NEURON_SIM_OUTPUT_FILE_HEADER` bytes, then the
-// output's, and what the kernels store is its data (no copy out). The
-// file is sized to whole pages (the guard after the output in the last
-// one); after the run the caller cuts it to the header and the data and
-// writes the first `NEURON_SIM_OUTPUT_FILE_HEADER` bytes. A file that cannot be sized or mapped
-// (a negative `fd`, one open read-only) is `OutputFileFailed`.
-//
-// # Safety
-// `s` null or live; `shape` null or readable for `ndim`; `fd` a
-// descriptor of this process or negative.
-int32_t neuron_sim_set_output_file(struct NeuronSim *s,
-                                   uint8_t dtype_,
-                                   const uint64_t *shape_,
-                                   uint32_t ndim,
-                                   int32_t fd);
-#endif
-
-#if !defined(NEURON_DEVICE)
 // Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
 // run passed; otherwise the code of the first failure: a refusal before
 // the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first

@@ -120,35 +120,3 @@ fn run_code_report_text_and_guard_overwrite() {
         neuron_sim_free(s);
     }
 }
-
-#[test]
-fn an_output_file_that_cannot_hold_the_output_is_refused_and_a_good_one_holds_the_run() {
-    use std::os::fd::AsRawFd;
-    let dir = std::env::temp_dir().join(format!("sim-c-api-out-{}", std::process::id()));
-    std::fs::create_dir_all(&dir).unwrap();
-    let path = dir.join("y.npy");
-    std::fs::write(&path, b"").unwrap();
-    let read_only = std::fs::File::open(&path).unwrap();
-    let shape = [100u64];
-    let data = vec![0u8; 400];
-    let s = neuron_sim_new();
-    assert!(!s.is_null());
-    // SAFETY: s is live; shape and data readable; the descriptors are open.
-    unsafe {
-        assert_eq!(neuron_sim_register(s), 2);
-        assert_eq!(neuron_sim_arg_tensor(s, Dtype::Fp32.code(), shape.as_ptr(), 1, data.as_ptr().cast(), 400), 0);
-        assert_eq!(neuron_sim_set_output_file(s, Dtype::Fp32.code(), shape.as_ptr(), 1, -1), Error::OutputFileFailed.code());
-        assert_eq!(neuron_sim_set_output_file(s, Dtype::Fp32.code(), shape.as_ptr(), 1, read_only.as_raw_fd()), Error::OutputFileFailed.code());
-        let rw = std::fs::OpenOptions::new().read(true).write(true).open(&path).unwrap();
-        assert_eq!(neuron_sim_set_output_file(s, Dtype::Fp32.code(), shape.as_ptr(), 1, rw.as_raw_fd()), 0);
-        drop(rw);
-        assert_eq!(neuron_sim_run(s, c"good".as_ptr(), 1), 0, "{}", report(s));
-        neuron_sim_free(s);
-    }
-    // The output's 100 ones, after the header page; the file in whole pages.
-    let bytes = std::fs::read(&path).unwrap();
-    assert_eq!(bytes.len() as u64, NEURON_SIM_OUTPUT_FILE_HEADER.next_multiple_of(4096) + 4096);
-    let at = NEURON_SIM_OUTPUT_FILE_HEADER as usize;
-    assert_eq!(bytes[at..at + 400], [0, 0, 0x80, 0x3f].repeat(100)[..]);
-    let _ = std::fs::remove_dir_all(&dir);
-}

@@ -25,7 +25,6 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_arg_tensor",
     "neuron_sim_arg_value",
     "neuron_sim_set_output",
-    "neuron_sim_set_output_file",
     "neuron_sim_run",
     "neuron_sim_report",
     "neuron_sim_read_output",

@@ -94,12 +94,6 @@ pub fn header(path: &Path, dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>> {
     render_header(dtype, shape).map_err(|m| unwritable(path, m))
 }
 
-/// [`header`] padded to exactly `len` bytes (the data then starts at
-/// `len`: a page, when the data pages are mapped as a tensor's).
-pub fn header_padded(path: &Path, dtype: Dtype, shape: &[u64], len: usize) -> Result<Vec<u8>> {
-    customop_npy::render_header_padded(dtype, shape, len).map_err(|m| unwritable(path, m))
-}
-
 fn unwritable(path: &Path, what: String) -> Error {
     Error::new(ErrorKind::BadInput, format!("{}: cannot write the output: {what}", path.display()))
 }

@@ -449,15 +449,7 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
             Placed::Value { kind, dtype, bytes, .. } => sim.arg_value(kind.code(), dtype.code(), bytes, &what)?,
         }
     }
-    let numel: u64 = shape.iter().product();
-    let bytes = numel * u64::from(dtype.elem_size());
-    let in_file = match files.output.as_ref().filter(|_| bytes >= IN_FILE_FROM) {
-        Some(path) => output_in_file(&mut sim, *dtype, shape, path)?,
-        None => None,
-    };
-    if in_file.is_none() {
-        sim.set_output(dtype.code(), shape)?;
-    }
+    sim.set_output(dtype.code(), shape)?;
     t.copy_in = clock.elapsed();
     let (rc, report) = sim.run(&op.name, cores);
     if let Some((verdict, kernel)) = sim.timings().split_first() {
@@ -468,20 +460,11 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         return Ok(SimRun { rc, report, data: Vec::new(), timings: t });
     }
     let clock = Instant::now();
+    let numel: u64 = shape.iter().product();
+    let bytes = numel * u64::from(dtype.elem_size());
     let data = match &files.output {
         Some(path) => {
-            let f = match in_file {
-                // The data is in the file's pages already: cut the guard
-                // after it, write the header before it.
-                Some(f) => {
-                    use std::os::unix::fs::FileExt;
-                    let header = npy::header_padded(path, *dtype, shape, OUTPUT_FILE_HEADER as usize)?;
-                    f.set_len(OUTPUT_FILE_HEADER + bytes).map_err(|e| Error::io("write", path, e))?;
-                    f.write_all_at(&header, 0).map_err(|e| Error::io("write", path, e))?;
-                    f
-                }
-                None => write_output(&mut sim, *dtype, shape, bytes, path)?,
-            };
+            let f = write_output(&mut sim, *dtype, shape, bytes, path)?;
             // The flush to the disk and the simulator's teardown (its
             // memory unmapped and given back: ~20 ms for a 64 MiB run,
             // which the caller would otherwise wait for as this process
@@ -499,29 +482,6 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
     };
     t.copy_out = clock.elapsed();
     Ok(SimRun { rc: 0, report, data, timings: t })
-}
-
-/// From this many bytes `customop run` places the output in its file's
-/// pages ([`output_in_file`]); a smaller output's file keeps NumPy's own
-/// header size.
-const IN_FILE_FROM: u64 = 1 << 20;
-
-/// The bytes before the data of an output placed in its file.
-const OUTPUT_FILE_HEADER: u64 = neuroncustomop::host::sim_ffi::NEURON_SIM_OUTPUT_FILE_HEADER;
-
-/// Places the output in the pages of `path` (the caller's temporary):
-/// the kernels' stores are the file's data, written back by the kernel
-/// with no copy through this process, the `.npy` header padded to a page
-/// before it (a valid header NumPy reads, 4 KiB long). The file, or None
-/// (nothing placed) when the library predates this or the file cannot be
-/// mapped (a file system without shared mappings): the output is then
-/// placed in HBM and copied out.
-fn output_in_file(sim: &mut Sim, dtype: Dtype, shape: &[u64], path: &Path) -> Result<Option<std::fs::File>> {
-    let f = std::fs::OpenOptions::new().read(true).write(true).truncate(true).open(path).map_err(|e| Error::io("write", path, e))?;
-    Ok(match sim.set_output_file(dtype.code(), shape, &f) {
-        Ok(true) => Some(f),
-        Ok(false) | Err(_) => None,
-    })
 }
 
 /// Writes the output's `.npy` to `path` (the caller's temporary, which

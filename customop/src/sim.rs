@@ -45,8 +45,6 @@ pub struct SimApi {
     pub shape_eval: SimCallFn,
     /// `neuron_sim_reset` (None: a library linked before it existed).
     pub reset: Option<unsafe extern "C" fn(*mut c_void) -> i32>,
-    /// `neuron_sim_set_output_file` (None: a library linked before it existed).
-    pub set_output_file: Option<unsafe extern "C" fn(*mut c_void, u8, *const u64, u32, i32) -> i32>,
 }
 
 macro_rules! sym {
@@ -78,8 +76,6 @@ impl SimApi {
             shape_eval: sym!(lib, "customop_shape_eval"),
             // SAFETY: as `sym!`: the export's C signature is the field's type.
             reset: unsafe { lib.function("neuron_sim_reset") }.ok(),
-            // SAFETY: as `sym!`.
-            set_output_file: unsafe { lib.function("neuron_sim_set_output_file") }.ok(),
         })
     }
 
@@ -148,17 +144,6 @@ impl Sim {
         // SAFETY: h live; shape readable.
         let rc = unsafe { (self.api.set_output)(self.h, dtype, shape.as_ptr(), shape.len() as u32) };
         self.check(rc, "the output")
-    }
-
-    /// Sets the output in the pages of `file` (`neuron_sim_set_output_file`):
-    /// false, nothing set, when the library predates it.
-    pub fn set_output_file(&mut self, dtype: u8, shape: &[u64], file: &std::fs::File) -> Result<bool> {
-        use std::os::fd::AsRawFd;
-        let Some(f) = self.api.set_output_file else { return Ok(false) };
-        // SAFETY: h live; shape readable; the descriptor is open for the
-        // call (the simulator duplicates it).
-        let rc = unsafe { f(self.h, dtype, shape.as_ptr(), shape.len() as u32, file.as_raw_fd()) };
-        self.check(rc, "the output").map(|()| true)
     }
 
     /// Runs op `name` on `cores` cores: the status (0 = every core

@@ -128,8 +128,7 @@ fn a_full_disk_keeps_the_previous_output() {
     assert!(build(&d, "affine.cpp", "shape.cpp", &out).status.success());
     // An output larger than the disk it goes to: a 64 KiB tmpfs mounted in
     // a private mount namespace (no privilege needed, nothing left behind).
-    // 400 KB is copied out of HBM; 4 MiB lives in the file's own pages,
-    // whose blocks are then refused up front (never a SIGBUS in the kernel).
+    // 400 KB in one piece, 4 MiB in several (its writeback started early).
     for n in [100_000u64, 1 << 20] {
         full_disk_run(&out, n);
     }

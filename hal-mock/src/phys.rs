@@ -3,10 +3,8 @@
 //! range for the SoC's own view, 16/64 MiB slices for translation windows).
 
 use std::io;
-use std::os::fd::{AsRawFd, OwnedFd};
 use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::RwLock;
 
 /// An extent of data outside the kept range that [`PhysMemory::zero_keeping`]
 /// zeroes in place rather than gives back, and how many bytes of such
@@ -27,24 +25,6 @@ pub struct PhysMemory {
     /// apart, and a mixed pair only makes `is_hole` say "not a hole").
     data_lo: AtomicU64,
     data_hi: AtomicU64,
-    /// A file shown in place of a page-aligned range ([`show_file`](Self::show_file)).
-    shown: RwLock<Option<Shown>>,
-}
-
-/// A file shown in place of `[lo, hi)` of the memory: its byte 0 at `lo`.
-#[derive(Debug)]
-struct Shown {
-    lo: u64,
-    hi: u64,
-    file: OwnedFd,
-}
-
-impl Shown {
-    /// The part of `[offset, offset + len)` the file shows, if any.
-    fn part(&self, offset: u64, len: u64) -> Option<(u64, u64)> {
-        let (a, b) = (offset.max(self.lo), offset.saturating_add(len).min(self.hi));
-        (a < b).then_some((a, b))
-    }
 }
 
 // SAFETY: the struct holds a file descriptor and a mapping address; the
@@ -81,7 +61,7 @@ impl PhysMemory {
             return Err(e);
         }
         let view = NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))?;
-        Ok(Self { fd, size, view, data_lo: AtomicU64::new(0), data_hi: AtomicU64::new(0), shown: RwLock::new(None) })
+        Ok(Self { fd, size, view, data_lo: AtomicU64::new(0), data_hi: AtomicU64::new(0) })
     }
 
     /// Bytes in this memory.
@@ -94,10 +74,6 @@ impl PhysMemory {
     /// is data: the answer errs towards "not a hole".)
     pub fn is_hole(&self, offset: u64, len: u64) -> bool {
         let Some(end) = offset.checked_add(len).filter(|&e| len != 0 && e <= self.size) else { return false };
-        // A shown file's pages are not the memfd's: never "a hole".
-        if self.shown_part(offset, len).is_some() {
-            return false;
-        }
         if offset >= self.data_lo.load(Ordering::Relaxed) && end <= self.data_hi.load(Ordering::Relaxed) {
             return false;
         }
@@ -178,121 +154,29 @@ impl PhysMemory {
         if offset.checked_add(data.len() as u64).is_none_or(|e| e > self.size) {
             return Err(io::Error::other("writing past the end of physical memory"));
         }
-        // The part a shown file holds goes to the file, the rest (before
-        // and after it) to the memfd.
-        if let Some((a, b, file_at)) = self.shown_part(offset, data.len() as u64) {
-            let (i, j) = ((a - offset) as usize, (b - offset) as usize);
-            self.write_at(offset, &data[..i])?;
-            let guard = self.shown.read().unwrap_or_else(|e| e.into_inner());
-            let fd = guard.as_ref().map_or(-1, |s| s.file.as_raw_fd());
-            pwrite_all(fd, &data[i..j], file_at)?;
-            drop(guard);
-            return self.write_at(b, &data[j..]);
+        let mut done = 0;
+        while done < data.len() {
+            let rest = &data[done..];
+            // SAFETY: pwrite reads `rest` (a live slice, its length) and
+            // writes our own memfd inside its size (checked above).
+            let n = unsafe { libc::pwrite(self.fd, rest.as_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t) };
+            if n < 0 {
+                let e = io::Error::last_os_error();
+                if e.kind() == io::ErrorKind::Interrupted {
+                    continue;
+                }
+                return Err(e);
+            }
+            if n == 0 {
+                return Err(io::Error::other("physical memory took no bytes"));
+            }
+            done += n as usize;
         }
-        pwrite_all(self.fd, data, offset)
-    }
-
-    /// Where `[offset, offset + len)` meets the shown file: `(lo, hi,
-    /// file offset of lo)`.
-    fn shown_part(&self, offset: u64, len: u64) -> Option<(u64, u64, u64)> {
-        let shown = self.shown.read().unwrap_or_else(|e| e.into_inner());
-        let s = shown.as_ref()?;
-        let (a, b) = s.part(offset, len)?;
-        Some((a, b, a - s.lo))
-    }
-
-    /// Shows `file` in place of `[offset, offset + len)` (page aligned),
-    /// its byte 0 at `offset`, in the SoC view and in every window mapped
-    /// from now on: stores there land in the file's pages, and a tensor
-    /// placed there is the file's data with no copy out. One file at a
-    /// time; [`hide_file`](Self::hide_file) gives the memory back. The
-    /// file must be at least as long as the range's last page starts (a
-    /// page wholly past its end faults).
-    pub fn show_file(&self, offset: u64, len: u64, file: OwnedFd) -> io::Result<()> {
-        const PAGE: u64 = 4096;
-        if !offset.is_multiple_of(PAGE) || !len.is_multiple_of(PAGE) || len == 0 || offset.checked_add(len).is_none_or(|e| e > self.size) {
-            return Err(io::Error::other("a shown file's range must be whole pages inside the memory"));
-        }
-        let mut shown = self.shown.write().unwrap_or_else(|e| e.into_inner());
-        if shown.is_some() {
-            return Err(io::Error::other("a file is shown already"));
-        }
-        // SAFETY: the range lies inside the view (checked above), which
-        // this value owns; MAP_FIXED replaces those pages of it at once,
-        // and no Rust reference into the view is ever formed.
-        let p = unsafe {
-            libc::mmap(
-                self.view.as_ptr().add(offset as usize).cast(),
-                len as usize,
-                libc::PROT_READ | libc::PROT_WRITE,
-                libc::MAP_SHARED | libc::MAP_FIXED,
-                file.as_raw_fd(),
-                0,
-            )
-        };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        *shown = Some(Shown { lo: offset, hi: offset + len, file });
         Ok(())
     }
 
-    /// Starts (does not wait for) the disk writes of a shown file's dirty
-    /// pages: called when the kernels are done with it, so the flush at
-    /// the end waits for less. Submitting them takes the file system some
-    /// CPU (~10 ms for 64 MiB), so it is done on a thread of its own while
-    /// the caller goes on. None shown: nothing.
-    pub fn start_writeback(&self) {
-        let shown = self.shown.read().unwrap_or_else(|e| e.into_inner());
-        let Some(file) = shown.as_ref().and_then(|s| s.file.try_clone().ok()) else { return };
-        // Best effort: without the thread, the caller's flush does it all.
-        let _ = std::thread::Builder::new().name("writeback".into()).spawn(move || {
-            // SAFETY: sync_file_range on a descriptor the thread owns; it
-            // only queues writeback (no pointer). A failure shows again in
-            // the caller's flush.
-            let _ = unsafe { libc::sync_file_range(file.as_raw_fd(), 0, 0, libc::SYNC_FILE_RANGE_WRITE) };
-        });
-    }
-
-    /// Shows the memory itself again where a file was shown (windows
-    /// mapped meanwhile are the caller's to map again).
-    pub fn hide_file(&self) -> io::Result<()> {
-        let mut shown = self.shown.write().unwrap_or_else(|e| e.into_inner());
-        let Some(s) = shown.take() else { return Ok(()) };
-        // SAFETY: as in show_file: the view's own pages, replaced by the
-        // memfd's at the same offsets.
-        unsafe { self.map_fd_at(self.view.as_ptr().add(s.lo as usize), self.fd, s.lo, s.hi - s.lo) }
-    }
-}
-
-/// `pwrite`s all of `data` at `offset` of `fd` (the memfd or the shown
-/// file of a [`PhysMemory`], never a descriptor from outside).
-fn pwrite_all(fd: libc::c_int, data: &[u8], offset: u64) -> io::Result<()> {
-    let mut done = 0;
-    while done < data.len() {
-        let rest = &data[done..];
-        // SAFETY: pwrite reads `rest` (a live slice, its length) and
-        // writes a file of ours at an offset the caller checked.
-        let n = unsafe { libc::pwrite(fd, rest.as_ptr().cast(), rest.len(), (offset + done as u64) as libc::off_t) };
-        if n < 0 {
-            let e = io::Error::last_os_error();
-            if e.kind() == io::ErrorKind::Interrupted {
-                continue;
-            }
-            return Err(e);
-        }
-        if n == 0 {
-            return Err(io::Error::other("physical memory took no bytes"));
-        }
-        done += n as usize;
-    }
-    Ok(())
-}
-
-impl PhysMemory {
     /// Maps `len` bytes starting at `offset` over the host range at `at`,
-    /// replacing whatever was mapped there; the part a shown file holds
-    /// ([`show_file`](Self::show_file)) from the file.
+    /// replacing whatever was mapped there.
     ///
     /// # Safety
     /// `at..at+len` must be a range the caller reserved (an [`crate::NxSpace`]),
@@ -301,24 +185,6 @@ impl PhysMemory {
         if offset.checked_add(len).is_none_or(|e| e > self.size) {
             return Err(io::Error::other("mapping past the end of physical memory"));
         }
-        // SAFETY: the caller's contract, passed on.
-        unsafe { self.map_fd_at(at, self.fd, offset, len)? };
-        let shown = self.shown.read().unwrap_or_else(|e| e.into_inner());
-        if let Some((s, (a, b))) = shown.as_ref().and_then(|s| Some((s, s.part(offset, len)?))) {
-            // SAFETY: [a, b) lies inside [offset, offset + len), so the
-            // host range is inside the caller's; page aligned, as both
-            // ranges are.
-            unsafe { self.map_fd_at(at.add((a - offset) as usize), s.file.as_raw_fd(), a - s.lo, b - a)? };
-        }
-        Ok(())
-    }
-
-    /// Maps `len` bytes of `fd` from `offset` at `at`, shared.
-    ///
-    /// # Safety
-    /// As [`map_at`](Self::map_at); `fd` is this memory's memfd or its
-    /// shown file.
-    unsafe fn map_fd_at(&self, at: *mut u8, fd: libc::c_int, offset: u64, len: u64) -> io::Result<()> {
         // SAFETY: the caller owns the range; MAP_FIXED replaces it atomically.
         let p = unsafe {
             libc::mmap(
@@ -326,7 +192,7 @@ impl PhysMemory {
                 len as usize,
                 libc::PROT_READ | libc::PROT_WRITE,
                 libc::MAP_SHARED | libc::MAP_FIXED | libc::MAP_NORESERVE,
-                fd,
+                self.fd,
                 offset as libc::off_t,
             )
         };
@@ -339,7 +205,6 @@ impl PhysMemory {
     /// Gives every page back: the memory reads as zeros again, as when it
     /// was made, in every view of it (a reused simulator's reset).
     pub fn discard(&self) -> io::Result<()> {
-        self.hide_file()?;
         // SAFETY: punching a hole in our own memfd; every mapping of it
         // then reads zeros, which is what fresh memory holds.
         let r = unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.size as libc::off_t) };
@@ -357,7 +222,6 @@ impl PhysMemory {
     /// reuses (the simulator's tensor area): a zeroing costs what the
     /// kernel's own clearing of a faulted page does, without the fault.
     pub fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
-        self.hide_file()?;
         let keep_hi = keep_hi.min(self.size);
         // The cached data extent may be a hole after this.
         self.data_hi.store(0, Ordering::Relaxed);
@@ -454,52 +318,6 @@ impl Drop for PhysMemory {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    /// A temporary file of `len` zero bytes, open for reading and writing.
-    fn temp_file(len: u64) -> std::fs::File {
-        let path = std::env::temp_dir().join(format!("phys-shown-{}-{len}", std::process::id()));
-        let f = std::fs::OpenOptions::new().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
-        std::fs::remove_file(&path).unwrap();
-        f.set_len(len).unwrap();
-        f
-    }
-
-    #[test]
-    fn a_shown_file_is_the_memory_in_the_view_in_windows_and_for_writes_until_hidden() {
-        use std::os::unix::fs::FileExt;
-        let m = PhysMemory::new("shown-test", 1 << 20).unwrap();
-        let f = temp_file(3 * 4096 + 100);
-        m.show_file(64 << 10, 4 * 4096, f.try_clone().unwrap().into()).unwrap();
-        assert!(m.show_file(0, 4096, temp_file(4096).into()).is_err(), "one file at a time");
-        // A store through the view lands in the file.
-        // SAFETY: inside the 1 MiB mapping, in the shown range.
-        unsafe { m.ptr((64 << 10) + 4096 + 7, 1).unwrap().write(0xAB) };
-        let mut b = [0u8; 1];
-        f.read_exact_at(&mut b, 4096 + 7).unwrap();
-        assert_eq!(b, [0xAB]);
-        // A write through the memory's file side, across the shown range's
-        // start: the memfd before it, the file inside.
-        m.write_at((64 << 10) - 2, &[1, 2, 3, 4]).unwrap();
-        f.read_exact_at(&mut b, 1).unwrap();
-        assert_eq!(b, [4]);
-        // SAFETY: inside the mapping, below the shown range.
-        assert_eq!(unsafe { m.ptr((64 << 10) - 1, 1).unwrap().read() }, 2);
-        assert!(!m.is_hole(64 << 10, 4096), "the file's pages are not the memfd's holes");
-        // A window mapped now shows the file too.
-        let nx = crate::NxSpace::reserve().unwrap();
-        nx.map_phys(0, 256 << 10, &m, 0).unwrap();
-        // SAFETY: NX 64 KiB + 4096 + 7 is inside the window just mapped.
-        assert_eq!(unsafe { nx.ptr((64 << 10) + 4096 + 7).read() }, 0xAB);
-        f.write_all_at(&[0xCD], 2 * 4096).unwrap();
-        // SAFETY: as above.
-        assert_eq!(unsafe { nx.ptr((64 << 10) + 2 * 4096).read() }, 0xCD);
-        // Hidden: the memfd shows again (it was never written there).
-        m.hide_file().unwrap();
-        assert!(m.is_hole((64 << 10) + 4096, 4096));
-        // SAFETY: inside the mapping.
-        assert_eq!(unsafe { m.ptr((64 << 10) + 4096 + 7, 1).unwrap().read() }, 0);
-        assert!(m.show_file(100, 4096, temp_file(4096).into()).is_err(), "whole pages only");
-    }
 
     #[test]
     fn only_never_written_pages_are_holes() {

@@ -213,8 +213,6 @@ errors! {
     CrossCoreRead = 116, "a core read output bytes another core wrote in the same run (no barrier between cores)";
     /// A simulator could not be brought back to its fresh state.
     SimResetFailed = 117, "the simulator could not be reset to its fresh state";
-    /// The file given to hold the output could not be sized or mapped.
-    OutputFileFailed = 118, "the output's file could not be sized or mapped as the output's memory";
 }
 
 impl Error {

@@ -213,38 +213,6 @@ pub unsafe extern "C" fn neuron_sim_set_output(s: *mut NeuronSim, dtype_: u8, sh
     })
 }
 
-/// Sets the output tensor as [`neuron_sim_set_output`] does, but in the
-/// pages of the file open (for reading and writing) as `fd`, which the
-/// simulator duplicates: `NEURON_SIM_OUTPUT_FILE_HEADER` bytes, then the
-/// output's, and what the kernels store is its data (no copy out). The
-/// file is sized to whole pages (the guard after the output in the last
-/// one); after the run the caller cuts it to the header and the data and
-/// writes the first `NEURON_SIM_OUTPUT_FILE_HEADER` bytes. A file that cannot be sized or mapped
-/// (a negative `fd`, one open read-only) is `OutputFileFailed`.
-///
-/// # Safety
-/// `s` null or live; `shape` null or readable for `ndim`; `fd` a
-/// descriptor of this process or negative.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn neuron_sim_set_output_file(s: *mut NeuronSim, dtype_: u8, shape_: *const u64, ndim: u32, fd: i32) -> i32 {
-    no_unwind(|| {
-        code((|| {
-            // SAFETY: forwarded from the caller.
-            let (s, shape) = unsafe { (sim(s)?, shape(shape_, ndim)?) };
-            if fd < 0 {
-                return Err(Error::OutputFileFailed);
-            }
-            // SAFETY: the caller vouches `fd` is open in this process for
-            // the call; it is only duplicated, never closed here.
-            let file = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().map_err(|_| Error::OutputFileFailed)?;
-            s.set_output_in_file(dtype(dtype_)?, shape, file.into()).map(|_| ())
-        })())
-    })
-}
-
-/// The bytes before the output's data in `neuron_sim_set_output_file`'s file.
-pub const NEURON_SIM_OUTPUT_FILE_HEADER: u64 = super::simulator::OUTPUT_FILE_HEADER;
-
 /// Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
 /// run passed; otherwise the code of the first failure: a refusal before
 /// the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first

@@ -27,9 +27,6 @@ pub(crate) const TENSOR_AREA_OFFSET: u64 = 1 << 30;
 /// Placement granule; each tensor is followed by one unused granule, so
 /// neighbouring tensors never share a page.
 const PLACEMENT_ALIGN: u64 = 4096;
-/// The bytes of an output file ([`Simulator::set_output_in_file`]) before
-/// the output's data: one page, so the data pages are whole file pages.
-pub const OUTPUT_FILE_HEADER: u64 = 4096;
 /// Bytes of the tensor area whose host pages a reset keeps (zeroed) for
 /// the next run; beyond it they are given back, so a worker's resident
 /// memory between calls stays bounded.
@@ -247,8 +244,6 @@ pub struct Simulator {
     args: Vec<Arg>,
     output: Option<RawTensorDesc>,
     /// Guard regions: (first byte past the tensor, length, tensor name).
-    /// Guard regions: address, length, and what a store there did
-    /// ("past the end of the output", "before the start of the output").
     guards: Vec<(u64, u64, String)>,
     /// The output the simulator placed (coverage is checked on it).
     placed_output: Option<RawTensorDesc>,
@@ -401,7 +396,7 @@ impl Simulator {
         let end = self.next;
         let len = end - (at + bytes);
         coverage::fill(&self.soc, at + bytes, len, GUARD_CANARY).map_err(|_| Error::AddressUnmapped)?;
-        self.guards.push((at + bytes, len, std::format!("past the end of {name}")));
+        self.guards.push((at + bytes, len, name));
         Ok(at)
     }
 
@@ -492,7 +487,7 @@ impl Simulator {
             }
             if let Some(first) = v.iter().position(|&b| b != GUARD_CANARY) {
                 let last = v.iter().rposition(|&b| b != GUARD_CANARY).unwrap_or(first);
-                bad.push(std::format!("kernel wrote {name}: guard bytes {first}..={last} (SoC {:#x}) overwritten", at + first as u64));
+                bad.push(std::format!("kernel wrote past the end of {name}: guard bytes {first}..={last} after it (SoC {:#x}) overwritten", at + first as u64));
             }
         }
         bad
@@ -536,51 +531,6 @@ impl Simulator {
     pub fn set_output(&mut self, dtype: Dtype, shape: &[u64]) -> Result<RawTensorDesc, Error> {
         let mut d = self.contiguous(dtype, shape)?;
         d.storage = self.alloc_guarded(d.buffer_bytes, "the output".into())?;
-        self.output = Some(d);
-        self.placed_output = Some(d);
-        self.last_ok = false;
-        Ok(d)
-    }
-
-    /// Places the output as [`set_output`](Self::set_output) does, but in
-    /// the pages of `file`: the file's first [`OUTPUT_FILE_HEADER`] bytes
-    /// (the caller's header) in the page just before the output's storage,
-    /// the rest the storage itself. What the kernels store is the file's
-    /// data, with no copy out. The file is sized to whole pages: the tail
-    /// of its last page, past the data, holds the guard (a page past a
-    /// file's end could not be mapped, and a write to a file's last page
-    /// zeroes what lies past its end). After the run the caller cuts the
-    /// file to the header and the data, and writes the header over the
-    /// guard that stood before the data.
-    pub fn set_output_in_file(&mut self, dtype: Dtype, shape: &[u64], file: std::fs::File) -> Result<RawTensorDesc, Error> {
-        const PAGE: u64 = 4096;
-        let mut d = self.contiguous(dtype, shape)?;
-        let at = self.alloc(OUTPUT_FILE_HEADER + d.buffer_bytes)?;
-        let storage = at + OUTPUT_FILE_HEADER;
-        let file_len = (OUTPUT_FILE_HEADER + d.buffer_bytes).next_multiple_of(PAGE);
-        file.set_len(file_len).map_err(|_| Error::OutputFileFailed)?;
-        // Its blocks reserved now: a store into a page the file system
-        // then could not back (a full disk) would be a SIGBUS in the
-        // kernel, not an error; here it is one (the caller copies out).
-        {
-            use std::os::fd::AsRawFd;
-            // SAFETY: fallocate on a descriptor `file` owns; no pointer.
-            if unsafe { libc::fallocate(file.as_raw_fd(), 0, 0, file_len as libc::off_t) } != 0 {
-                return Err(Error::OutputFileFailed);
-            }
-        }
-        let base = self.soc.platform().hbm_soc_base;
-        self.soc.hbm().show_file(at - base, file_len, file.into()).map_err(|_| Error::OutputFileFailed)?;
-        // The guard after it, as `alloc_guarded` places one, and one over
-        // the header page before it (which the caller writes after the
-        // run): a store just before the output is caught, as the guard of
-        // the tensor placed before it catches it when there is no page.
-        let (guard, end) = (storage + d.buffer_bytes, self.next);
-        coverage::fill(&self.soc, guard, end - guard, GUARD_CANARY).map_err(|_| Error::AddressUnmapped)?;
-        self.guards.push((guard, end - guard, "past the end of the output".into()));
-        coverage::fill(&self.soc, at, OUTPUT_FILE_HEADER, GUARD_CANARY).map_err(|_| Error::AddressUnmapped)?;
-        self.guards.push((at, OUTPUT_FILE_HEADER, "before the start of the output".into()));
-        d.storage = storage;
         self.output = Some(d);
         self.placed_output = Some(d);
         self.last_ok = false;
@@ -743,9 +693,6 @@ impl Simulator {
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
         self.soc.sanitizer().set_one_writer(false);
         let kernels = launched.elapsed();
-        // An output in a file: its disk writes start now, during the
-        // verdict, not at the caller's flush.
-        self.soc.hbm().start_writeback();
         let findings = self.soc.sanitizer().end();
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         for c in &mut rep.cores {

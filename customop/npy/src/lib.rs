@@ -150,35 +150,12 @@ pub fn parse_bytes(b: &[u8]) -> std::result::Result<Array, String> {
 /// padded to 64 bytes): the data follows it. Refused for a dtype that
 /// does not marshal.
 pub fn render_header(dtype: Dtype, shape: &[u64]) -> std::result::Result<Vec<u8>, String> {
-    render_header_to(dtype, shape, 64)
-}
-
-/// The `.npy` header of `dtype` and `shape` padded (with spaces, as the
-/// format pads) to exactly `len` bytes, so the data starts at `len`: a
-/// page, for a file whose data pages are mapped as a tensor's. `len` must
-/// be a multiple of 64 the header fits in, at most 65,535 + 10.
-pub fn render_header_padded(dtype: Dtype, shape: &[u64], len: usize) -> std::result::Result<Vec<u8>, String> {
-    if !len.is_multiple_of(64) {
-        return Err(format!("a header of {len} bytes would misalign the data (a multiple of 64 is needed)"));
-    }
-    let out = render_header_to(dtype, shape, len)?;
-    if out.len() != len {
-        return Err(format!("a header of {} bytes does not pad to {len}", out.len()));
-    }
-    Ok(out)
-}
-
-/// The header padded to a multiple of `granule` bytes.
-fn render_header_to(dtype: Dtype, shape: &[u64], granule: usize) -> std::result::Result<Vec<u8>, String> {
     let descr = descr(dtype)?;
     let dims: Vec<String> = shape.iter().map(u64::to_string).collect();
     let shape = if dims.len() == 1 { format!("({},)", dims[0]) } else { format!("({})", dims.join(", ")) };
     let mut h = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}");
-    while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(granule) {
+    while !(MAGIC.len() + 4 + h.len() + 1).is_multiple_of(64) {
         h.push(' ');
-    }
-    if h.len() + 1 > usize::from(u16::MAX) {
-        return Err("the header is longer than a version 1.0 header can be".into());
     }
     h.push('\n');
     let mut out = Vec::with_capacity(MAGIC.len() + 4 + h.len());
@@ -200,17 +177,6 @@ pub fn render(a: &Array) -> std::result::Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn a_header_padded_to_a_page_parses_with_its_data_at_the_page() {
-        let h = render_header_padded(Dtype::Fp32, &[3, 5], 4096).unwrap();
-        assert_eq!(h.len(), 4096);
-        let mut file = h.clone();
-        file.extend_from_slice(&[0u8; 60]);
-        let l = parse_header(&file).unwrap();
-        assert_eq!((l.dtype, l.shape.as_slice(), l.offset, l.bytes), (Dtype::Fp32, &[3u64, 5][..], 4096, 60));
-        assert!(render_header_padded(Dtype::Fp32, &[3], 100).is_err());
-    }
 
     #[test]
     fn round_trips_and_pads_the_header() {
