@@ -588,6 +588,30 @@ int32_t neuron_sim_set_output(struct NeuronSim *s,
 #endif
 
 #if !defined(NEURON_DEVICE)
+// Makes every later run write its output into the file open (for
+// writing) as `fd`, from byte `offset`, as soon as its kernels end: on a
+// thread of the simulator's while the verdict runs, its disk writes
+// started. The simulator keeps a duplicate of `fd`. After a run that
+// passed, `neuron_sim_output_sink_errno` says whether the file holds the
+// output. A negative `fd` is `NullArgument`.
+//
+// # Safety
+// `s` null or live; `fd` a descriptor of this process or negative.
+int32_t neuron_sim_set_output_sink(struct NeuronSim *s, int32_t fd, uint64_t offset);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// How the last run's write into the output sink ended: 0 when the file
+// holds the output, the `errno` of the write that failed (a full disk:
+// `ENOSPC`), or -1 when no write was made (no sink set, a null `s`, or a
+// run refused before its kernels).
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_output_sink_errno(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
 // Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
 // run passed; otherwise the code of the first failure: a refusal before
 // the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first

@@ -120,3 +120,32 @@ fn run_code_report_text_and_guard_overwrite() {
         neuron_sim_free(s);
     }
 }
+
+#[test]
+fn an_output_sink_holds_a_passing_runs_output_and_says_how_its_write_ended() {
+    use std::os::fd::AsRawFd;
+    let path = std::env::temp_dir().join(format!("sim-c-api-sink-{}", std::process::id()));
+    let file = std::fs::File::create(&path).unwrap();
+    let shape = [100u64];
+    let data = vec![0u8; 400];
+    let s = neuron_sim_new();
+    assert!(!s.is_null());
+    // SAFETY: s is live; shape and data readable; the descriptor is open.
+    unsafe {
+        assert_eq!(neuron_sim_output_sink_errno(s), -1, "no sink, no write");
+        assert_eq!(neuron_sim_output_sink_errno(std::ptr::null_mut()), -1);
+        assert_eq!(neuron_sim_register(s), 2);
+        assert_eq!(neuron_sim_arg_tensor(s, Dtype::Fp32.code(), shape.as_ptr(), 1, data.as_ptr().cast(), 400), 0);
+        assert_eq!(neuron_sim_set_output(s, Dtype::Fp32.code(), shape.as_ptr(), 1), 0);
+        assert_eq!(neuron_sim_set_output_sink(s, -1, 0), Error::NullArgument.code());
+        assert_eq!(neuron_sim_set_output_sink(s, file.as_raw_fd(), 8), 0);
+        drop(file);
+        assert_eq!(neuron_sim_run(s, c"good".as_ptr(), 1), 0, "{}", report(s));
+        assert_eq!(neuron_sim_output_sink_errno(s), 0);
+        neuron_sim_free(s);
+    }
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[..8], [0; 8], "the bytes before the offset are the caller's");
+    assert_eq!(bytes[8..], [0, 0, 0x80, 0x3f].repeat(100)[..]);
+    let _ = std::fs::remove_file(&path);
+}

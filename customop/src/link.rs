@@ -25,6 +25,8 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_arg_tensor",
     "neuron_sim_arg_value",
     "neuron_sim_set_output",
+    "neuron_sim_set_output_sink",
+    "neuron_sim_output_sink_errno",
     "neuron_sim_run",
     "neuron_sim_report",
     "neuron_sim_read_output",

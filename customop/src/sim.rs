@@ -45,6 +45,9 @@ pub struct SimApi {
     pub shape_eval: SimCallFn,
     /// `neuron_sim_reset` (None: a library linked before it existed).
     pub reset: Option<unsafe extern "C" fn(*mut c_void) -> i32>,
+    /// `neuron_sim_set_output_sink` and `neuron_sim_output_sink_errno`
+    /// (None: a library linked before they existed).
+    pub output_sink: Option<(unsafe extern "C" fn(*mut c_void, i32, u64) -> i32, unsafe extern "C" fn(*mut c_void) -> i32)>,
 }
 
 macro_rules! sym {
@@ -76,6 +79,8 @@ impl SimApi {
             shape_eval: sym!(lib, "customop_shape_eval"),
             // SAFETY: as `sym!`: the export's C signature is the field's type.
             reset: unsafe { lib.function("neuron_sim_reset") }.ok(),
+            // SAFETY: as `sym!`.
+            output_sink: unsafe { lib.function("neuron_sim_set_output_sink") }.ok().zip(unsafe { lib.function("neuron_sim_output_sink_errno") }.ok()),
         })
     }
 
@@ -144,6 +149,30 @@ impl Sim {
         // SAFETY: h live; shape readable.
         let rc = unsafe { (self.api.set_output)(self.h, dtype, shape.as_ptr(), shape.len() as u32) };
         self.check(rc, "the output")
+    }
+
+    /// Makes the runs write their output into `file` from `offset` as
+    /// their kernels end (`neuron_sim_set_output_sink`): false, nothing
+    /// set, for a library that predates it.
+    pub fn set_output_sink(&mut self, file: &std::fs::File, offset: u64) -> Result<bool> {
+        use std::os::fd::AsRawFd;
+        let Some((set, _)) = self.api.output_sink else { return Ok(false) };
+        // SAFETY: h live; the descriptor is open for the call (the
+        // simulator keeps a duplicate).
+        let rc = unsafe { set(self.h, file.as_raw_fd(), offset) };
+        self.check(rc, "the output file").map(|()| true)
+    }
+
+    /// How the last run's write into the output sink ended: Ok when the
+    /// file holds the output.
+    pub fn output_sink_result(&self) -> std::io::Result<()> {
+        let Some((_, errno)) = self.api.output_sink else { return Err(std::io::Error::other("no output sink in this library")) };
+        // SAFETY: h live.
+        match unsafe { errno(self.h) } {
+            0 => Ok(()),
+            -1 => Err(std::io::Error::other("the run wrote no output to its file")),
+            e => Err(std::io::Error::from_raw_os_error(e)),
+        }
     }
 
     /// Runs op `name` on `cores` cores: the status (0 = every core

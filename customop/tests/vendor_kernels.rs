@@ -71,6 +71,20 @@ fn multicore_tcm_kernel_writes_the_dst_tensor_with_a_remainder() {
     assert_eq!(customop::npy::read(&out).unwrap().to_f32(), relu(&x));
 }
 
+/// Cores that write their slices through raw pointers: the simulator runs
+/// each core again alone to tell who wrote what, then writes the output
+/// file as the cores computed it together (the file it had started
+/// writing as the kernels ended is written again).
+#[test]
+fn raw_pointer_slices_on_8_cores_reach_the_output_file() {
+    let dir = built("raw_slices", &["--multicore"]);
+    let x = values(2173, -3.0, 3.0, 9);
+    let xf = npy_file("raw_x.npy", &f32s(&[2173], &x));
+    let (out, report) = run_op(&dir, "double_raw", &[&xf.display().to_string()], 8, "raw");
+    let want: Vec<f32> = x.iter().map(|v| 2.0 * v).collect();
+    assert_eq!(out.to_f32(), want, "double_raw on 8 cores:\n{report}");
+}
+
 /// The bug class of public multicore samples: a kernel that does not
 /// slice its work, launched on every core, has each core write the whole
 /// output. The simulator names the cores and the bytes.

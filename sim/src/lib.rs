@@ -30,6 +30,7 @@ pub mod host_elements;
 mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;
+pub mod output_sink;
 mod report_text;
 pub mod reserve;
 pub mod sanitizer_report;

@@ -213,6 +213,53 @@ pub unsafe extern "C" fn neuron_sim_set_output(s: *mut NeuronSim, dtype_: u8, sh
     })
 }
 
+/// Makes every later run write its output into the file open (for
+/// writing) as `fd`, from byte `offset`, as soon as its kernels end: on a
+/// thread of the simulator's while the verdict runs, its disk writes
+/// started. The simulator keeps a duplicate of `fd`. After a run that
+/// passed, `neuron_sim_output_sink_errno` says whether the file holds the
+/// output. A negative `fd` is `NullArgument`.
+///
+/// # Safety
+/// `s` null or live; `fd` a descriptor of this process or negative.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_set_output_sink(s: *mut NeuronSim, fd: i32, offset: u64) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let s = unsafe { sim(s)? };
+            if fd < 0 {
+                return Err(Error::NullArgument);
+            }
+            // SAFETY: the caller vouches `fd` is open in this process for
+            // the call; it is only duplicated here, never closed.
+            let file = unsafe { std::os::fd::BorrowedFd::borrow_raw(fd) }.try_clone_to_owned().map_err(|_| Error::NullArgument)?;
+            s.set_output_sink(file.into(), offset);
+            Ok(())
+        })())
+    })
+}
+
+/// How the last run's write into the output sink ended: 0 when the file
+/// holds the output, the `errno` of the write that failed (a full disk:
+/// `ENOSPC`), or -1 when no write was made (no sink set, a null `s`, or a
+/// run refused before its kernels).
+///
+/// # Safety
+/// `s` null or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_output_sink_errno(s: *mut NeuronSim) -> i32 {
+    no_unwind(|| {
+        // SAFETY: forwarded from the caller.
+        let Ok(s) = (unsafe { sim(s) }) else { return -1 };
+        match s.sink_result() {
+            Some(Ok(())) => 0,
+            Some(Err(e)) => e.raw_os_error().unwrap_or(libc::EIO),
+            None => -1,
+        }
+    })
+}
+
 /// Runs op `name` on cores `0..cores` (1 or 8) in parallel. 0 when the
 /// run passed; otherwise the code of the first failure: a refusal before
 /// the run (`UnknownOp`, `NoOutput`, `BadCoreCount`, ...), else the first

@@ -267,6 +267,10 @@ pub struct Simulator {
     /// The page hashes of the inputs placed since the last run (the
     /// sanitizer's before-the-run hashes, taken during the copy).
     placed_pages: Vec<super::input_pages::Placed>,
+    /// Where each run's output is written as its kernels end (`customop
+    /// run`'s output file), and how the last run's write ended.
+    sink: Option<super::output_sink::Sink>,
+    sink_result: Option<std::io::Result<()>>,
     /// Run threads kept between runs: made by the first reset (a
     /// simulator that serves many runs), None for one that runs once.
     pool: Option<super::core_pool::CorePool>,
@@ -297,6 +301,8 @@ impl Simulator {
             sanitize: std::env::var_os("NEURON_SIM_SANITIZE").is_none_or(|v| v != "0"),
             launched: 0,
             placed_pages: Vec::new(),
+            sink: None,
+            sink_result: None,
             pool: None,
         })
     }
@@ -335,6 +341,8 @@ impl Simulator {
         self.allow_unwritten = false;
         self.running.clear();
         self.multicore = false;
+        self.sink = None;
+        self.sink_result = None;
         Ok(())
     }
 
@@ -537,6 +545,21 @@ impl Simulator {
         Ok(d)
     }
 
+    /// Writes each run's output into `file` from byte `offset` as soon as
+    /// its kernels end, on a thread of its own while the verdict runs (and
+    /// again after a verdict that ran the kernels again), with its disk
+    /// writes started: when [`run`](Self::run) returns, a run that passed
+    /// has its output in the file ([`sink_result`](Self::sink_result)).
+    pub fn set_output_sink(&mut self, file: std::fs::File, offset: u64) {
+        self.sink = Some(super::output_sink::Sink::new(file, offset));
+    }
+
+    /// How the last run's write into the output sink ended (None: no sink,
+    /// or a run that did not get as far as its kernels).
+    pub fn sink_result(&self) -> Option<&std::io::Result<()>> {
+        self.sink_result.as_ref()
+    }
+
     /// Sets a raw output descriptor (tests of the gates). Coverage is still
     /// checked on the output [`set_output`](Self::set_output) placed, if any.
     pub fn set_output_raw(&mut self, d: RawTensorDesc) {
@@ -693,6 +716,20 @@ impl Simulator {
         let (reports, failed_threads) = self.launch(f, 0..cores, at, self.sentinel);
         self.soc.sanitizer().set_one_writer(false);
         let kernels = launched.elapsed();
+        self.sink_result = None;
+        // The output to its file while the verdict runs (finished, joined,
+        // before any run again and when this function returns, however).
+        let mut writing = match (&self.sink, placed) {
+            (Some(sink), Some(o)) => self.soc.soc_ptr(o.storage, o.buffer_bytes).map(|p| {
+                // SAFETY: the output's bytes lie in the SoC's mapping, which
+                // lives as long as `self`; nothing writes them until the
+                // write is finished: it is before any run again (below) and
+                // when `writing` drops, at the latest when this returns.
+                unsafe { sink.start(p, o.buffer_bytes as usize) }
+            }),
+            _ => None,
+        };
+        let mut rewrite = false;
         let findings = self.soc.sanitizer().end();
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         for c in &mut rep.cores {
@@ -729,6 +766,9 @@ impl Simulator {
             // store they did not see, or a guard overwritten.
             let in_doubt = !rep.guard_errors.is_empty() || (!all_seen && seen.as_deref().is_none_or(|s| super::writes::unseen_writes(s, &held)));
             if cores > 1 && clean && in_doubt && o.buffer_bytes <= super::writes::MAX_ATTRIBUTED_BYTES {
+                // The kernels run again: the output's write first ends.
+                self.sink_result = writing.take().map(super::output_sink::Writing::finish);
+                rewrite = true;
                 let w = super::writes::attribute(self, f, cores, at, o)?;
                 rep.overlaps = w.overlaps;
                 rep.guard_errors.extend(w.outside);
@@ -745,6 +785,8 @@ impl Simulator {
                 // holds it in both runs (exact for a kernel whose writes
                 // do not depend on the output's old contents). A run that
                 // already failed is not repeated.
+                self.sink_result = writing.take().map(super::output_sink::Writing::finish);
+                rewrite = true;
                 ranges = self.confirm_unwritten(f, cores, at, o, elem, &ranges)?;
             }
             if !ranges.is_empty() {
@@ -766,6 +808,18 @@ impl Simulator {
         }
         rep.failure = rep.judge();
         self.last_ok = rep.failure.is_none();
+        if let Some(w) = writing.take() {
+            self.sink_result = Some(w.finish());
+        }
+        if rewrite && self.last_ok {
+            // The output as the last run left it.
+            if let (Some(sink), Some(o)) = (&self.sink, placed) {
+                if let Some(p) = self.soc.soc_ptr(o.storage, o.buffer_bytes) {
+                    // SAFETY: as above; finished before the next statement.
+                    self.sink_result = Some(unsafe { sink.start(p, o.buffer_bytes as usize) }.finish());
+                }
+            }
+        }
         rep.verdict_ns = started.elapsed().saturating_sub(kernels).as_nanos() as u64;
         Ok(rep)
     }
