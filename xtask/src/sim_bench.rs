@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn budgets_toml_holds_both_tables_apart() {
         let (b, tol, rss_tol) = budgets().unwrap();
-        for k in ["run_tcm1_ratio", "run_acc1_ratio", "run_tcm8_ratio", "rss_tcm1_ratio", "kernel_acc_per_elem_ratio"] {
+        for k in ["run_tcm1_ratio", "run_acc1_ratio", "run_tcm8_ratio", "rss_tcm1_ratio", "kernel_acc_per_elem_ratio", "kernel_acc_per_scalar_elem_ratio"] {
             assert!(b.contains_key(k), "{k}");
         }
         assert!(tol > 0.0 && rss_tol > 0.0);
