@@ -7,8 +7,8 @@
 //! run (issue 28). A spin that runs out ends in the blocking wait as
 //! before: the counters are a hint, the socket carries every message.
 
+use super::shared_page::SharedPage;
 use std::io;
-use std::ptr::NonNull;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
@@ -16,51 +16,26 @@ use std::time::{Duration, Instant};
 /// run, far shorter than anything a person or a timeout notices.
 pub(super) const SPIN: Duration = Duration::from_micros(250);
 
-/// The shared page: `posted` at word 0, `replied` at word 8 (apart, so
+/// The shared page: `posted` at byte 0, `replied` at byte 64 (apart, so
 /// the two writers do not share a cache line).
 pub(super) struct Doorbell {
-    page: NonNull<AtomicU64>,
+    page: SharedPage,
 }
 
-// SAFETY: the page is owned by this value and only accessed atomically.
-unsafe impl Send for Doorbell {}
-
-const PAGE: usize = 4096;
-
 impl Doorbell {
-    /// A shared anonymous page of zeros: a forked worker has the same page.
+    /// A shared page of zeros: a forked worker has the same page.
     pub(super) fn new() -> io::Result<Self> {
-        // SAFETY: a fresh shared anonymous mapping at an address the
-        // kernel chooses; checked below.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), PAGE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self { page: NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))? })
-    }
-
-    fn cell(&self, word: usize) -> &AtomicU64 {
-        // SAFETY: words 0 and 8 lie in the mapped page (zeroed, so valid
-        // AtomicU64s, 8-aligned), mapped for this value's lifetime and
-        // only ever accessed atomically.
-        unsafe { &*self.page.as_ptr().add(word) }
+        Ok(Self { page: SharedPage::new()? })
     }
 
     /// Requests the parent has sent (it stores the count after each send).
     pub(super) fn posted(&self) -> &AtomicU64 {
-        self.cell(0)
+        self.page.u64_at(0)
     }
 
     /// Replies the worker has sent (it stores the count after each reply).
     pub(super) fn replied(&self) -> &AtomicU64 {
-        self.cell(8)
-    }
-}
-
-impl Drop for Doorbell {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, not used after this.
-        unsafe { libc::munmap(self.page.as_ptr().cast(), PAGE) };
+        self.page.u64_at(64)
     }
 }
 

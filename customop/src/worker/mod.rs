@@ -16,6 +16,7 @@ mod doorbell;
 mod phase;
 mod serve;
 mod shape_cache;
+mod shared_page;
 mod shm;
 mod wire;
 

@@ -4,54 +4,29 @@
 //! the worker announces a phase without a socket write, which would wake
 //! the waiting parent twice per call for nothing (issue 28).
 
+use super::shared_page::SharedPage;
 use std::io;
-use std::ptr::NonNull;
-use std::sync::atomic::{AtomicU8, Ordering};
+use std::sync::atomic::Ordering;
 
 /// One shared byte: the phase (0: none yet).
 pub(super) struct Phase {
-    page: NonNull<AtomicU8>,
+    page: SharedPage,
 }
 
-// SAFETY: the page is owned by this value and read and written only as an
-// atomic byte.
-unsafe impl Send for Phase {}
-
-const PAGE: usize = 4096;
-
 impl Phase {
-    /// A shared anonymous page: a forked worker has the same page.
+    /// A shared page: a forked worker has the same page.
     pub(super) fn new() -> io::Result<Self> {
-        // SAFETY: a fresh shared anonymous mapping at an address the
-        // kernel chooses; checked below.
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), PAGE, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED | libc::MAP_ANONYMOUS, -1, 0) };
-        if p == libc::MAP_FAILED {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(Self { page: NonNull::new(p.cast()).ok_or_else(|| io::Error::other("mmap returned null"))? })
-    }
-
-    fn cell(&self) -> &AtomicU8 {
-        // SAFETY: the page is mapped (zeroed, so a valid AtomicU8) for
-        // this value's lifetime; it is only ever accessed atomically.
-        unsafe { self.page.as_ref() }
+        Ok(Self { page: SharedPage::new()? })
     }
 
     /// Enters phase `p` (the worker), or clears it (the parent, 0).
     pub(super) fn set(&self, p: u8) {
-        self.cell().store(p, Ordering::SeqCst);
+        self.page.u8_at(0).store(p, Ordering::SeqCst);
     }
 
     /// The phase the worker last entered.
     pub(super) fn get(&self) -> u8 {
-        self.cell().load(Ordering::SeqCst)
-    }
-}
-
-impl Drop for Phase {
-    fn drop(&mut self) {
-        // SAFETY: our own mapping, not used after this.
-        unsafe { libc::munmap(self.page.as_ptr().cast(), PAGE) };
+        self.page.u8_at(0).load(Ordering::SeqCst)
     }
 }
 
