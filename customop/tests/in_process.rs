@@ -83,3 +83,32 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
     let leftovers: Vec<_> = std::fs::read_dir(&out).unwrap().filter_map(|e| e.ok()).filter(|e| e.file_name().to_string_lossy().starts_with('.')).collect();
     assert!(leftovers.is_empty(), "the loaded copy is unlinked: {leftovers:?}");
 }
+
+/// A library linked before the simulator could write its output into a
+/// file (no `neuron_sim_set_output_sink`): `customop run` copies the output
+/// out after the verdict instead, and the file is the same.
+#[test]
+fn a_library_without_the_output_sink_still_writes_the_same_output_file() {
+    use customop::run::{load, run_sim, Files, Placed};
+    let dir = built("tcm_multicore", &["--multicore"]);
+    let (schema, api) = load(&dir).unwrap();
+    let op = schema.op("relu_multicore").unwrap();
+    let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 21));
+    let spec = customop::shape::OutputSpec { dtype: x.dtype, shape: x.shape.clone() };
+    let placed = [Placed::Tensor(x.clone())];
+    let written = |api: customop::sim::SimApi, name: &str| {
+        let out = scratch("no_sink").join(name);
+        std::fs::write(&out, b"").unwrap();
+        let files = Files { inputs: vec![None], output: Some(out.clone()) };
+        let r = run_sim(api, op, &["x".into()], &placed, &files, &spec, 8).unwrap();
+        assert_eq!(r.rc, 0, "{}", r.report);
+        std::fs::read(&out).unwrap()
+    };
+    let mut old = api;
+    old.output_sink = None;
+    let copied = written(old, "copied.npy");
+    assert!(api.output_sink.is_some(), "a library built now has the sink");
+    assert_eq!(copied, written(api, "sunk.npy"));
+    let want: Vec<f32> = x.to_f32().iter().map(|v| v.max(0.0)).collect();
+    assert_eq!(customop::npy::parse_bytes(&copied).unwrap().to_f32(), want);
+}
