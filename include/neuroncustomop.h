@@ -200,10 +200,9 @@ typedef struct neuron_host_elements {
   // This core's writer bit (0 when `states` is null).
   uint16_t me;
   // 1: the tensor is an input; a store takes the hook (a finding).
+  // (States are lent to a run's one writer only: a store sets this
+  // core's bit with a load and a store, no atomic or.)
   uint8_t input;
-  // 1: no other thread writes the states: a store sets this core's bit
-  // with a load and a store, not an atomic or.
-  uint8_t one_writer;
   // The window: SoC `[lo, lo + len)` of the tensor is at `nx` (`len`
   // 0: none open).
   uint64_t lo;

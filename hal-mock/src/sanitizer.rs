@@ -175,9 +175,9 @@ pub enum Watched {
     /// Inside one output or scratch region with the range's element size:
     /// `states` points to the state of the range's first element (bits of
     /// [`AtomicU16`], as the sanitizer keeps them); `me` is the core's
-    /// writer bit; with `one_writer` no other thread writes the states.
-    /// (`one_writer`: true; states are lent only to a run's one writer.)
-    States { states: *const AtomicU16, me: u16, one_writer: bool },
+    /// writer bit. Lent only in a one-writer run: no other thread writes
+    /// the states meanwhile.
+    States { states: *const AtomicU16, me: u16 },
     /// Anything else (several regions, a partial overlap, another element
     /// size): every access through the sanitizer's own checks.
     Mixed,
@@ -368,7 +368,7 @@ impl Sanitizer {
         if store {
             self.wrote(me);
         }
-        Watched::States { states, me, one_writer: self.one_writer.load(Ordering::Relaxed) }
+        Watched::States { states, me }
     }
 
     /// Core `cpu` read SoC `[addr, addr + len)`.
@@ -709,8 +709,8 @@ mod tests {
         assert_eq!(s.lend_states(&mut v, 0, base + 2, 8, 4, false), Watched::Mixed, "not on an element");
         assert_eq!(s.lend_states(&mut v, 3, base + 8, 24, 4, true), Watched::Mixed, "several writers: states change under their locks only");
         s.set_one_writer(true);
-        let Watched::States { states, me, one_writer } = s.lend_states(&mut v, 3, base + 8, 24, 4, true) else { panic!("the output's states") };
-        assert_eq!((me, one_writer), (1 << 3, true));
+        let Watched::States { states, me } = s.lend_states(&mut v, 3, base + 8, 24, 4, true) else { panic!("the output's states") };
+        assert_eq!(me, 1 << 3);
         s.write(&mut v, 3, base + 12, 4);
         s.unwatch(base);
         // SAFETY: the region was lent this run: alive until `begin`; element

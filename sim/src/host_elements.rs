@@ -38,10 +38,9 @@ pub struct NeuronHostElements {
     /// This core's writer bit (0 when `states` is null).
     pub me: u16,
     /// 1: the tensor is an input; a store takes the hook (a finding).
+    /// (States are lent to a run's one writer only: a store sets this
+    /// core's bit with a load and a store, no atomic or.)
     pub input: u8,
-    /// 1: no other thread writes the states: a store sets this core's bit
-    /// with a load and a store, not an atomic or.
-    pub one_writer: u8,
     /// The window: SoC `[lo, lo + len)` of the tensor is at `nx` (`len`
     /// 0: none open).
     pub lo: u64,
@@ -72,7 +71,6 @@ const _: () = {
     assert!(core::mem::offset_of!(NeuronHostElements, generation) == 8);
     assert!(core::mem::offset_of!(NeuronHostElements, me) == 12);
     assert!(core::mem::offset_of!(NeuronHostElements, input) == 14);
-    assert!(core::mem::offset_of!(NeuronHostElements, one_writer) == 15);
     assert!(core::mem::offset_of!(NeuronHostElements, lane_mask) == 84);
     assert!(core::mem::offset_of!(NeuronHostElements, off) == 86);
     assert!(core::mem::offset_of!(NeuronHostElements, lo) == 16);
@@ -90,7 +88,6 @@ impl NeuronHostElements {
         generation: 0,
         me: 0,
         input: 0,
-        one_writer: 0,
         lo: 0,
         len: 0,
         nx: core::ptr::null_mut(),
@@ -177,11 +174,11 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     with_open_hal(|h| watched = Some(h.lend_states(base, span, u64::from(elem), store)));
     // An open entry stands for this thread's binding until it changes.
     crate::binding::on_rebind(close_all);
-    let (states, me, input, one_writer) = match watched {
+    let (states, me, input) = match watched {
         None | Some(Watched::Mixed) => return core::ptr::null_mut(),
-        Some(Watched::No) => (core::ptr::null_mut(), 0, 0, 0),
-        Some(Watched::Input) => (core::ptr::null_mut(), 0, 1, 0),
-        Some(Watched::States { states, me, one_writer }) => (states.cast::<u16>().cast_mut(), me, 0, u8::from(one_writer)),
+        Some(Watched::No) => (core::ptr::null_mut(), 0, 0),
+        Some(Watched::Input) => (core::ptr::null_mut(), 0, 1),
+        Some(Watched::States { states, me }) => (states.cast::<u16>().cast_mut(), me, 0),
     };
     let id = NEXT_ID.with(|n| {
         let id = n.get().wrapping_add(1).max(1);
@@ -196,7 +193,6 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     *h = NeuronHostElements {
         me,
         input,
-        one_writer,
         states,
         lo: base,
         base,

@@ -86,7 +86,7 @@ fn an_entry_lends_the_sanitizers_states_of_its_tensor() {
         let inp = neuron_host_elements_make(ctx, region(2), BYTES, 4, false);
         // SAFETY: this thread's entries, read between library calls.
         unsafe {
-            assert_eq!(((*out).me, (*out).input, (*out).one_writer), (1 << 2, 0, 1));
+            assert_eq!(((*out).me, (*out).input), (1 << 2, 0));
             assert!(!(*out).states.is_null());
             assert_eq!(((*inp).input, (*inp).states.is_null()), (1, true));
             // A store the hook sees: the state the entry lends, from its first element.

@@ -124,7 +124,7 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 // The layout sim/src/host_elements.rs asserts.
 static_assert(sizeof(neuron_host_elements) == 88, "host elements: 88 bytes");
 static_assert(offsetof(neuron_host_elements, generation) == 8 && offsetof(neuron_host_elements, me) == 12, "host elements layout");
-static_assert(offsetof(neuron_host_elements, input) == 14 && offsetof(neuron_host_elements, one_writer) == 15, "host elements layout");
+static_assert(offsetof(neuron_host_elements, input) == 14, "host elements layout");
 static_assert(offsetof(neuron_host_elements, lo) == 16 && offsetof(neuron_host_elements, lane_mask) == 84, "host elements layout");
 static_assert(offsetof(neuron_host_elements, off) == 86, "host elements layout");
 static_assert(offsetof(neuron_host_elements, nx) == 32 && offsetof(neuron_host_elements, states) == 48, "host elements layout");
@@ -175,12 +175,10 @@ NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
                 // No hint: a kernel writing each output element once
                 // takes this branch every time, one updating in place
                 // almost never.
+                // States are lent to a run's one writer only: a load and
+                // a store, no atomic or.
                 if ((s & h->me) == 0) {
-                    if (h->one_writer) {
-                        __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
-                    } else {
-                        __atomic_fetch_or(st + e, h->me, __ATOMIC_RELAXED);
-                    }
+                    __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
                 }
             }
         } else if (st && __atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me) {
