@@ -731,6 +731,55 @@ int32_t neuron_sim_fill_output(struct NeuronSim *s, uint8_t byte);
 void neuron_sim_clear_args(struct NeuronSim *s);
 #endif
 
+#if !defined(NEURON_DEVICE)
+// A new simulator whose HBM is the file `fd` (a memfd the caller maps
+// too; the simulator keeps a duplicate and lengthens it to the HBM's
+// size). The tensor area (from byte `neuron_sim_staging_offset()` of the
+// file) keeps its bytes, here and across `neuron_sim_reset`: the caller
+// writes tensor arguments there (`neuron_sim_arg_tensor_staged`) and
+// reads a passed run's output there (`neuron_sim_output_offset`). Null on
+// failure (a bad descriptor, or no address space).
+struct NeuronSim *neuron_sim_new_staged(int32_t fd);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Where a staging simulator's tensor area starts in its HBM file.
+uint64_t neuron_sim_staging_offset(void);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// How far apart in the tensor area the simulator places a tensor of
+// `nbytes` and the next argument (its pages, then a guard page); 0 when
+// that passes 64 bits. Arguments go in order from the area's start.
+uint64_t neuron_sim_place_span(uint64_t nbytes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Appends a tensor argument whose bytes the caller wrote at byte `offset`
+// of the tensor area, which must be where the next argument is placed
+// (`StagedOutOfPlace`, 119); `NotStaged` (120) on a simulator from
+// `neuron_sim_new`. Its bytes are checked after the run as a placed
+// input's are.
+//
+// # Safety
+// `s` null or live; `shape_` null or readable for `ndim` values.
+int32_t neuron_sim_arg_tensor_staged(struct NeuronSim *s,
+                                     uint8_t dtype_,
+                                     const uint64_t *shape_,
+                                     uint32_t ndim,
+                                     uint64_t offset);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// The byte offset in the tensor area of the output the last run
+// produced: only after a run that passed (`NoRunResult`), with an output
+// the simulator placed (`NoOutput`).
+//
+// # Safety
+// `s` null or live; `offset` null or writable.
+int32_t neuron_sim_output_offset(struct NeuronSim *s, uint64_t *offset);
+#endif
+
 #if defined(NEURON_DEVICE)
 // `operator new(size_t)`.
 void *_Znwj(size_t n);

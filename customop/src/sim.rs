@@ -12,6 +12,15 @@ use std::ffi::{c_char, c_void, CStr, CString};
 
 type SimCallFn = unsafe extern "C" fn(*mut c_void) -> i32;
 
+macro_rules! sym {
+    ($lib:expr, $name:literal) => {{
+        // SAFETY: the symbol is the library's export of that name, whose C
+        // signature (include/neuroncustomop.h, or the generated shape
+        // entry) is the field's type.
+        unsafe { $lib.function($name) }?
+    }};
+}
+
 /// The entry points of one loaded library.
 #[derive(Clone, Copy, Debug)]
 pub struct SimApi {
@@ -48,15 +57,50 @@ pub struct SimApi {
     /// `neuron_sim_set_output_sink` and `neuron_sim_output_sink_errno`
     /// (None: a library linked before they existed).
     pub output_sink: Option<(unsafe extern "C" fn(*mut c_void, i32, u64) -> i32, unsafe extern "C" fn(*mut c_void) -> i32)>,
+    /// The staging entry points (None: a library linked before them).
+    pub staging: Option<StagingApi>,
 }
 
-macro_rules! sym {
-    ($lib:expr, $name:literal) => {{
-        // SAFETY: the symbol is the library's export of that name, whose C
-        // signature (include/neuroncustomop.h, or the generated shape
-        // entry) is the field's type.
-        unsafe { $lib.function($name) }?
-    }};
+/// A simulator on the caller's HBM file (`neuron_sim_new_staged` and the
+/// calls that go with it): arguments staged in place, the output read in
+/// place.
+#[derive(Clone, Copy, Debug)]
+pub struct StagingApi {
+    /// `neuron_sim_new_staged`.
+    pub new: unsafe extern "C" fn(i32) -> *mut c_void,
+    /// `neuron_sim_staging_offset`.
+    pub offset: unsafe extern "C" fn() -> u64,
+    /// `neuron_sim_place_span`.
+    pub place_span: unsafe extern "C" fn(u64) -> u64,
+    /// `neuron_sim_arg_tensor_staged`.
+    pub arg_tensor: unsafe extern "C" fn(*mut c_void, u8, *const u64, u32, u64) -> i32,
+    /// `neuron_sim_output_offset`.
+    pub output_offset: unsafe extern "C" fn(*mut c_void, *mut u64) -> i32,
+}
+
+impl StagingApi {
+    fn load(lib: &Library) -> Result<Self> {
+        Ok(Self {
+            new: sym!(lib, "neuron_sim_new_staged"),
+            offset: sym!(lib, "neuron_sim_staging_offset"),
+            place_span: sym!(lib, "neuron_sim_place_span"),
+            arg_tensor: sym!(lib, "neuron_sim_arg_tensor_staged"),
+            output_offset: sym!(lib, "neuron_sim_output_offset"),
+        })
+    }
+
+    /// Where the tensor area starts in the HBM file.
+    pub fn area_offset(&self) -> u64 {
+        // SAFETY: a pure function of no arguments.
+        unsafe { (self.offset)() }
+    }
+
+    /// How far apart a tensor of `bytes` and the next argument are placed
+    /// (None: past 64 bits).
+    pub fn place_span(&self, bytes: u64) -> Option<u64> {
+        // SAFETY: a pure function of a number.
+        Some(unsafe { (self.place_span)(bytes) }).filter(|&s| s != 0)
+    }
 }
 
 impl SimApi {
@@ -81,6 +125,7 @@ impl SimApi {
             reset: unsafe { lib.function("neuron_sim_reset") }.ok(),
             // SAFETY: as `sym!`.
             output_sink: unsafe { lib.function("neuron_sim_set_output_sink") }.ok().zip(unsafe { lib.function("neuron_sim_output_sink_errno") }.ok()),
+            staging: StagingApi::load(lib).ok(),
         })
     }
 
@@ -107,7 +152,21 @@ impl Sim {
     /// A fresh simulator with the library's ops registered.
     pub fn new(api: SimApi) -> Result<Self> {
         // SAFETY: neuron_sim_new takes nothing; null is checked.
-        let h = unsafe { (api.new)() };
+        Self::registered(api, unsafe { (api.new)() })
+    }
+
+    /// A fresh simulator on the HBM file `fd` (`neuron_sim_new_staged`),
+    /// the library's ops registered.
+    pub fn new_staged(api: SimApi, fd: i32) -> Result<Self> {
+        let staging = api.staging.ok_or_else(|| Error::new(ErrorKind::Environment, "the library has no staging simulator (link it again)"))?;
+        // SAFETY: neuron_sim_new_staged takes a descriptor (a bad one is
+        // its NULL); null is checked.
+        Self::registered(api, unsafe { (staging.new)(fd) })
+    }
+
+    /// `h` (null: the reason the simulator could not be made) with the
+    /// library's ops registered.
+    fn registered(api: SimApi, h: *mut c_void) -> Result<Self> {
         if h.is_null() {
             let why = neuroncustomop::host::reserve::why_no_simulator().unwrap_or_else(|| "cannot map the mock SoC".into());
             return Err(Error::new(ErrorKind::Environment, format!("neuron_sim_new failed: {why}")));
@@ -142,6 +201,24 @@ impl Sim {
         // encodes it with that dtype's size).
         let rc = unsafe { (self.api.arg_value)(self.h, kind, dtype, elem.as_ptr().cast()) };
         self.check(rc, what)
+    }
+
+    /// Appends the tensor argument the caller staged at `offset` of the
+    /// tensor area (a staging simulator's).
+    pub fn arg_tensor_staged(&mut self, dtype: u8, shape: &[u64], offset: u64, what: &str) -> Result<()> {
+        let staging = self.api.staging.ok_or_else(|| Error::new(ErrorKind::Environment, "the library has no staging simulator"))?;
+        // SAFETY: h live; shape readable for its length.
+        let rc = unsafe { (staging.arg_tensor)(self.h, dtype, shape.as_ptr(), shape.len() as u32, offset) };
+        self.check(rc, what)
+    }
+
+    /// Where the passed run's output lies in the tensor area.
+    pub fn output_offset(&mut self) -> Result<u64> {
+        let staging = self.api.staging.ok_or_else(|| Error::new(ErrorKind::Environment, "the library has no staging simulator"))?;
+        let mut at = 0u64;
+        // SAFETY: h live; `at` writable.
+        let rc = unsafe { (staging.output_offset)(self.h, &mut at) };
+        self.check(rc, "the output").map(|()| at)
     }
 
     /// Sets the output.

@@ -44,8 +44,35 @@ impl PhysMemory {
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        // SAFETY: fd is the descriptor just created; ftruncate only sizes it.
-        if unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
+        Self::own(fd, size, 0)
+    }
+
+    /// The memory of a caller's file (a memfd another process maps too):
+    /// a duplicate of `fd` is kept; the file is made `size` bytes long if
+    /// it is shorter (never shortened); its bytes are kept as they are.
+    pub fn on_file(fd: libc::c_int, size: u64) -> io::Result<Self> {
+        // SAFETY: fstat fills a plain struct; a bad descriptor is an error.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        if unsafe { libc::fstat(fd, &mut st) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        if st.st_mode & libc::S_IFMT != libc::S_IFREG {
+            return Err(io::Error::new(io::ErrorKind::InvalidInput, "the memory's file is not a regular file (a memfd)"));
+        }
+        // SAFETY: duplicating a descriptor the caller holds open.
+        let own = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if own < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Self::own(own, size, st.st_size as u64)
+    }
+
+    /// Makes the descriptor this value now owns (`now` bytes long) at
+    /// least `size` bytes long and maps its first `size`.
+    fn own(fd: libc::c_int, size: u64, now: u64) -> io::Result<Self> {
+        // SAFETY: fd is ours; ftruncate only lengthens it.
+        if now < size && unsafe { libc::ftruncate(fd, size as libc::off_t) } != 0 {
             let e = io::Error::last_os_error();
             // SAFETY: closing the descriptor we own.
             unsafe { libc::close(fd) };
@@ -222,10 +249,26 @@ impl PhysMemory {
     /// reuses (the simulator's tensor area): a zeroing costs what the
     /// kernel's own clearing of a faulted page does, without the fault.
     pub fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
+        self.zero_around(keep_lo, keep_hi, true).map(|_| ())
+    }
+
+    /// As [`zero_keeping`](Self::zero_keeping), but the bytes of
+    /// `[lo, hi)` are left as they are (a range another process owns
+    /// between runs: a staging simulator's tensor area). Returns where the
+    /// last data in `[lo, hi)` ends (`lo`: none), so the caller knows how
+    /// far stale bytes may lie.
+    pub fn zero_outside(&self, lo: u64, hi: u64) -> io::Result<u64> {
+        self.zero_around(lo, hi, false)
+    }
+
+    /// [`zero_keeping`](Self::zero_keeping) (`zero_kept`) or
+    /// [`zero_outside`](Self::zero_outside): where the last data in the
+    /// kept range ends.
+    fn zero_around(&self, keep_lo: u64, keep_hi: u64, zero_kept: bool) -> io::Result<u64> {
         let keep_hi = keep_hi.min(self.size);
         // The cached data extent may be a hole after this.
         self.data_hi.store(0, Ordering::Relaxed);
-        let (mut at, mut small) = (0u64, 0u64);
+        let (mut at, mut small, mut last) = (0u64, 0u64, keep_lo);
         // The largest range kept (zeroed in place: data still), remembered
         // as the known data extent: the next run's writes over it (the
         // tensor area) then ask no `lseek`, which walks every page of it.
@@ -242,7 +285,7 @@ impl PhysMemory {
                 // ENXIO: no data at or after `at`.
                 if e.raw_os_error() == Some(libc::ENXIO) {
                     remember(kept);
-                    return Ok(());
+                    return Ok(last);
                 }
                 return Err(e);
             }
@@ -252,20 +295,26 @@ impl PhysMemory {
                 return Err(io::Error::last_os_error());
             }
             let (lo, hi) = (lo as u64, (hi as u64).min(self.size));
-            // The extent's part inside the kept range is zeroed, the rest
-            // (below and above it) punched out; a small extent elsewhere
-            // (a heap's header every run writes) is zeroed too, while
-            // those kept stay small.
+            // The extent's part inside the kept range is zeroed (or left),
+            // the rest (below and above it) punched out; a small extent
+            // elsewhere (a heap's header every run writes) is zeroed too,
+            // while those kept stay small.
             let (mut klo, mut khi) = (lo.max(keep_lo), hi.min(keep_hi));
-            if klo >= khi && hi - lo <= SMALL_EXTENT && small + (hi - lo) <= SMALL_KEPT {
+            let inside = klo < khi;
+            if inside {
+                last = last.max(khi);
+            }
+            if !inside && hi - lo <= SMALL_EXTENT && small + (hi - lo) <= SMALL_KEPT {
                 small += hi - lo;
                 (klo, khi) = (lo, hi);
             }
             if klo < khi {
                 self.punch(lo, klo - lo)?;
-                // SAFETY: [klo, khi) lies inside the mapping (hi <= size);
-                // plain bytes, no Rust reference into them.
-                unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
+                if zero_kept || !inside {
+                    // SAFETY: [klo, khi) lies inside the mapping (hi <= size);
+                    // plain bytes, no Rust reference into them.
+                    unsafe { std::ptr::write_bytes(self.view.as_ptr().add(klo as usize), 0, (khi - klo) as usize) };
+                }
                 self.punch(khi, hi - khi)?;
                 if khi - klo > kept.1 - kept.0 {
                     kept = (klo, khi);
@@ -276,6 +325,25 @@ impl PhysMemory {
             at = hi;
         }
         remember(kept);
+        Ok(last)
+    }
+
+    /// Zeroes `[offset, offset + len)`: pages it covers whole are given
+    /// back (a hole reads zeros, and punching one costs nothing), the
+    /// partial pages at its ends are zeroed in place.
+    pub fn zero_range(&self, offset: u64, len: u64) -> io::Result<()> {
+        let end = offset.checked_add(len).filter(|&e| e <= self.size).ok_or_else(|| io::Error::other("zeroing past the end of physical memory"))?;
+        let (a, b) = (offset.next_multiple_of(4096).min(end), (end & !4095).max(offset));
+        for (lo, hi) in [(offset, a), (b.max(a), end)] {
+            if lo < hi && !self.is_hole(lo, hi - lo) {
+                // SAFETY: [lo, hi) lies inside the mapping (end <= size).
+                unsafe { std::ptr::write_bytes(self.view.as_ptr().add(lo as usize), 0, (hi - lo) as usize) };
+            }
+        }
+        if a < b {
+            self.data_hi.store(0, Ordering::Relaxed);
+            self.punch(a, b - a)?;
+        }
         Ok(())
     }
 
@@ -369,5 +437,62 @@ mod tests {
         let seen = unsafe { std::slice::from_raw_parts(m.ptr(3000, 10_000).unwrap(), 10_000) };
         assert_eq!(seen, &data[..]);
         assert!(m.write_at((1 << 20) - 10, &data).is_err(), "past the end");
+    }
+
+    #[test]
+    fn zeroing_outside_a_range_leaves_its_bytes_and_says_where_they_end() {
+        let m = PhysMemory::new("outside-test", 1 << 20).unwrap();
+        for (off, len) in [(4096u64, 8192usize), ((60 << 10) + 5, 8192), (100 << 10, 8192), (512 << 10, 256 << 10)] {
+            // SAFETY: every range is inside the 1 MiB mapping.
+            unsafe { std::ptr::write_bytes(m.ptr(off, len as u64).unwrap(), 0x5A, len) };
+        }
+        // The kept range [64 KiB, 1 MiB): its last data ends at 768 KiB.
+        assert_eq!(m.zero_outside(64 << 10, 1 << 20).unwrap(), 768 << 10);
+        // SAFETY: the whole mapping is readable.
+        let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
+        assert!(all[..64 << 10].iter().all(|&b| b == 0), "zeroed below the range");
+        assert!(all[64 << 10..(68 << 10) + 5].iter().all(|&b| b == 0x5A), "the range's part of an extent across its start is kept");
+        assert!(all[100 << 10..108 << 10].iter().all(|&b| b == 0x5A) && all[512 << 10..768 << 10].iter().all(|&b| b == 0x5A));
+        // Nothing in the range: where it starts.
+        let n = PhysMemory::new("outside-none", 1 << 20).unwrap();
+        assert_eq!(n.zero_outside(64 << 10, 1 << 20).unwrap(), 64 << 10);
+    }
+
+    #[test]
+    fn zeroing_a_range_punches_its_whole_pages_and_clears_its_ends() {
+        let m = PhysMemory::new("range-test", 1 << 20).unwrap();
+        // SAFETY: inside the 1 MiB mapping.
+        unsafe { std::ptr::write_bytes(m.ptr(0, 64 << 10).unwrap(), 0x5A, 64 << 10) };
+        m.zero_range(100, (40 << 10) - 200).unwrap();
+        assert!(m.is_hole(4096, 32 << 10), "whole pages given back");
+        assert!(!m.is_hole(0, 4096) && !m.is_hole(36 << 10, 4096), "the partial pages at the ends are zeroed in place");
+        // SAFETY: the whole mapping is readable.
+        let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 64 << 10).unwrap(), 64 << 10) };
+        assert!(all[..100].iter().all(|&b| b == 0x5A));
+        assert!(all[100..(40 << 10) - 100].iter().all(|&b| b == 0));
+        assert!(all[(40 << 10) - 100..].iter().all(|&b| b == 0x5A));
+        assert!(m.zero_range(1 << 20, 1).is_err(), "past the end");
+    }
+
+    #[test]
+    fn memory_on_a_callers_file_keeps_its_bytes_and_is_lengthened() {
+        // SAFETY: memfd_create with a literal name; checked.
+        let fd = unsafe { libc::memfd_create(c"caller".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(fd >= 0);
+        // SAFETY: writing a few bytes to our own memfd.
+        assert_eq!(unsafe { libc::pwrite(fd, b"abc".as_ptr().cast(), 3, 8192) }, 3);
+        let m = PhysMemory::on_file(fd, 1 << 20).unwrap();
+        // SAFETY: inside the 1 MiB mapping.
+        assert_eq!(unsafe { std::slice::from_raw_parts(m.ptr(8192, 3).unwrap(), 3) }, b"abc");
+        // SAFETY: fstat fills a plain struct for our own descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::fstat(fd, &mut st) }, 0);
+        assert_eq!(st.st_size, 1 << 20);
+        drop(m);
+        // SAFETY: closing our own descriptor (the memory kept a duplicate,
+        // closed with it).
+        unsafe { libc::close(fd) };
+        assert!(PhysMemory::on_file(-1, 1 << 20).is_err());
     }
 }

@@ -38,6 +38,20 @@ impl MockSoc {
         }))
     }
 
+    /// A SoC whose HBM is the caller's file `hbm_fd` (a memfd another
+    /// process maps too: it stages tensors in it, and reads outputs from
+    /// it, without a copy). Its bytes are kept; the file is lengthened to
+    /// the HBM's size if shorter.
+    pub fn with_platform_on(platform: Platform, hbm_fd: libc::c_int) -> io::Result<Arc<Self>> {
+        Ok(Arc::new(Self {
+            hbm: PhysMemory::on_file(hbm_fd, platform.hbm_size)?,
+            sbuf: PhysMemory::new("mock-sbuf", platform.sbuf_size)?,
+            platform,
+            sanitizer: Sanitizer::default(),
+            elide_zero_fills: AtomicBool::new(false),
+        }))
+    }
+
     /// The address map.
     pub fn platform(&self) -> &Platform {
         &self.platform

@@ -83,6 +83,36 @@ def test_sizes_grow_and_shrink_across_calls(built):
         np.testing.assert_array_equal(lib.copy_through(x, cores=1), x)
 
 
+def test_a_value_between_tensors_takes_its_place_in_the_staged_layout(built):
+    """Arguments are written where the worker's simulator places them,
+    a value's place counted among the tensors': wrong counting would put
+    `y` where the simulator expects something else (error 119)."""
+    lib = built("axpy_between")
+    for n in [5, 300000, 17, 4096]:
+        rng = np.random.default_rng(n)
+        x = rng.standard_normal(n).astype(np.float32)
+        y = rng.standard_normal(n).astype(np.float32)
+        got = lib.axpy(x, 2.5, y)
+        np.testing.assert_array_equal(got, np.float32(2.5) * x + y)
+
+
+def test_a_raw_store_into_an_input_is_found_where_the_caller_staged_it(built):
+    """The caller writes the input straight into the worker's simulated
+    HBM; its pages are hashed there before and after the run, so a store
+    no hook sees is still found, call after call, and the caller's own
+    array is never touched."""
+    lib = built("sanitizer")
+    for n in [8, 1 << 20]:
+        x = np.arange(n, dtype=np.float32)
+        for _ in range(2):
+            with pytest.raises(neuroncustomop.Error) as info:
+                lib.scale_input_raw(x)
+            assert "error 114" in info.value.message, info.value.message
+            assert "argument 0 changed during the run, in its bytes [0, " in info.value.message
+        np.testing.assert_array_equal(x, np.arange(n, dtype=np.float32))
+        np.testing.assert_array_equal(lib.zeros_accumulate(x), x)
+
+
 def test_after_a_crash_or_a_timeout_a_new_worker_serves_the_next_call(built):
     lib = built("crashes")
     np.testing.assert_array_equal(lib.copy_through(RAMP, cores=1), RAMP)

@@ -213,6 +213,10 @@ errors! {
     CrossCoreRead = 116, "a core read output bytes another core wrote in the same run (no barrier between cores)";
     /// A simulator could not be brought back to its fresh state.
     SimResetFailed = 117, "the simulator could not be reset to its fresh state";
+    /// A staged argument is not where the simulator places the next one.
+    StagedOutOfPlace = 119, "a staged tensor argument is not where the next argument is placed (neuron_sim_place_span apart from the tensor area's start)";
+    /// Staging on a simulator not made on the caller's HBM file.
+    NotStaged = 120, "the simulator was not made on a staging HBM file (neuron_sim_new_staged)";
 }
 
 impl Error {

@@ -40,6 +40,8 @@ mod sim_core;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod sim_ffi;
 pub mod simulator;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod staging_ffi;
 mod writes;
 
 pub use neuron_capi::ffi::tcm_watch;

@@ -30,9 +30,19 @@ pub fn hbm_gib() -> io::Result<u64> {
 /// A mock SoC with the Q7 address map and the HBM size [`hbm_gib`] gives;
 /// a failure names what could not be reserved and how to ask for less.
 pub(crate) fn soc() -> io::Result<Arc<MockSoc>> {
+    soc_on(None)
+}
+
+/// [`soc`], its HBM the caller's file `hbm_fd` when given
+/// ([`MockSoc::with_platform_on`]).
+pub(crate) fn soc_on(hbm_fd: Option<libc::c_int>) -> io::Result<Arc<MockSoc>> {
     let gib = hbm_gib()?;
     let platform = Platform { hbm_size: gib << 30, ..Q7 };
-    MockSoc::with_platform(platform).map_err(|e| {
+    match hbm_fd {
+        Some(fd) => MockSoc::with_platform_on(platform, fd),
+        None => MockSoc::with_platform(platform),
+    }
+    .map_err(|e| {
         io::Error::new(
             e.kind(),
             std::format!(

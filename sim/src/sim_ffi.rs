@@ -18,22 +18,22 @@ use std::vec::Vec;
 
 /// An opaque simulator handle: the simulator, the text of its last run's
 /// report and its timings (`neuron_sim_timings`).
-pub struct NeuronSim(Simulator, std::ffi::CString, Vec<u64>);
+pub struct NeuronSim(pub(crate) Simulator, pub(crate) std::ffi::CString, pub(crate) Vec<u64>);
 
-fn code(r: Result<(), Error>) -> i32 {
+pub(crate) fn code(r: Result<(), Error>) -> i32 {
     r.err().map_or(0, Error::code)
 }
 
 /// # Safety
 /// `p` must be null or a handle from `neuron_sim_new` not yet freed.
-unsafe fn sim<'a>(p: *mut NeuronSim) -> Result<&'a mut Simulator, Error> {
+pub(crate) unsafe fn sim<'a>(p: *mut NeuronSim) -> Result<&'a mut Simulator, Error> {
     // SAFETY: the caller guarantees p is a live handle (or null).
     unsafe { p.as_mut() }.map(|s| &mut s.0).ok_or(Error::NullArgument)
 }
 
 /// # Safety
 /// `shape` must be null or readable for `ndim` values.
-unsafe fn shape<'a>(shape: *const u64, ndim: u32) -> Result<&'a [u64], Error> {
+pub(crate) unsafe fn shape<'a>(shape: *const u64, ndim: u32) -> Result<&'a [u64], Error> {
     if ndim == 0 || ndim > 8 {
         return Err(Error::BadRank);
     }
@@ -45,7 +45,7 @@ unsafe fn shape<'a>(shape: *const u64, ndim: u32) -> Result<&'a [u64], Error> {
 }
 
 /// A dtype the simulator can place: one of the eight that marshal.
-fn dtype(code: u8) -> Result<Dtype, Error> {
+pub(crate) fn dtype(code: u8) -> Result<Dtype, Error> {
     Dtype::marshallable(code).ok_or(Error::DtypeNotMarshallable)
 }
 

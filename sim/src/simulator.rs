@@ -4,6 +4,8 @@
 //! run fails when any core recorded an error, a guard region was
 //! overwritten, the op ignored arguments or output was left unwritten.
 
+mod staging;
+
 use super::coverage;
 use super::SimCore;
 use crate::ffi::launch::{OpFn, OpTable};
@@ -35,6 +37,12 @@ const RESET_KEEP_BYTES: u64 = 64 << 20;
 /// last byte to the end of the free granule after it); checked after
 /// every run.
 pub const GUARD_CANARY: u8 = 0xCD;
+
+/// How far the next tensor is placed from one of `bytes` bytes: its
+/// pages and the unused granule after them (None: past 64 bits).
+pub fn place_span(bytes: u64) -> Option<u64> {
+    bytes.div_ceil(PLACEMENT_ALIGN).max(1).checked_mul(PLACEMENT_ALIGN)?.checked_add(PLACEMENT_ALIGN)
+}
 
 /// One argument of an invocation.
 #[derive(Clone, Copy, Debug)]
@@ -274,13 +282,19 @@ pub struct Simulator {
     /// Run threads kept between runs: made by the first reset (a
     /// simulator that serves many runs), None for one that runs once.
     pool: Option<super::core_pool::CorePool>,
+    /// A simulator on the caller's HBM file ([`new_staged`](Self::new_staged)).
+    staging: Option<staging::Staging>,
 }
 
 impl Simulator {
     /// A fresh SoC with eight reset cores (HBM: `NEURON_SIM_HBM_GIB`, see
     /// [`reserve`](super::reserve)).
     pub fn new() -> std::io::Result<Self> {
-        let soc = super::reserve::soc()?;
+        Self::on(super::reserve::soc()?)
+    }
+
+    /// A simulator on `soc`, its cores made.
+    fn on(soc: Arc<MockSoc>) -> std::io::Result<Self> {
         let cores =
             (0..CORE_COUNT).map(|c| soc.core(c).map(SimCore::new).map_err(|e| super::reserve::nx_failure(c, e))).collect::<std::io::Result<Vec<_>>>()?;
         let next = soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
@@ -304,6 +318,7 @@ impl Simulator {
             sink: None,
             sink_result: None,
             pool: None,
+            staging: None,
         })
     }
 
@@ -318,8 +333,14 @@ impl Simulator {
         // own: its pages are zeroed in place (up to RESET_KEEP_BYTES), not
         // given back and faulted in again (issue 28); the rest of HBM that
         // holds data is given back.
+        // A staging simulator's tensor area is its caller's (zeroed where a
+        // run would see it, when it starts: `staging`).
         let used = self.next - (self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET);
-        self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
+        if self.staging.is_some() {
+            self.forget_stale()?;
+        } else {
+            self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
+        }
         self.soc.sbuf().discard()?;
         // The cores that ran, stood up afresh on their own NX spaces. (A
         // failure leaves the simulator without its cores: the caller must
@@ -388,8 +409,7 @@ impl Simulator {
         let at = self.next;
         let p = self.soc.platform();
         let hbm_end = p.hbm_soc_base + p.hbm_size;
-        let span = bytes.div_ceil(PLACEMENT_ALIGN).max(1).checked_mul(PLACEMENT_ALIGN).ok_or(Error::TensorTooLarge)?;
-        let end = at.checked_add(span).and_then(|e| e.checked_add(PLACEMENT_ALIGN)).ok_or(Error::TensorTooLarge)?;
+        let end = place_span(bytes).and_then(|s| at.checked_add(s)).ok_or(Error::TensorTooLarge)?;
         if end > hbm_end {
             return Err(Error::TensorTooLarge);
         }
@@ -693,6 +713,7 @@ impl Simulator {
         self.multicore = cores > 1;
         let cores = cores as usize;
         let started = std::time::Instant::now();
+        self.zero_stale_tail()?;
         let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
         let placed = self.placed_output;

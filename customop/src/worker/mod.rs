@@ -3,8 +3,13 @@
 //! and reset between runs (`neuron_sim_reset`), instead of a fork and a
 //! fresh simulator per call. Arguments and output cross in a shared
 //! memory region (a memfd mapped by both, made before the fork, grown on
-//! demand), copied once each way; a socket carries the request and the
-//! result, a shared page the phase.
+//! demand); a socket carries the request and the result, a shared page the
+//! phase. With a library that has the staging simulator, that memfd is the
+//! simulator's HBM: the caller's array is copied once, straight to where
+//! the simulator places the argument, and the output once, from where the
+//! run left it into the caller's new array (issue 28). A library without
+//! it has its arguments copied from the region into HBM and its output
+//! back.
 //!
 //! Every guarantee of [`isolate`] holds: the worker dies with its parent;
 //! a crash is its death, reported with its stderr and the phase; a
@@ -265,7 +270,8 @@ impl<'a> Call<'a> {
             self.guard = None;
         }
         if self.guard.is_none() {
-            let w = Shm::new()
+            let base = self.pool.api.staging.map_or(0, |s| s.area_offset());
+            let w = Shm::new(base)
                 .and_then(|shm| fork_worker(self.pool.api, &self.pool.ops, shm))
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             self.guard = Some(w);
@@ -273,19 +279,28 @@ impl<'a> Call<'a> {
         Ok(self.guard.as_mut().expect("just made"))
     }
 
-    /// Stages a tensor of `len` bytes, written by `fill` into the region.
+    /// Stages a tensor of `len` bytes, written by `fill` into the region:
+    /// where the simulator places it, with the staging simulator.
     pub fn tensor(&mut self, dtype: Dtype, shape: Vec<u64>, len: usize, fill: impl FnOnce(&mut [u8])) -> Result<()> {
-        let at = self.used.next_multiple_of(ALIGN);
+        let (at, used) = match self.pool.api.staging {
+            Some(s) => (self.used, s.place_span(len as u64).and_then(|n| self.used.checked_add(n as usize))),
+            None => (self.used.next_multiple_of(ALIGN), Some(self.used.next_multiple_of(ALIGN) + len)),
+        };
+        let used = used.ok_or_else(|| Error::new(ErrorKind::BadInput, format!("a tensor argument of {len} bytes is larger than the simulated HBM")))?;
         let w = self.worker()?;
         w.shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's argument memory to {} bytes: {e}", at + len)))?;
         fill(&mut w.shm.bytes()[at..at + len]);
-        self.used = at + len;
+        self.used = used;
         self.staged.push(Staged::Tensor { dtype, shape, at, len });
         Ok(())
     }
 
-    /// Stages a value argument.
+    /// Stages a value argument (the worker places it: with the staging
+    /// simulator it takes its place among the tensors').
     pub fn value(&mut self, kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value) {
+        if let Some(s) = self.pool.api.staging {
+            self.used += s.place_span(bytes.len() as u64).unwrap_or(0) as usize;
+        }
         self.staged.push(Staged::Value { kind, dtype, bytes, value });
     }
 
@@ -310,7 +325,7 @@ impl<'a> Call<'a> {
         // this call: a new one, with the staged arguments, takes it.
         if o.as_ref().is_ok_and(|o| o.phase == 0 && matches!(o.ended, Ended::Killed { signal: libc::SIGKILL } | Ended::Exited { .. })) {
             let mut dead = self.guard.take().expect("a worker ran the call");
-            let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0 });
+            let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0, base: 0 });
             drop(dead);
             let w = fork_worker(self.pool.api, &self.pool.ops, shm)
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;

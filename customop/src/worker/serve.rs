@@ -119,11 +119,17 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase,
 /// then `contained`'s encoding.
 fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, phase: &Phase) -> Vec<u8> {
     let mut out = (0usize, 0usize);
+    // How much of the region the parent maps to read the output.
+    let mut mapped = shm.len;
     let r = (|| {
         let (index, cores, region, staged, labels) =
             decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
         let op = ops.get(index).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
-        shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
+        // Staged: the arguments are in the simulator's HBM already.
+        let staged_hbm = api.staging.is_some();
+        if !staged_hbm {
+            shm.follow(region).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot map the run's arguments: {e}")))?;
+        }
         phase.set(SHAPE);
         let values: Vec<Value> = staged
             .iter()
@@ -139,11 +145,13 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         // Fresh: made, or reset after the last call's reply.
         let s = match sim {
             Some(s) => s,
+            None if staged_hbm => sim.insert(Sim::new_staged(api, shm.fd)?),
             None => sim.insert(Sim::new(api)?),
         };
         for (i, p) in staged.iter().enumerate() {
             let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
             match p {
+                Staged::Tensor { dtype, shape, at, .. } if staged_hbm => s.arg_tensor_staged(dtype.code(), shape, *at as u64, &what)?,
                 Staged::Tensor { dtype, shape, at, len } => {
                     let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
                     s.arg_tensor(dtype.code(), shape, data, &what)?
@@ -153,7 +161,13 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         }
         s.set_output(spec.dtype.code(), &spec.shape)?;
         let (rc, report) = s.run(&op.name, cores);
-        if rc == 0 {
+        if rc == 0 && staged_hbm {
+            // The parent reads it where the run left it.
+            let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
+            let at = s.output_offset()? as usize;
+            out = (at, len);
+            mapped = at + len;
+        } else if rc == 0 {
             let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
             let at = region.next_multiple_of(ALIGN);
             shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's output memory: {e}")))?;
@@ -164,7 +178,7 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
     })();
     let r: Result<(OutputSpec, Option<SimRun>)> = r;
     let mut b = Vec::new();
-    for v in [out.0, out.1, shm.len] {
+    for v in [out.0, out.1, mapped.max(shm.len)] {
         b.extend_from_slice(&(v as u64).to_le_bytes());
     }
     b.extend_from_slice(&contained::encode(&r));

@@ -1,5 +1,9 @@
 //! The shared memory of a call: a memfd mapped by the parent and by the
-//! worker (made before the fork), grown on demand by either side.
+//! worker (made before the fork), grown on demand by either side. With a
+//! library that has the staging simulator, the memfd is the worker's
+//! simulated HBM and the view its tensor area (from byte `base`): the
+//! parent writes arguments where the simulator places them and reads the
+//! output where the run left it.
 
 use std::io;
 use std::os::fd::RawFd;
@@ -11,19 +15,22 @@ pub(super) struct Shm {
     pub(super) fd: RawFd,
     pub(super) ptr: NonNull<u8>,
     pub(super) len: usize,
+    /// Where in the memfd the view starts.
+    pub(super) base: u64,
 }
 
 // SAFETY: the mapping is owned by this value; access goes through `&mut`.
 unsafe impl Send for Shm {}
 
 impl Shm {
-    pub(super) fn new() -> io::Result<Self> {
+    /// A new memfd, its view from byte `base`.
+    pub(super) fn new(base: u64) -> io::Result<Self> {
         // SAFETY: memfd_create with a literal name; the fd is checked.
         let fd = unsafe { libc::memfd_create(c"customop-args".as_ptr(), libc::MFD_CLOEXEC) };
         if fd < 0 {
             return Err(io::Error::last_os_error());
         }
-        let mut s = Self { fd, ptr: NonNull::dangling(), len: 0 };
+        let mut s = Self { fd, ptr: NonNull::dangling(), len: 0, base };
         s.grow(1 << 16)?;
         Ok(s)
     }
@@ -33,7 +40,7 @@ impl Shm {
         // SAFETY: mapping our own memfd, shared; the old view is unmapped
         // after the new one exists (no reference into it is live: every
         // access goes through `&mut self`).
-        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, self.fd, 0) };
+        let p = unsafe { libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, self.fd, self.base as libc::off_t) };
         if p == libc::MAP_FAILED {
             return Err(io::Error::last_os_error());
         }
@@ -52,14 +59,16 @@ impl Shm {
         if n <= self.len {
             return Ok(());
         }
-        // Never below what the other side made it.
+        // The file never shortened (the other side may have made it longer:
+        // the worker's simulator makes it the HBM's size).
         // SAFETY: fstat fills a plain struct for our own descriptor.
         let mut st: libc::stat = unsafe { std::mem::zeroed() };
         // SAFETY: as above.
-        let now = if unsafe { libc::fstat(self.fd, &mut st) } == 0 { st.st_size as usize } else { 0 };
-        let len = n.next_power_of_two().max(now);
-        // SAFETY: resizing our own memfd.
-        if unsafe { libc::ftruncate(self.fd, len as libc::off_t) } != 0 {
+        let now = if unsafe { libc::fstat(self.fd, &mut st) } == 0 { st.st_size as u64 } else { 0 };
+        let len = n.next_power_of_two();
+        let end = self.base + len as u64;
+        // SAFETY: lengthening our own memfd.
+        if now < end && unsafe { libc::ftruncate(self.fd, end as libc::off_t) } != 0 {
             return Err(io::Error::last_os_error());
         }
         self.map(len)
@@ -76,7 +85,7 @@ impl Shm {
     /// Gives the pages back (both views then read zeros; the size stays).
     pub(super) fn release(&mut self) {
         // SAFETY: punching a hole in our own memfd.
-        unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.len as libc::off_t) };
+        unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, self.base as libc::off_t, self.len as libc::off_t) };
     }
 
     pub(super) fn bytes(&mut self) -> &mut [u8] {
@@ -104,9 +113,9 @@ mod tests {
 
     #[test]
     fn the_shared_region_grows_and_both_views_see_it() {
-        let mut a = Shm::new().unwrap();
+        let mut a = Shm::new(0).unwrap();
         // SAFETY: duplicating our own descriptor for a second view.
-        let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0 };
+        let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0, base: 0 };
         a.grow(1 << 20).unwrap();
         a.bytes()[(1 << 20) - 1] = 9;
         b.follow(a.len).unwrap();
@@ -117,5 +126,29 @@ mod tests {
         assert!(b.len >= 1 << 20);
         a.release();
         assert_eq!(b.bytes()[(1 << 20) - 1], 0);
+    }
+
+    #[test]
+    fn a_view_from_an_offset_sees_that_part_of_the_file() {
+        let base = 1 << 30;
+        let mut a = Shm::new(base).unwrap();
+        a.grow(3 << 20).unwrap();
+        assert_eq!(a.len, 4 << 20);
+        a.bytes()[5] = 7;
+        let mut at = [0u8; 1];
+        // SAFETY: pread into a local byte from our own descriptor.
+        assert_eq!(unsafe { libc::pread(a.fd, at.as_mut_ptr().cast(), 1, (base + 5) as libc::off_t) }, 1);
+        assert_eq!(at[0], 7);
+        // A file the other side lengthened is not shortened.
+        // SAFETY: lengthening our own memfd.
+        assert_eq!(unsafe { libc::ftruncate(a.fd, (8u64 << 30) as libc::off_t) }, 0);
+        a.grow(8 << 20).unwrap();
+        // SAFETY: fstat fills a plain struct for our own descriptor.
+        let mut st: libc::stat = unsafe { std::mem::zeroed() };
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::fstat(a.fd, &mut st) }, 0);
+        assert_eq!(st.st_size as u64, 8 << 30);
+        a.release();
+        assert_eq!(a.bytes()[5], 0);
     }
 }

@@ -1,0 +1,102 @@
+//! A simulator whose HBM is its caller's file (issue 28: one copy each
+//! way). The caller, a Python op's parent process, maps the tensor area of
+//! that file, writes each tensor argument where the simulator places it
+//! ([`place_span`](super::place_span) apart, from the area's start), and
+//! reads a passed run's output where the simulator placed it. Between runs
+//! the tensor area is the caller's: a reset leaves its bytes; a run zeroes
+//! the stale bytes past its own tensors before its kernels start, so they
+//! see what they would see on a fresh simulator.
+
+use super::{Simulator, TENSOR_AREA_OFFSET};
+use neuron_runtime::marshal::descriptor::RawTensorDesc;
+use neuron_runtime::marshal::dtype::Dtype;
+use neuron_runtime::marshal::invocation::ArgKind;
+use neuron_runtime::Error;
+
+/// What a staging simulator knows of its tensor area.
+pub(super) struct Staging {
+    /// SoC address up to which the tensor area may hold bytes of earlier
+    /// runs (or of the caller's staging for them).
+    stale_hi: u64,
+}
+
+impl Simulator {
+    /// A fresh simulator whose HBM is the file `hbm_fd` (a memfd; a
+    /// duplicate is kept, and the file lengthened to the HBM's size).
+    /// HBM outside the tensor area is zeroed; the area keeps its bytes:
+    /// arguments the caller staged there before it made this simulator
+    /// (a new worker taking over a call) are placed as staged.
+    pub fn new_staged(hbm_fd: libc::c_int) -> std::io::Result<Self> {
+        let mut s = Self::on(super::super::reserve::soc_on(Some(hbm_fd))?)?;
+        s.staging = Some(Staging { stale_hi: 0 });
+        s.forget_stale()?;
+        Ok(s)
+    }
+
+    /// Where the tensor area starts in the HBM file: the first argument's
+    /// bytes go there.
+    pub const fn staging_offset() -> u64 {
+        TENSOR_AREA_OFFSET
+    }
+
+    /// Appends the tensor argument whose bytes the caller wrote at byte
+    /// `offset` of the tensor area: where the next argument is placed
+    /// (`StagedOutOfPlace` elsewhere; `NotStaged` on a simulator not made
+    /// with [`new_staged`](Self::new_staged)).
+    pub fn arg_tensor_staged(&mut self, dtype: Dtype, shape: &[u64], offset: u64) -> Result<RawTensorDesc, Error> {
+        if self.staging.is_none() {
+            return Err(Error::NotStaged);
+        }
+        let mut d = self.contiguous(dtype, shape)?;
+        if Some(self.next) != self.area_base().checked_add(offset) {
+            return Err(Error::StagedOutOfPlace);
+        }
+        let name = std::format!("argument {}", self.args.len());
+        // Its page hashes are taken where it lies when the run starts
+        // (`InputPages::take`): nothing placed it here.
+        d.storage = self.alloc_guarded(d.buffer_bytes, name)?;
+        self.push_arg(ArgKind::Tensor, d);
+        Ok(d)
+    }
+
+    /// Where the output the last run produced lies, as a byte offset in
+    /// the tensor area: only after a run that passed (`NoRunResult`), of
+    /// an output the simulator placed (`NoOutput`).
+    pub fn output_offset(&self) -> Result<u64, Error> {
+        let o = self.placed_output.ok_or(Error::NoOutput)?;
+        if !self.last_ok {
+            return Err(Error::NoRunResult);
+        }
+        Ok(o.storage - self.area_base())
+    }
+
+    fn area_base(&self) -> u64 {
+        self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET
+    }
+
+    /// HBM outside the tensor area back to zeros, and how far stale
+    /// bytes lie in it noted (a reset of a staging simulator).
+    pub(super) fn forget_stale(&mut self) -> std::io::Result<()> {
+        let hbm = self.soc.hbm();
+        let last = hbm.zero_outside(TENSOR_AREA_OFFSET, hbm.size())?;
+        let base = self.soc.platform().hbm_soc_base;
+        if let Some(s) = self.staging.as_mut() {
+            s.stale_hi = base + last;
+        }
+        Ok(())
+    }
+
+    /// Zeroes the tensor area past the tensors placed so far, up to where
+    /// stale bytes may lie (before a run's kernels: its invocation block
+    /// and what they allocate go there).
+    pub(super) fn zero_stale_tail(&mut self) -> Result<(), Error> {
+        let next = self.next;
+        let base = self.soc.platform().hbm_soc_base;
+        let Some(s) = self.staging.as_mut() else { return Ok(()) };
+        if s.stale_hi > next {
+            self.soc.hbm().zero_range(next - base, s.stale_hi - next).map_err(|_| Error::AddressUnmapped)?;
+        }
+        s.stale_hi = next;
+        Ok(())
+    }
+}

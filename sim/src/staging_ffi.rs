@@ -1,0 +1,84 @@
+//! The C API of a simulator on the caller's HBM file (`simulator/staging`):
+//! a process that runs ops in a worker process stages tensor arguments in
+//! the shared file and reads outputs from it, one copy each way.
+//! As `sim_ffi`: 0 or an error code, NULL an error, no panic leaves.
+
+use super::sim_ffi::{code, dtype, shape, sim, NeuronSim};
+use super::simulator::{place_span, Simulator};
+use crate::abort::no_unwind;
+use neuron_runtime::Error;
+use std::boxed::Box;
+use std::vec::Vec;
+
+/// A new simulator whose HBM is the file `fd` (a memfd the caller maps
+/// too; the simulator keeps a duplicate and lengthens it to the HBM's
+/// size). The tensor area (from byte `neuron_sim_staging_offset()` of the
+/// file) keeps its bytes, here and across `neuron_sim_reset`: the caller
+/// writes tensor arguments there (`neuron_sim_arg_tensor_staged`) and
+/// reads a passed run's output there (`neuron_sim_output_offset`). Null on
+/// failure (a bad descriptor, or no address space).
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_sim_new_staged(fd: i32) -> *mut NeuronSim {
+    no_unwind(|| {
+        if fd < 0 {
+            return core::ptr::null_mut();
+        }
+        Simulator::new_staged(fd).map_or(core::ptr::null_mut(), |s| Box::into_raw(Box::new(NeuronSim(s, std::ffi::CString::default(), Vec::new()))))
+    })
+}
+
+/// Where a staging simulator's tensor area starts in its HBM file.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_sim_staging_offset() -> u64 {
+    Simulator::staging_offset()
+}
+
+/// How far apart in the tensor area the simulator places a tensor of
+/// `nbytes` and the next argument (its pages, then a guard page); 0 when
+/// that passes 64 bits. Arguments go in order from the area's start.
+#[unsafe(no_mangle)]
+pub extern "C" fn neuron_sim_place_span(nbytes: u64) -> u64 {
+    place_span(nbytes).unwrap_or(0)
+}
+
+/// Appends a tensor argument whose bytes the caller wrote at byte `offset`
+/// of the tensor area, which must be where the next argument is placed
+/// (`StagedOutOfPlace`, 119); `NotStaged` (120) on a simulator from
+/// `neuron_sim_new`. Its bytes are checked after the run as a placed
+/// input's are.
+///
+/// # Safety
+/// `s` null or live; `shape_` null or readable for `ndim` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_arg_tensor_staged(s: *mut NeuronSim, dtype_: u8, shape_: *const u64, ndim: u32, offset: u64) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let (s, shape) = unsafe { (sim(s)?, shape(shape_, ndim)?) };
+            s.arg_tensor_staged(dtype(dtype_)?, shape, offset).map(|_| ())
+        })())
+    })
+}
+
+/// The byte offset in the tensor area of the output the last run
+/// produced: only after a run that passed (`NoRunResult`), with an output
+/// the simulator placed (`NoOutput`).
+///
+/// # Safety
+/// `s` null or live; `offset` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_output_offset(s: *mut NeuronSim, offset: *mut u64) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let s = unsafe { sim(s)? };
+            if offset.is_null() {
+                return Err(Error::NullArgument);
+            }
+            let at = s.output_offset()?;
+            // SAFETY: non-null (checked), writable by the caller's contract.
+            unsafe { offset.write(at) };
+            Ok(())
+        })())
+    })
+}

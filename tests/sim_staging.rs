@@ -1,0 +1,185 @@
+//! A simulator on its caller's HBM file (issue 28: one copy each way): the
+//! caller writes a tensor argument where the simulator places it and reads
+//! the output where the run left it; between runs the tensor area is the
+//! caller's, and a run still sees zeros past its own tensors.
+
+use neuroncustomop::custom_ops;
+use neuroncustomop::host::sim_ffi::*;
+use neuroncustomop::host::staging_ffi::*;
+use neuroncustomop::host::{Dtype as HostDtype, OpTable, Simulator};
+use neuroncustomop::kernel::*;
+use neuroncustomop::runtime::Error;
+use std::ffi::CStr;
+
+const FP32: u8 = 12;
+
+/// out = t + 1, each of the 8 cores its slice, through TCM a chunk at a
+/// time.
+fn plus_one(t: Tensor) -> Result<Tensor> {
+    const CHUNK: i64 = 1024;
+    let out = dst_tensor()?;
+    let (cpu, cores, n) = (neuroncustomop::ffi::cpu::get_cpu_id() as i64, neuroncustomop::ffi::cpu::get_cpu_count() as i64, out.numel() as i64);
+    let per = (n + cores - 1) / cores;
+    let (lo, hi) = (cpu * per, ((cpu + 1) * per).min(n));
+    let mut at = lo;
+    while at < hi {
+        let len = (hi - at).min(CHUNK);
+        let mut buf = TcmBuf::<f32>::new(len as usize).ok_or(Error::OutOfMemory)?;
+        t.tcm_accessor().tensor_to_tcm(&mut buf, at as u64)?;
+        buf.iter_mut().for_each(|v| *v += 1.0);
+        out.tcm_accessor().tcm_to_tensor(&buf, at as u64)?;
+        at += len;
+    }
+    Ok(out)
+}
+
+custom_ops! {
+    fn plus_one(t: Tensor);
+}
+
+/// A memfd and the caller's view of its tensor area.
+struct File {
+    fd: i32,
+    view: *mut u8,
+    len: usize,
+}
+
+impl File {
+    fn new(len: usize) -> Self {
+        // SAFETY: memfd_create with a literal name; checked.
+        let fd = unsafe { libc::memfd_create(c"staging-test".as_ptr(), libc::MFD_CLOEXEC) };
+        assert!(fd >= 0);
+        let base = neuron_sim_staging_offset();
+        // SAFETY: sizing our own memfd, then mapping `len` bytes of it from
+        // the tensor area's start.
+        let view = unsafe {
+            assert_eq!(libc::ftruncate(fd, (base + len as u64) as libc::off_t), 0);
+            libc::mmap(std::ptr::null_mut(), len, libc::PROT_READ | libc::PROT_WRITE, libc::MAP_SHARED, fd, base as libc::off_t)
+        };
+        assert_ne!(view, libc::MAP_FAILED);
+        Self { fd, view: view.cast(), len }
+    }
+
+    fn bytes(&mut self) -> &mut [u8] {
+        // SAFETY: the view is `len` bytes, mapped while self lives.
+        unsafe { std::slice::from_raw_parts_mut(self.view, self.len) }
+    }
+}
+
+impl Drop for File {
+    fn drop(&mut self) {
+        // SAFETY: our own mapping and descriptor.
+        unsafe {
+            libc::munmap(self.view.cast(), self.len);
+            libc::close(self.fd);
+        }
+    }
+}
+
+fn floats(n: usize) -> Vec<u8> {
+    (0..n).flat_map(|i| (i as f32 * 0.5 - 7.0).to_le_bytes()).collect()
+}
+
+fn plus_one_of(n: usize) -> Vec<u8> {
+    floats(n).chunks(4).flat_map(|c| (f32::from_le_bytes(c.try_into().unwrap()) + 1.0).to_le_bytes()).collect()
+}
+
+#[test]
+fn a_staged_argument_runs_where_it_was_written_and_the_output_is_read_in_place() {
+    let mut f = File::new(16 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    assert!(!s.is_null());
+    let n = 100_000u64;
+    let data = floats(n as usize);
+    let span = neuron_sim_place_span(data.len() as u64) as usize;
+    // SAFETY: s is live.
+    assert_eq!(unsafe { neuron_sim_register(s) }, 1);
+    assert!(span > data.len() && span.is_multiple_of(4096));
+    for round in 0..3 {
+        let at = 0;
+        f.bytes()[at..at + data.len()].copy_from_slice(&data);
+        // SAFETY: s is live; shapes and out pointers are valid.
+        unsafe {
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, at as u64), 0, "round {round}");
+            assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
+            let mut out_at = 0u64;
+            assert_eq!(neuron_sim_output_offset(s, &mut out_at), Error::NoRunResult.code());
+            let rc = neuron_sim_run(s, c"plus_one".as_ptr(), 8);
+            assert_eq!(rc, 0, "{}", CStr::from_ptr(neuron_sim_report(s)).to_string_lossy());
+            assert_eq!(neuron_sim_output_offset(s, &mut out_at), 0);
+            assert_eq!(out_at as usize, span, "the output is placed right after the argument");
+            let out = f.bytes()[span..span + data.len()].to_vec();
+            assert_eq!(out, plus_one_of(n as usize));
+            let mut copy = vec![0u8; data.len()];
+            assert_eq!(neuron_sim_read_output(s, copy.as_mut_ptr().cast(), copy.len()), 0);
+            assert_eq!(copy, out);
+            assert_eq!(neuron_sim_reset(s), 0);
+        }
+        // The reset left the caller's bytes.
+        assert_eq!(&f.bytes()[span..span + 16], &plus_one_of(4)[..]);
+    }
+    // SAFETY: s is live and not used again.
+    unsafe { neuron_sim_free(s) };
+}
+
+#[test]
+fn staging_out_of_place_or_on_a_plain_simulator_is_refused() {
+    let f = File::new(1 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    let plain = neuron_sim_new();
+    assert!(!s.is_null() && !plain.is_null());
+    let mut at = 0u64;
+    // SAFETY: live handles, valid shapes; nulls where the API allows them.
+    unsafe {
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 4096), Error::StagedOutOfPlace.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(plain, FP32, [4].as_ptr(), 1, 0), Error::NotStaged.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(std::ptr::null_mut(), FP32, [4].as_ptr(), 1, 0), Error::NullArgument.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, std::ptr::null(), 1, 0), Error::NullArgument.code());
+        assert_eq!(neuron_sim_output_offset(s, &mut at), Error::NoOutput.code());
+        assert_eq!(neuron_sim_output_offset(s, std::ptr::null_mut()), Error::NullArgument.code());
+        // In place after a refusal: nothing was placed.
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0), 0);
+        // The next place is a span on.
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0), Error::StagedOutOfPlace.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, neuron_sim_place_span(16)), 0);
+        neuron_sim_free(s);
+        neuron_sim_free(plain);
+    }
+    assert!(neuron_sim_new_staged(-1).is_null());
+    assert_eq!(neuron_sim_place_span(u64::MAX), 0);
+}
+
+#[test]
+fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
+    let mut f = File::new(32 << 20);
+    let mut s = Simulator::new_staged(f.fd).unwrap();
+    s.register(OpTable::linked()).unwrap();
+    let big = 1_000_000usize;
+    f.bytes()[..big * 4].copy_from_slice(&floats(big));
+    s.arg_tensor_staged(HostDtype::Fp32, &[big as u64], 0).unwrap();
+    s.set_output(HostDtype::Fp32, &[big as u64]).unwrap();
+    assert!(s.run("plus_one", 8).unwrap().ok());
+    s.reset().unwrap();
+    // Left by the caller, or a kernel, past where the next run's tensors
+    // go: the run zeroes it before its kernels start.
+    let junk_at = 1 << 20;
+    f.bytes()[junk_at..junk_at + 4096].fill(0x77);
+    let small = 1000usize;
+    f.bytes()[..small * 4].copy_from_slice(&floats(small));
+    let d = s.arg_tensor_staged(HostDtype::Fp32, &[small as u64], 0).unwrap();
+    let o = s.set_output(HostDtype::Fp32, &[small as u64]).unwrap();
+    let rep = s.run("plus_one", 8).unwrap();
+    assert!(rep.ok(), "{rep:?}");
+    let mut out = vec![0u8; small * 4];
+    s.read(o.storage, &mut out).unwrap();
+    assert_eq!(out, plus_one_of(small));
+    // Everything from the run's last tensor to where the big run's bytes
+    // ended reads zeros now.
+    let past = o.storage + o.buffer_bytes + 2 * 4096 + 4096;
+    let mut tail = vec![1u8; 8 << 20];
+    s.read(past, &mut tail).unwrap();
+    assert!(tail.iter().all(|&b| b == 0), "stale bytes past the run's tensors");
+    assert!(f.bytes()[junk_at..junk_at + 4096].iter().all(|&b| b == 0));
+    // The input is where the caller wrote it.
+    assert_eq!(d.storage - s.soc().platform().hbm_soc_base, neuron_sim_staging_offset());
+}
