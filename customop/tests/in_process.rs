@@ -112,3 +112,34 @@ fn a_library_without_the_output_sink_still_writes_the_same_output_file() {
     let want: Vec<f32> = x.to_f32().iter().map(|v| v.max(0.0)).collect();
     assert_eq!(customop::npy::parse_bytes(&copied).unwrap().to_f32(), want);
 }
+
+#[test]
+fn a_library_without_the_staging_calls_gives_python_calls_the_same_results() {
+    use customop::run::load;
+    use customop::worker::Pool;
+    let dir = built("tcm_multicore", &["--multicore"]);
+    let (schema, api) = load(&dir).unwrap();
+    let index = schema.ops.iter().position(|o| o.name == "relu_multicore").unwrap();
+    let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 22));
+    // Two calls on one worker each (the second on the reset simulator).
+    let outputs = |api: customop::sim::SimApi| -> Vec<Vec<u8>> {
+        let pool = Pool::new(api, schema.ops.clone());
+        (0..2)
+            .map(|_| {
+                let mut call = pool.try_call().unwrap();
+                call.tensor(x.dtype, x.shape.clone(), x.data.len(), |d| d.copy_from_slice(&x.data)).unwrap();
+                let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
+                let (rc, report) = done.run.clone().unwrap();
+                assert_eq!(rc, 0, "{report}");
+                done.output().to_vec()
+            })
+            .collect()
+    };
+    assert!(api.staging.is_some(), "a library built now stages in place");
+    let staged = outputs(api);
+    let mut old = api;
+    old.staging = None;
+    assert_eq!(outputs(old), staged);
+    let want: Vec<u8> = x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect();
+    assert_eq!(staged, [want.clone(), want]);
+}
