@@ -758,16 +758,35 @@ uint64_t neuron_sim_place_span(uint64_t nbytes);
 // Appends a tensor argument whose bytes the caller wrote at byte `offset`
 // of the tensor area, which must be where the next argument is placed
 // (`StagedOutOfPlace`, 119); `NotStaged` (120) on a simulator from
-// `neuron_sim_new`. Its bytes are checked after the run as a placed
+// `neuron_sim_new`. `hashes`: its `nhashes` page hashes as
+// `neuron_sim_hash_pages` gave them for the bytes written (exactly one
+// per started 4 KiB, else `BufferTooSmall`), or NULL: then they are taken
+// when the run starts. Its bytes are checked after the run as a placed
 // input's are.
 //
 // # Safety
-// `s` null or live; `shape_` null or readable for `ndim` values.
+// `s` null or live; `shape_` null or readable for `ndim` values;
+// `hashes` null or readable for `nhashes` values.
 int32_t neuron_sim_arg_tensor_staged(struct NeuronSim *s,
                                      uint8_t dtype_,
                                      const uint64_t *shape_,
                                      uint32_t ndim,
-                                     uint64_t offset);
+                                     uint64_t offset,
+                                     const uint64_t *hashes,
+                                     size_t nhashes);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Writes the page hashes of `len` bytes at `data` (one per started 4
+// KiB, the last page short) to `out`, which holds `cap`
+// (`BufferTooSmall` if fewer): what `neuron_sim_arg_tensor_staged` takes.
+// A caller hashes each piece it writes while the piece is in its cache
+// (pieces of whole pages, from the tensor's start).
+//
+// # Safety
+// `data` null or readable for `len` bytes; `out` null or writable for
+// `cap` values.
+int32_t neuron_sim_hash_pages(const uint8_t *data, size_t len, uint64_t *out, size_t cap);
 #endif
 
 #if !defined(NEURON_DEVICE)

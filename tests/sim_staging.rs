@@ -100,7 +100,11 @@ fn a_staged_argument_runs_where_it_was_written_and_the_output_is_read_in_place()
         f.bytes()[at..at + data.len()].copy_from_slice(&data);
         // SAFETY: s is live; shapes and out pointers are valid.
         unsafe {
-            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, at as u64), 0, "round {round}");
+            // The first round's pages are hashed by the run, the others'
+            // by the caller as it wrote them.
+            let pages = hashes(&data);
+            let (h, k) = if round == 0 { (std::ptr::null(), 0) } else { (pages.as_ptr(), pages.len()) };
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, at as u64, h, k), 0, "round {round}");
             assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
             let mut out_at = 0u64;
             assert_eq!(neuron_sim_output_offset(s, &mut out_at), Error::NoRunResult.code());
@@ -122,6 +126,41 @@ fn a_staged_argument_runs_where_it_was_written_and_the_output_is_read_in_place()
     unsafe { neuron_sim_free(s) };
 }
 
+fn hashes(data: &[u8]) -> Vec<u64> {
+    let mut v = vec![0u64; data.len().div_ceil(4096)];
+    // SAFETY: data readable for its length, v writable for its length.
+    assert_eq!(unsafe { neuron_sim_hash_pages(data.as_ptr(), data.len(), v.as_mut_ptr(), v.len()) }, 0);
+    v
+}
+
+#[test]
+fn the_callers_page_hashes_are_what_the_run_compares_its_input_with() {
+    let mut f = File::new(1 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    assert!(!s.is_null());
+    let n = 5000u64;
+    let data = floats(n as usize);
+    f.bytes()[..data.len()].copy_from_slice(&data);
+    let mut wrong = hashes(&data);
+    wrong[2] ^= 1;
+    // SAFETY: s is live; shapes, hashes and report are valid as passed.
+    unsafe {
+        assert_eq!(neuron_sim_register(s), 1);
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len() - 1), Error::BufferTooSmall.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len()), 0);
+        assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
+        // Hashes that are not the bytes': the input reads as changed, in
+        // the page whose hash differs.
+        assert_eq!(neuron_sim_run(s, c"plus_one".as_ptr(), 8), Error::InputWritten.code());
+        let rep = CStr::from_ptr(neuron_sim_report(s)).to_string_lossy().into_owned();
+        assert!(rep.contains("argument 0 changed during the run, in its bytes [8192, 12288)"), "{rep}");
+        let mut v = [0u64; 1];
+        assert_eq!(neuron_sim_hash_pages(data.as_ptr(), 4097, v.as_mut_ptr(), 1), Error::BufferTooSmall.code());
+        assert_eq!(neuron_sim_hash_pages(std::ptr::null(), 1, v.as_mut_ptr(), 1), Error::NullArgument.code());
+        neuron_sim_free(s);
+    }
+}
+
 #[test]
 fn staging_out_of_place_or_on_a_plain_simulator_is_refused() {
     let f = File::new(1 << 20);
@@ -131,17 +170,17 @@ fn staging_out_of_place_or_on_a_plain_simulator_is_refused() {
     let mut at = 0u64;
     // SAFETY: live handles, valid shapes; nulls where the API allows them.
     unsafe {
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 4096), Error::StagedOutOfPlace.code());
-        assert_eq!(neuron_sim_arg_tensor_staged(plain, FP32, [4].as_ptr(), 1, 0), Error::NotStaged.code());
-        assert_eq!(neuron_sim_arg_tensor_staged(std::ptr::null_mut(), FP32, [4].as_ptr(), 1, 0), Error::NullArgument.code());
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, std::ptr::null(), 1, 0), Error::NullArgument.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 4096, std::ptr::null(), 0), Error::StagedOutOfPlace.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(plain, FP32, [4].as_ptr(), 1, 0, std::ptr::null(), 0), Error::NotStaged.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(std::ptr::null_mut(), FP32, [4].as_ptr(), 1, 0, std::ptr::null(), 0), Error::NullArgument.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, std::ptr::null(), 1, 0, std::ptr::null(), 0), Error::NullArgument.code());
         assert_eq!(neuron_sim_output_offset(s, &mut at), Error::NoOutput.code());
         assert_eq!(neuron_sim_output_offset(s, std::ptr::null_mut()), Error::NullArgument.code());
         // In place after a refusal: nothing was placed.
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0), 0);
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0, std::ptr::null(), 0), 0);
         // The next place is a span on.
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0), Error::StagedOutOfPlace.code());
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, neuron_sim_place_span(16)), 0);
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, 0, std::ptr::null(), 0), Error::StagedOutOfPlace.code());
+        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [4].as_ptr(), 1, neuron_sim_place_span(16), std::ptr::null(), 0), 0);
         neuron_sim_free(s);
         neuron_sim_free(plain);
     }
@@ -156,7 +195,7 @@ fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
     s.register(OpTable::linked()).unwrap();
     let big = 1_000_000usize;
     f.bytes()[..big * 4].copy_from_slice(&floats(big));
-    s.arg_tensor_staged(HostDtype::Fp32, &[big as u64], 0).unwrap();
+    s.arg_tensor_staged(HostDtype::Fp32, &[big as u64], 0, None).unwrap();
     s.set_output(HostDtype::Fp32, &[big as u64]).unwrap();
     assert!(s.run("plus_one", 8).unwrap().ok());
     s.reset().unwrap();
@@ -166,7 +205,7 @@ fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
     f.bytes()[junk_at..junk_at + 4096].fill(0x77);
     let small = 1000usize;
     f.bytes()[..small * 4].copy_from_slice(&floats(small));
-    let d = s.arg_tensor_staged(HostDtype::Fp32, &[small as u64], 0).unwrap();
+    let d = s.arg_tensor_staged(HostDtype::Fp32, &[small as u64], 0, None).unwrap();
     let o = s.set_output(HostDtype::Fp32, &[small as u64]).unwrap();
     let rep = s.run("plus_one", 8).unwrap();
     assert!(rep.ok(), "{rep:?}");

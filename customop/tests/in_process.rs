@@ -127,7 +127,7 @@ fn a_library_without_the_staging_calls_gives_python_calls_the_same_results() {
         (0..2)
             .map(|_| {
                 let mut call = pool.try_call().unwrap();
-                call.tensor(x.dtype, x.shape.clone(), x.data.len(), |d| d.copy_from_slice(&x.data)).unwrap();
+                call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
                 let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
                 let (rc, report) = done.run.clone().unwrap();
                 assert_eq!(rc, 0, "{report}");

@@ -178,7 +178,7 @@ pub fn stage(call: &mut Call<'_>, op: &Op, i: usize, obj: &Bound<'_, PyAny>) -> 
     let what = format!("argument {} of op `{}` ({})", i + 1, op.name, p.cpp_type);
     arrays::with_bytes(obj, &what, |dtype, shape, bytes| {
         let l = format!("a {} array of shape {:?}", descr(dtype).unwrap_or(dtype.name()), shape);
-        call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes))?;
+        call.tensor(dtype, shape, bytes)?;
         Ok(l)
     })
 }
@@ -223,7 +223,7 @@ pub fn run_in_worker(
     let labels: Vec<String> = placed.iter().map(label).collect();
     for p in placed {
         match p {
-            Placed::Tensor(a) => call.tensor(a.dtype, a.shape.clone(), a.data.len(), |dst| dst.copy_from_slice(&a.data))?,
+            Placed::Tensor(a) => call.tensor(a.dtype, a.shape.clone(), &a.data)?,
             Placed::Value { kind, dtype, bytes, value } => call.value(*kind, *dtype, bytes.clone(), value.clone()),
         }
     }

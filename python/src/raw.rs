@@ -145,7 +145,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
                 Described::Tensor { dtype, shape, data: Some(d) } => {
                     let bytes = d.as_slice().map_err(|e| fail(bad_input(format!("{what}: {e}"))))?;
                     labels.push(format!("a {} tensor of shape {:?}", dtype_name(dtype)?, shape));
-                    call.tensor(dtype, shape, bytes.len(), |dst| dst.copy_from_slice(bytes)).map_err(fail)?;
+                    call.tensor(dtype, shape, bytes).map_err(fail)?;
                 }
                 Described::Tensor { data: None, .. } => return Err(fail(bad_input(format!("{what}: the tensor's bytes were not given")))),
                 Described::Value(Placed::Value { kind, dtype, bytes, value }) => {

@@ -14,7 +14,13 @@ use std::string::String;
 use std::vec::Vec;
 
 /// The hashing granule.
-const PAGE: u64 = 4096;
+pub const PAGE: u64 = 4096;
+
+/// Appends the hash of each [`PAGE`] of `data` (the last may be short) to
+/// `out`: an input's pages as the sanitizer compares them.
+pub fn page_hashes(data: &[u8], out: &mut Vec<u64>) {
+    out.extend(data.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64));
+}
 
 /// One input's page hashes.
 struct Tensor {
@@ -49,7 +55,7 @@ pub fn place_hashed(soc: &MockSoc, base: u64, data: &[u8]) -> Option<Placed> {
     for (i, piece) in data.chunks(PIECE).enumerate() {
         let at = base + (i * PIECE) as u64;
         if mapped { soc.write_mapped(at, piece) } else { soc.write_unmapped(at, piece) }.ok()?;
-        pages.extend(piece.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64));
+        page_hashes(piece, &mut pages);
     }
     if !mapped {
         soc.populate(base, data.len() as u64);
@@ -65,7 +71,11 @@ fn hashes(soc: &MockSoc, base: u64, len: u64) -> Vec<u64> {
     // SAFETY: soc_ptr resolved [base, base + len) to host memory the SoC
     // maps for its lifetime; no core runs while the host hashes it.
     let bytes = unsafe { core::slice::from_raw_parts(p, len as usize) };
-    let hash = |b: &[u8]| b.chunks(PAGE as usize).map(xxhash_rust::xxh3::xxh3_64).collect::<Vec<u64>>();
+    let hash = |b: &[u8]| {
+        let mut v = Vec::with_capacity(b.len().div_ceil(PAGE as usize));
+        page_hashes(b, &mut v);
+        v
+    };
     // A large input in two halves on two threads (the host has the cores
     // the kernels just left): the pass after the run in half the time.
     if len < PARALLEL {

@@ -27,7 +27,7 @@ pub mod element_hooks;
 pub mod fault;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host_elements;
-mod input_pages;
+pub mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;
 pub mod output_sink;

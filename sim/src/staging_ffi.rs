@@ -44,18 +44,62 @@ pub extern "C" fn neuron_sim_place_span(nbytes: u64) -> u64 {
 /// Appends a tensor argument whose bytes the caller wrote at byte `offset`
 /// of the tensor area, which must be where the next argument is placed
 /// (`StagedOutOfPlace`, 119); `NotStaged` (120) on a simulator from
-/// `neuron_sim_new`. Its bytes are checked after the run as a placed
+/// `neuron_sim_new`. `hashes`: its `nhashes` page hashes as
+/// `neuron_sim_hash_pages` gave them for the bytes written (exactly one
+/// per started 4 KiB, else `BufferTooSmall`), or NULL: then they are taken
+/// when the run starts. Its bytes are checked after the run as a placed
 /// input's are.
 ///
 /// # Safety
-/// `s` null or live; `shape_` null or readable for `ndim` values.
+/// `s` null or live; `shape_` null or readable for `ndim` values;
+/// `hashes` null or readable for `nhashes` values.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn neuron_sim_arg_tensor_staged(s: *mut NeuronSim, dtype_: u8, shape_: *const u64, ndim: u32, offset: u64) -> i32 {
+pub unsafe extern "C" fn neuron_sim_arg_tensor_staged(
+    s: *mut NeuronSim,
+    dtype_: u8,
+    shape_: *const u64,
+    ndim: u32,
+    offset: u64,
+    hashes: *const u64,
+    nhashes: usize,
+) -> i32 {
     no_unwind(|| {
         code((|| {
             // SAFETY: forwarded from the caller.
             let (s, shape) = unsafe { (sim(s)?, shape(shape_, ndim)?) };
-            s.arg_tensor_staged(dtype(dtype_)?, shape, offset).map(|_| ())
+            // SAFETY: non-null, readable for nhashes by the caller's contract.
+            let pages = (!hashes.is_null()).then(|| unsafe { core::slice::from_raw_parts(hashes, nhashes) }.to_vec());
+            s.arg_tensor_staged(dtype(dtype_)?, shape, offset, pages).map(|_| ())
+        })())
+    })
+}
+
+/// Writes the page hashes of `len` bytes at `data` (one per started 4
+/// KiB, the last page short) to `out`, which holds `cap`
+/// (`BufferTooSmall` if fewer): what `neuron_sim_arg_tensor_staged` takes.
+/// A caller hashes each piece it writes while the piece is in its cache
+/// (pieces of whole pages, from the tensor's start).
+///
+/// # Safety
+/// `data` null or readable for `len` bytes; `out` null or writable for
+/// `cap` values.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_hash_pages(data: *const u8, len: usize, out: *mut u64, cap: usize) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            if data.is_null() || out.is_null() {
+                return Err(Error::NullArgument);
+            }
+            if cap < len.div_ceil(crate::input_pages::PAGE as usize) {
+                return Err(Error::BufferTooSmall);
+            }
+            // SAFETY: non-null (checked), readable for len by the contract.
+            let bytes = unsafe { core::slice::from_raw_parts(data, len) };
+            let mut v = Vec::with_capacity(cap);
+            crate::input_pages::page_hashes(bytes, &mut v);
+            // SAFETY: non-null (checked), writable for cap >= v.len().
+            unsafe { core::ptr::copy_nonoverlapping(v.as_ptr(), out, v.len()) };
+            Ok(())
         })())
     })
 }

@@ -151,8 +151,8 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         for (i, p) in staged.iter().enumerate() {
             let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
             match p {
-                Staged::Tensor { dtype, shape, at, .. } if staged_hbm => s.arg_tensor_staged(dtype.code(), shape, *at as u64, &what)?,
-                Staged::Tensor { dtype, shape, at, len } => {
+                Staged::Tensor { dtype, shape, at, pages, .. } if staged_hbm => s.arg_tensor_staged(dtype.code(), shape, *at as u64, pages, &what)?,
+                Staged::Tensor { dtype, shape, at, len, .. } => {
                     let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
                     s.arg_tensor(dtype.code(), shape, data, &what)?
                 }

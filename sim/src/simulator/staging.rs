@@ -42,8 +42,13 @@ impl Simulator {
     /// Appends the tensor argument whose bytes the caller wrote at byte
     /// `offset` of the tensor area: where the next argument is placed
     /// (`StagedOutOfPlace` elsewhere; `NotStaged` on a simulator not made
-    /// with [`new_staged`](Self::new_staged)).
-    pub fn arg_tensor_staged(&mut self, dtype: Dtype, shape: &[u64], offset: u64) -> Result<RawTensorDesc, Error> {
+    /// with [`new_staged`](Self::new_staged)). `pages`: the hashes of its
+    /// pages ([`page_hashes`](crate::input_pages::page_hashes)) the caller
+    /// took as it wrote them, while they were in its cache; without them
+    /// the pages are hashed where they lie when the run starts. (Hashes
+    /// that are not those of the bytes only make the run report the input
+    /// changed: the caller misleads no one but itself.)
+    pub fn arg_tensor_staged(&mut self, dtype: Dtype, shape: &[u64], offset: u64, pages: Option<Vec<u64>>) -> Result<RawTensorDesc, Error> {
         if self.staging.is_none() {
             return Err(Error::NotStaged);
         }
@@ -51,10 +56,14 @@ impl Simulator {
         if Some(self.next) != self.area_base().checked_add(offset) {
             return Err(Error::StagedOutOfPlace);
         }
+        if pages.as_ref().is_some_and(|p| p.len() as u64 != d.buffer_bytes.div_ceil(crate::input_pages::PAGE)) {
+            return Err(Error::BufferTooSmall);
+        }
         let name = std::format!("argument {}", self.args.len());
-        // Its page hashes are taken where it lies when the run starts
-        // (`InputPages::take`): nothing placed it here.
         d.storage = self.alloc_guarded(d.buffer_bytes, name)?;
+        if let Some(p) = pages {
+            self.placed_pages.push((d.storage, d.buffer_bytes, p));
+        }
         self.push_arg(ArgKind::Tensor, d);
         Ok(d)
     }
