@@ -206,3 +206,18 @@ fn a_reset_simulator_keeps_its_run_threads_and_their_verdicts() {
     reset(&s);
     assert_eq!(run(&s, c"plus_one", 1000, 8).0, 0);
 }
+
+#[test]
+fn a_failed_reset_is_error_117_and_a_new_simulator_serves_the_next_run() {
+    let s = sim();
+    assert_eq!(run(&s, c"marks", 40, 1).0, 0);
+    neuroncustomop::host::fault::fail_next_reset();
+    // SAFETY: s is live.
+    assert_eq!(unsafe { neuron_sim_reset(s.0) }, Error::SimResetFailed.code());
+    drop(s);
+    let s = sim();
+    let (rc, rep, out) = run(&s, c"plus_one", 1000, 8);
+    assert_eq!(rc, 0, "{rep}");
+    let want: Vec<u8> = floats(1000).chunks(4).flat_map(|c| (f32::from_le_bytes(c.try_into().unwrap()) + 1.0).to_le_bytes()).collect();
+    assert_eq!(out, want);
+}

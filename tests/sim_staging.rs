@@ -222,3 +222,28 @@ fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
     // The input is where the caller wrote it.
     assert_eq!(d.storage - s.soc().platform().hbm_soc_base, neuron_sim_staging_offset());
 }
+
+#[test]
+fn a_new_simulator_on_a_used_file_keeps_what_the_caller_staged_and_zeroes_the_rest() {
+    // What a worker whose simulator could not be reset (or that died before
+    // it took the call) leaves: the caller's staged argument in the tensor
+    // area, and a dead run's bytes outside it.
+    let mut f = File::new(1 << 20);
+    let n = 3000usize;
+    f.bytes()[..n * 4].copy_from_slice(&floats(n));
+    let scratch = 64u64 << 10;
+    // SAFETY: writing a page into our own memfd, below the tensor area.
+    assert_eq!(unsafe { libc::pwrite(f.fd, [0x55u8; 4096].as_ptr().cast(), 4096, scratch as libc::off_t) }, 4096);
+    let mut s = Simulator::new_staged(f.fd).unwrap();
+    s.register(OpTable::linked()).unwrap();
+    let base = s.soc().platform().hbm_soc_base;
+    let mut b = vec![1u8; 4096];
+    s.read(base + scratch, &mut b).unwrap();
+    assert!(b.iter().all(|&x| x == 0), "outside the tensor area: zeros");
+    s.arg_tensor_staged(HostDtype::Fp32, &[n as u64], 0, None).unwrap();
+    let o = s.set_output(HostDtype::Fp32, &[n as u64]).unwrap();
+    assert!(s.run("plus_one", 8).unwrap().ok());
+    let mut out = vec![0u8; n * 4];
+    s.read(o.storage, &mut out).unwrap();
+    assert_eq!(out, plus_one_of(n));
+}

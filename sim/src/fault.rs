@@ -9,6 +9,21 @@ std::thread_local! {
     /// as if its host thread could not be spawned (taken once). Per
     /// launching thread, so parallel tests do not see each other's.
     static FAIL_SPAWN: Cell<u32> = const { Cell::new(0) };
+    /// The next reset of a simulator on this thread fails (taken once).
+    static FAIL_RESET: Cell<bool> = const { Cell::new(false) };
+}
+
+/// Makes the next [`Simulator::reset`](crate::Simulator::reset) on the
+/// calling thread fail before it changes anything, as a refused
+/// `fallocate` would: `neuron_sim_reset` must say `SimResetFailed`.
+#[doc(hidden)]
+pub fn fail_next_reset() {
+    FAIL_RESET.with(|f| f.set(true));
+}
+
+/// Whether this reset is to fail (clears the request).
+pub(crate) fn take_reset_failure() -> bool {
+    FAIL_RESET.with(|f| f.replace(false))
 }
 
 /// Makes the next launch of core `cpu` from the calling thread fail to

@@ -329,6 +329,9 @@ impl Simulator {
     /// state, heaps, TCM, windows, counters), the sanitizer watches
     /// nothing, and no argument, output, guard or verdict is left.
     pub fn reset(&mut self) -> std::io::Result<()> {
+        if super::fault::take_reset_failure() {
+            return Err(std::io::Error::other("reset failure injected (fault::fail_next_reset)"));
+        }
         // The tensor area this run placed is where the next run places its
         // own: its pages are zeroed in place (up to RESET_KEEP_BYTES), not
         // given back and faulted in again (issue 28); the rest of HBM that
