@@ -12,6 +12,7 @@
 //! and does only the job, then `_exit`s. It dies with its parent
 //! (PR_SET_PDEATHSIG), so a killed tool leaves no kernel spinning.
 
+use crate::stderr_log::StderrLog;
 use std::io;
 use std::os::fd::RawFd;
 use std::time::{Duration, Instant};
@@ -165,13 +166,13 @@ pub(crate) fn close(fd: RawFd) {
 }
 
 /// Reads what `fd` has now (non-blocking poll said it is readable) into
-/// `buf`; false at end of file or on error.
-pub(crate) fn drain(fd: RawFd, buf: &mut Vec<u8>) -> bool {
+/// `put`; false at end of file or on error.
+pub(crate) fn drain(fd: RawFd, put: &mut dyn FnMut(&[u8])) -> bool {
     let mut chunk = [0u8; 1 << 16];
     // SAFETY: reading into a live local buffer of its length.
     let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
     if n > 0 {
-        buf.extend_from_slice(&chunk[..n as usize]);
+        put(&chunk[..n as usize]);
         true
     } else {
         n < 0 && io::Error::last_os_error().kind() == io::ErrorKind::Interrupted
@@ -184,7 +185,7 @@ pub(crate) fn drain(fd: RawFd, buf: &mut Vec<u8>) -> bool {
 /// thread meanwhile may hold their write ends open.
 fn wait_for(pid: libc::pid_t, res: RawFd, err: RawFd, timeout: Option<Duration>, interrupted: &mut dyn FnMut() -> bool) -> io::Result<Outcome> {
     let start = Instant::now();
-    let mut bufs = [Vec::new(), Vec::new()];
+    let mut bufs = (Vec::new(), StderrLog::default());
     let mut open = [true, true];
     let mut stop = None;
     let mut status = None;
@@ -211,9 +212,9 @@ fn wait_for(pid: libc::pid_t, res: RawFd, err: RawFd, timeout: Option<Duration>,
             status = Some(s);
         }
     }
-    let [out, errb] = bufs;
+    let (out, errb) = bufs;
     let (phase, result) = frames(&out);
-    let stderr = String::from_utf8_lossy(&errb).into_owned();
+    let stderr = errb.into_text();
     let Some(status) = status else {
         kill_and_reap(pid);
         return Ok(Outcome { ended: stop.unwrap_or(Ended::Interrupted), stderr, phase });
@@ -231,7 +232,7 @@ fn wait_for(pid: libc::pid_t, res: RawFd, err: RawFd, timeout: Option<Duration>,
 
 /// Waits up to `wait` for either open pipe to be readable and reads what
 /// is there; a pipe at its end is marked closed. Whether anything was read.
-fn read_ready(res: RawFd, err: RawFd, open: &mut [bool; 2], bufs: &mut [Vec<u8>; 2], wait: Duration) -> io::Result<bool> {
+fn read_ready(res: RawFd, err: RawFd, open: &mut [bool; 2], bufs: &mut (Vec<u8>, StderrLog), wait: Duration) -> io::Result<bool> {
     let fd = |i: usize, f: RawFd| if open[i] { f } else { -1 };
     let mut fds = [libc::pollfd { fd: fd(0, res), events: libc::POLLIN, revents: 0 }, libc::pollfd { fd: fd(1, err), events: libc::POLLIN, revents: 0 }];
     // SAFETY: polling two live pollfd entries (a negative fd is skipped).
@@ -244,7 +245,8 @@ fn read_ready(res: RawFd, err: RawFd, open: &mut [bool; 2], bufs: &mut [Vec<u8>;
     for (i, f) in [res, err].into_iter().enumerate() {
         if open[i] && fds[i].revents != 0 {
             any = true;
-            if !drain(f, &mut bufs[i]) {
+            let more = if i == 0 { drain(f, &mut |b| bufs.0.extend_from_slice(b)) } else { drain(f, &mut |b| bufs.1.push(b)) };
+            if !more {
                 open[i] = false;
             }
         }

@@ -39,6 +39,7 @@ pub mod schema;
 pub mod shape;
 pub mod sim;
 pub mod staticlib;
+pub mod stderr_log;
 pub mod workdir;
 pub mod worker;
 pub mod xtensa;

@@ -13,7 +13,12 @@ use std::time::{Duration, Instant};
 /// Runs `op` of the crash kernels on zeros with `extra` options; the exit
 /// status and the text.
 fn run(op: &str, build_extra: &[&str], extra: &[&str]) -> (i32, String) {
-    let dir = built("crashes", build_extra).display().to_string();
+    run_of("crashes", op, build_extra, extra)
+}
+
+/// [`run`] of `op` of the test kernel set `kernels`.
+fn run_of(kernels: &str, op: &str, build_extra: &[&str], extra: &[&str]) -> (i32, String) {
+    let dir = built(kernels, build_extra).display().to_string();
     // One input file per run: the tests run in parallel.
     let tag = format!("{op}-{}-{}", build_extra.join(""), extra.join("")).replace(['-', ' ', '.'], "_");
     let x = npy_file(&format!("zeros-{tag}.npy"), &f32s(&[4], &[0.0; 4])).display().to_string();
@@ -44,6 +49,18 @@ fn each_way_a_kernel_dies_is_reported_with_its_core_op_and_signal() {
     assert!(hw > 1 << 20, "the recursion used the thread's stack: {t}");
     let (rc, t) = run("copy_through", &[], &[]);
     assert_eq!(rc, 0, "the correct twin passes: {t}");
+}
+
+#[test]
+fn a_kernel_that_floods_stderr_keeps_its_start_and_its_crash_report() {
+    let (rc, t) = run_of("chatter", "chatter_then_crash", &[], &[]);
+    assert_eq!(rc, 12, "{}", &t[t.len().saturating_sub(2000)..]);
+    assert!(t.contains("progress 000000: "), "the start is kept");
+    assert!(t.contains("bytes of the run's stderr left out here"), "the middle is left out, and said so");
+    assert!(t.contains("progress 099999: "), "the end is kept");
+    assert!(t.contains("neuroncustomop: abort on core 0: the kernel crashed in op chatter_then_crash: SIGSEGV"), "{}", &t[t.len().saturating_sub(2000)..]);
+    assert!(t.len() < 3 << 20, "the report is bounded: {} bytes", t.len());
+    assert_eq!(run_of("chatter", "quiet_copy", &[], &[]).0, 0);
 }
 
 #[test]

@@ -38,6 +38,21 @@ def twin_works(lib):
     np.testing.assert_array_equal(lib.copy_through(x, cores=1), x)
 
 
+def test_a_kernel_that_floods_stderr_keeps_its_start_and_its_crash_report(built):
+    """The worker's stderr is kept within a bound (its first and last MiB):
+    a kernel printing without end does not take the caller's memory."""
+    lib = built("chatter")
+    with pytest.raises(neuroncustomop.KernelCrashed) as info:
+        lib.chatter_then_crash(ZEROS)
+    m = info.value.message
+    assert "progress 000000: " in m and "progress 099999: " in m
+    assert "bytes of the run's stderr left out here" in m
+    assert "the kernel crashed in op chatter_then_crash: SIGSEGV" in m, m[-2000:]
+    assert len(m) < 3 << 20
+    x = np.arange(4, dtype=np.float32)
+    np.testing.assert_array_equal(lib.quiet_copy(x), x)
+
+
 @pytest.mark.parametrize(
     "op, sig, says",
     [

@@ -32,6 +32,7 @@ use crate::npy::Dtype;
 use crate::schema::{ArgKind, Op};
 use crate::shape::{OutputSpec, Value};
 use crate::sim::SimApi;
+use crate::stderr_log::StderrLog;
 use doorbell::{spin_until, Doorbell};
 use phase::Phase;
 use serve::serve;
@@ -42,7 +43,7 @@ use std::ptr::NonNull;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-use wire::{encode_request, next_frame, read_some, write_all, Read};
+use wire::{encode_request, next_frame, read_log, read_some, write_all, Read};
 
 /// How often the parent wakes to look at the clock and for an interrupt.
 const TICK: Duration = Duration::from_millis(50);
@@ -387,13 +388,13 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
     frame.push(FRAME_RESULT);
     frame.extend_from_slice(&(req.len() as u64).to_le_bytes());
     frame.extend_from_slice(req);
-    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let (mut out, mut err) = (Vec::new(), StderrLog::default());
     w.phase.set(0);
     if write_all(w.ctl, &frame).is_err() {
         // Gone before it took the request: the caller forks another.
         isolate::kill_and_reap(w.pid);
-        while read_some(w.err, &mut err) == Read::Data {}
-        return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: String::from_utf8_lossy(&err).into_owned(), phase: 0 });
+        while read_log(w.err, &mut err) == Read::Data {}
+        return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: err.into_text(), phase: 0 });
     }
     // Rung, then a short spin for the reply before the blocking wait (see
     // `doorbell`): a small call's reply then finds this side awake.
@@ -412,8 +413,8 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
             if tag == FRAME_RESULT {
                 let r = payload.to_vec();
                 out.drain(..used);
-                while read_some(w.err, &mut err) == Read::Data {}
-                return Ok(Outcome { ended: Ended::Finished(r), stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
+                while read_log(w.err, &mut err) == Read::Data {}
+                return Ok(Outcome { ended: Ended::Finished(r), stderr: err.into_text(), phase: w.phase.get() });
             }
             out.drain(..used);
         }
@@ -431,16 +432,16 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         };
         if let Some(end) = stopped {
             isolate::kill_and_reap(w.pid);
-            while read_some(w.err, &mut err) == Read::Data {}
-            return Ok(Outcome { ended: end, stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
+            while read_log(w.err, &mut err) == Read::Data {}
+            return Ok(Outcome { ended: end, stderr: err.into_text(), phase: w.phase.get() });
         }
         if !open[0] {
             // The socket ended: the worker is gone; what it wrote is in.
             let status = isolate::reap(w.pid, 0)?;
-            while read_some(w.err, &mut err) == Read::Data {}
+            while read_log(w.err, &mut err) == Read::Data {}
             let ended =
                 if libc::WIFSIGNALED(status) { Ended::Killed { signal: libc::WTERMSIG(status) } } else { Ended::Exited { code: libc::WEXITSTATUS(status) } };
-            return Ok(Outcome { ended, stderr: String::from_utf8_lossy(&err).into_owned(), phase: w.phase.get() });
+            return Ok(Outcome { ended, stderr: err.into_text(), phase: w.phase.get() });
         }
         let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
         let wait = left.map_or(TICK, |l| l.min(TICK));
@@ -462,7 +463,7 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
         if fds[0].revents != 0 && read_some(w.ctl, &mut out) == Read::End {
             open[0] = false;
         }
-        if fds[1].revents != 0 && read_some(w.err, &mut err) == Read::End {
+        if fds[1].revents != 0 && read_log(w.err, &mut err) == Read::End {
             open[1] = false;
         }
     }

@@ -5,6 +5,7 @@ use super::Staged;
 use crate::npy::Dtype;
 use crate::schema::ArgKind;
 use crate::shape::Value;
+use crate::stderr_log::StderrLog;
 use std::io;
 use std::os::fd::RawFd;
 
@@ -36,6 +37,14 @@ pub(super) fn read_some(fd: RawFd, buf: &mut Vec<u8>) -> Read {
         io::ErrorKind::Interrupted | io::ErrorKind::WouldBlock => Read::Nothing,
         _ => Read::End,
     }
+}
+
+/// [`read_some`] into a run's stderr log (kept within its bound).
+pub(super) fn read_log(fd: RawFd, log: &mut StderrLog) -> Read {
+    let mut chunk = Vec::with_capacity(1 << 16);
+    let r = read_some(fd, &mut chunk);
+    log.push(&chunk);
+    r
 }
 
 /// The first whole frame of `b`: tag, payload, bytes it spans.
