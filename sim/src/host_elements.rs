@@ -25,8 +25,9 @@ use neuron_hal_mock::sanitizer::Watched;
 /// the bound core's), and the sanitizer allows it: `states` null, or (a
 /// load) `states[e] == me` (written by this core alone), or (a store, not
 /// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
-/// Its pointer is then `nx + (a - lo)`, and one hit is counted in
-/// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
+/// Its pointer is then `view + (a - base)` (the memory `nx + (a - lo)`
+/// shows), and one hit is counted in `lanes[e & lane_mask]`, as the
+/// translate it stands for would. Layout fixed (asserted here and in the
 /// C++ header).
 #[repr(C)]
 #[derive(Debug)]
@@ -64,10 +65,18 @@ pub struct NeuronHostElements {
     pub off: u8,
     /// log2 of the element size.
     pub elem_shift: u8,
+    /// SoC `base` through the SoC's own view of the tensor's memory (the
+    /// same pages every window onto it maps): an element the window
+    /// answers is at `view + (a - base)`, an address fixed for the
+    /// accessor's life, so its loop indexes from a pointer it keeps in a
+    /// register instead of loading the window's per element (the load
+    /// of `nx` through the entry was on the path to every element's
+    /// value).
+    pub view: *mut u8,
 }
 
 const _: () = {
-    assert!(core::mem::size_of::<NeuronHostElements>() == 88);
+    assert!(core::mem::size_of::<NeuronHostElements>() == 96);
     assert!(core::mem::offset_of!(NeuronHostElements, generation) == 8);
     assert!(core::mem::offset_of!(NeuronHostElements, me) == 12);
     assert!(core::mem::offset_of!(NeuronHostElements, input) == 14);
@@ -78,6 +87,7 @@ const _: () = {
     assert!(core::mem::offset_of!(NeuronHostElements, states) == 48);
     assert!(core::mem::offset_of!(NeuronHostElements, base) == 64);
     assert!(core::mem::offset_of!(NeuronHostElements, id) == 80);
+    assert!(core::mem::offset_of!(NeuronHostElements, view) == 88);
     // The C++ side indexes the lanes with its constant `kHostHitLanes`.
     assert!(HIT_LANES == 4);
 };
@@ -100,6 +110,7 @@ impl NeuronHostElements {
         lane_mask: 0,
         off: 1,
         elem_shift: 0,
+        view: core::ptr::null_mut(),
     };
 
     /// Opens the window around `addr` (the part of the tensor in its 16
@@ -171,9 +182,15 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         return core::ptr::null_mut();
     }
     let mut watched = None;
-    with_open_hal(|h| watched = Some(h.lend_states(base, span, u64::from(elem), store)));
+    let mut view = None;
+    with_open_hal(|h| {
+        watched = Some(h.lend_states(base, span, u64::from(elem), store));
+        view = h.soc().soc_ptr(base, span);
+    });
     // An open entry stands for this thread's binding until it changes.
     crate::binding::on_rebind(close_all);
+    // Memory the SoC does not map whole (no view): every access the hooks'.
+    let Some(view) = view else { return core::ptr::null_mut() };
     let (states, me, input) = match watched {
         None | Some(Watched::Mixed) => return core::ptr::null_mut(),
         Some(Watched::No) => (core::ptr::null_mut(), 0, 0),
@@ -201,6 +218,7 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         lane_mask: (HIT_LANES - 1) as u16,
         off: 0,
         elem_shift: elem.trailing_zeros() as u8,
+        view,
         ..NeuronHostElements::EMPTY
     };
     h.open(ctx.addr(), base);
