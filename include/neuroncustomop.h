@@ -190,8 +190,9 @@ typedef struct NeuronSim NeuronSim;
 // load) `states[e] == me` (written by this core alone), or (a store, not
 // into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
 // Its pointer is then `view + (a - base)` (the memory `nx + (a - lo)`
-// shows), and one hit is counted in `lanes[e & lane_mask]`, as the
-// translate it stands for would. Layout fixed (asserted here and in the
+// shows), one hit is counted in `lanes[e & lane_mask]`, as the
+// translate it stands for would, and a stack address below `sp_floor`
+// is noted in `*sp_low` (as the hook would). Layout fixed (asserted here and in the
 // C++ header).
 typedef struct neuron_host_elements {
   // The core's open-generation word (0 while an entry point runs), and
@@ -235,6 +236,13 @@ typedef struct neuron_host_elements {
   // of `nx` through the entry was on the path to every element's
   // value).
   uint8_t *view;
+  // A stack address at or above `*sp_low` while the entry is open:
+  // set from it when the window opens, and the slot's word only falls
+  // while its core is bound (it is reset between runs, with the core
+  // unbound, and every bind and unbind closes the entry). An element
+  // accessed from at or above it has no depth to note: one compare
+  // with a field of the entry instead of a load through `sp_low`.
+  size_t sp_floor;
 } neuron_host_elements;
 #endif
 

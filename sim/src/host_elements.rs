@@ -26,8 +26,9 @@ use neuron_hal_mock::sanitizer::Watched;
 /// load) `states[e] == me` (written by this core alone), or (a store, not
 /// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
 /// Its pointer is then `view + (a - base)` (the memory `nx + (a - lo)`
-/// shows), and one hit is counted in `lanes[e & lane_mask]`, as the
-/// translate it stands for would. Layout fixed (asserted here and in the
+/// shows), one hit is counted in `lanes[e & lane_mask]`, as the
+/// translate it stands for would, and a stack address below `sp_floor`
+/// is noted in `*sp_low` (as the hook would). Layout fixed (asserted here and in the
 /// C++ header).
 #[repr(C)]
 #[derive(Debug)]
@@ -73,10 +74,17 @@ pub struct NeuronHostElements {
     /// of `nx` through the entry was on the path to every element's
     /// value).
     pub view: *mut u8,
+    /// A stack address at or above `*sp_low` while the entry is open:
+    /// set from it when the window opens, and the slot's word only falls
+    /// while its core is bound (it is reset between runs, with the core
+    /// unbound, and every bind and unbind closes the entry). An element
+    /// accessed from at or above it has no depth to note: one compare
+    /// with a field of the entry instead of a load through `sp_low`.
+    pub sp_floor: usize,
 }
 
 const _: () = {
-    assert!(core::mem::size_of::<NeuronHostElements>() == 96);
+    assert!(core::mem::size_of::<NeuronHostElements>() == 104);
     assert!(core::mem::offset_of!(NeuronHostElements, generation) == 8);
     assert!(core::mem::offset_of!(NeuronHostElements, me) == 12);
     assert!(core::mem::offset_of!(NeuronHostElements, input) == 14);
@@ -88,6 +96,7 @@ const _: () = {
     assert!(core::mem::offset_of!(NeuronHostElements, base) == 64);
     assert!(core::mem::offset_of!(NeuronHostElements, id) == 80);
     assert!(core::mem::offset_of!(NeuronHostElements, view) == 88);
+    assert!(core::mem::offset_of!(NeuronHostElements, sp_floor) == 96);
     // The C++ side indexes the lanes with its constant `kHostHitLanes`.
     assert!(HIT_LANES == 4);
 };
@@ -111,6 +120,7 @@ impl NeuronHostElements {
         off: 1,
         elem_shift: 0,
         view: core::ptr::null_mut(),
+        sp_floor: 0,
     };
 
     /// Opens the window around `addr` (the part of the tensor in its 16
@@ -137,6 +147,9 @@ impl NeuronHostElements {
         self.lanes = w.lanes;
         self.nx = w.nx;
         self.sp_low = w.sp_low;
+        // SAFETY: `sp_low` is the bound slot's word (`open_host_window`),
+        // live while the core is bound and used by this thread only.
+        self.sp_floor = unsafe { w.sp_low.read() };
         self.lo = lo;
         self.len = hi + 1 - lo;
         true

@@ -62,10 +62,17 @@ fn an_entry_opens_where_a_record_maps_it_and_is_invalidated_as_a_token() {
             assert_eq!(p.cast::<u32>().read_volatile(), 0x0BAD_CAFE);
             // Another core bound on the thread closes the entry, and so
             // does its unbinding (the slot it pointed into may be gone).
+            // The stack floor is the slot's lowest address noted, taken
+            // at every open (the slot's word is reset between runs, with
+            // the core unbound: a floor kept from before would let a
+            // deeper access go unnoted).
+            assert_eq!((*h).sp_floor, (*h).sp_low.read());
             b.enter(|| assert!(!valid(h)));
             assert_eq!((*h).len, 0);
+            (*h).sp_floor = 0;
             neuron_host_elements_open(h, ctx, region(0));
             assert!(valid(h));
+            assert_eq!((*h).sp_floor, (*h).sp_low.read(), "re-opened: the floor taken again");
             // Another install: a new generation.
             assert!(!crate::element_hooks::neuron_translate_load(ctx, region(3), 4).is_null());
             assert!(!valid(h));

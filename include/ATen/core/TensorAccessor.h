@@ -127,14 +127,14 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 
 #ifdef NEURON_HOST_ELEMENTS
 // The layout sim/src/host_elements.rs asserts.
-static_assert(sizeof(neuron_host_elements) == 96, "host elements: 96 bytes");
+static_assert(sizeof(neuron_host_elements) == 104, "host elements: 104 bytes");
 static_assert(offsetof(neuron_host_elements, generation) == 8 && offsetof(neuron_host_elements, me) == 12, "host elements layout");
 static_assert(offsetof(neuron_host_elements, input) == 14, "host elements layout");
 static_assert(offsetof(neuron_host_elements, lo) == 16 && offsetof(neuron_host_elements, lane_mask) == 84, "host elements layout");
 static_assert(offsetof(neuron_host_elements, off) == 86, "host elements layout");
 static_assert(offsetof(neuron_host_elements, nx) == 32 && offsetof(neuron_host_elements, states) == 48, "host elements layout");
 static_assert(offsetof(neuron_host_elements, base) == 64 && offsetof(neuron_host_elements, id) == 80, "host elements layout");
-static_assert(offsetof(neuron_host_elements, view) == 88, "host elements layout");
+static_assert(offsetof(neuron_host_elements, view) == 88 && offsetof(neuron_host_elements, sp_floor) == 96, "host elements layout");
 
 // The cached-hit lanes per record (capi's HIT_LANES; the entry's
 // `lane_mask` + 1, which sim/src/host_elements.rs asserts): a constant,
@@ -207,8 +207,13 @@ NEURON_HOST_INLINE inline bool host_element(uint64_t a, const ElementPath& p, ui
     } else if (st && __builtin_expect(__atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me, 0)) {
         return false;
     }
+    // The stack depth: nothing to note at or above the entry's floor
+    // (at or above the slot's lowest address noted).
     const uintptr_t sp = host_sp();
-    if (__builtin_expect(sp < *h->sp_low, 0)) *h->sp_low = sp;
+    if (__builtin_expect(sp < h->sp_floor, 0)) {
+        if (sp < *h->sp_low) *h->sp_low = sp;
+        h->sp_floor = sp;
+    }
     // The lane count is the library's HIT_LANES (asserted there).
     h->lanes[e & (kHostHitLanes - 1)]++;
     q = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(a) + p.view);
