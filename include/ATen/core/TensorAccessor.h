@@ -160,7 +160,6 @@ inline uintptr_t host_sp() {
 // the hooks would (its window maps `a` and is still valid: open, which a
 // bind or unbind on the thread undoes, and no entry point running or
 // window reprogrammed since it opened).
-template <uint32_t Bytes>
 NEURON_HOST_INLINE inline bool host_window(uint64_t a, const neuron_host_elements* h, uint32_t id) {
     return h->id == id && a - h->lo < h->len && *h->open_generation == h->generation;
 }
@@ -171,7 +170,7 @@ NEURON_HOST_INLINE inline bool host_window(uint64_t a, const neuron_host_element
 // cold: the element loop keeps only the fast path and its registers.
 template <uint32_t Bytes, bool Store>
 __attribute__((noinline, cold)) void* host_hook(uint64_t a, neuron_translation_ctx* ctx, neuron_host_elements* h, uint32_t id) {
-    const bool window = host_window<Bytes>(a, h, id);
+    const bool window = host_window(a, h, id);
     void* q = Store ? neuron_translate_store(ctx, a, Bytes) : neuron_translate_load(ctx, a, Bytes);
     if (!window && h->id == id && !h->off) neuron_host_elements_open(h, ctx, a);
     return q;
@@ -188,7 +187,7 @@ __attribute__((noinline, cold)) void* host_hook(uint64_t a, neuron_translation_c
 template <uint32_t Bytes, bool Store>
 NEURON_HOST_INLINE inline bool host_element(uint64_t a, const ElementPath& p, uint8_t*& q) {
     neuron_host_elements* h = p.host;
-    if (__builtin_expect(!host_window<Bytes>(a, h, p.id), 0)) return false;
+    if (__builtin_expect(!host_window(a, h, p.id), 0)) return false;
     const uint64_t e = (a - h->lo) / Bytes;
     uint16_t* st = h->states;
     if (Store) {
