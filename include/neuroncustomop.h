@@ -189,8 +189,10 @@ typedef struct NeuronSim NeuronSim;
 // the bound core's), and the sanitizer allows it: `states` null, or (a
 // load) `states[e] == me` (written by this core alone), or (a store, not
 // into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
-// Its pointer is then `nx + (a - lo)`, and one hit is counted in
-// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
+// Its pointer is then `view + (a - base)` (the memory `nx + (a - lo)`
+// shows), one hit is counted in `lanes[e & lane_mask]`, as the
+// translate it stands for would, and a stack address below `sp_floor`
+// is noted in `*sp_low` (as the hook would). Layout fixed (asserted here and in the
 // C++ header).
 typedef struct neuron_host_elements {
   // The core's open-generation word (0 while an entry point runs), and
@@ -226,6 +228,21 @@ typedef struct neuron_host_elements {
   uint8_t off;
   // log2 of the element size.
   uint8_t elem_shift;
+  // SoC `base` through the SoC's own view of the tensor's memory (the
+  // same pages every window onto it maps): an element the window
+  // answers is at `view + (a - base)`, an address fixed for the
+  // accessor's life, so its loop indexes from a pointer it keeps in a
+  // register instead of loading the window's per element (the load
+  // of `nx` through the entry was on the path to every element's
+  // value).
+  uint8_t *view;
+  // A stack address at or above `*sp_low` while the entry is open:
+  // set from it when the window opens, and the slot's word only falls
+  // while its core is bound (it is reset between runs, with the core
+  // unbound, and every bind and unbind closes the entry). An element
+  // accessed from at or above it has no depth to note: one compare
+  // with a field of the entry instead of a load through `sp_low`.
+  size_t sp_floor;
 } neuron_host_elements;
 #endif
 

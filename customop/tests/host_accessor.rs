@@ -52,3 +52,25 @@ fn findings_past_the_fast_path_are_the_hooks() {
         assert!(t.contains(s), "no {s:?} in:\n{t}");
     }
 }
+
+/// A frame deep in the kernel that reaches the library only through an
+/// element read (the accessor made, and its window opened, in a shallow
+/// frame): the read's check in place notes the stack depth as its hook
+/// would, so the stack rule (error 112) sees the frame; the twin, 1 KiB
+/// deep there, passes.
+#[test]
+fn a_deep_frame_seen_only_by_an_element_read_is_judged() {
+    let dir = built("host_elements", &[]);
+    let x = npy_file("deep_x.npy", &f32s(&[64], &(0..64).map(|i| i as f32).collect::<Vec<_>>()));
+    let (d, xs) = (dir.display().to_string(), x.display().to_string());
+    let out = scratch("out").join("deep.npy").display().to_string();
+    let r = customop(&["run", d.as_str(), "deep_element", xs.as_str(), "-o", out.as_str()]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{t}");
+    for s in ["error 112", "op `deep_element`, core 0", "local stack of 8192 B"] {
+        assert!(t.contains(s), "no {s:?} in:\n{t}");
+    }
+    let (o, _) = run_op(&dir, "shallow_element", &[xs.as_str()], 1, "shallow");
+    let got: Vec<f32> = o.data.as_chunks::<4>().0.iter().map(|c| f32::from_le_bytes(*c)).collect();
+    assert_eq!(got[..3], [64.0, 1.0, 2.0]);
+}

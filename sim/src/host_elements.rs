@@ -25,8 +25,10 @@ use neuron_hal_mock::sanitizer::Watched;
 /// the bound core's), and the sanitizer allows it: `states` null, or (a
 /// load) `states[e] == me` (written by this core alone), or (a store, not
 /// into an input) after `states[e] |= me`, where `e = (a - lo) / elem`.
-/// Its pointer is then `nx + (a - lo)`, and one hit is counted in
-/// `lanes[e & lane_mask]`, as the translate it stands for would. Layout fixed (asserted here and in the
+/// Its pointer is then `view + (a - base)` (the memory `nx + (a - lo)`
+/// shows), one hit is counted in `lanes[e & lane_mask]`, as the
+/// translate it stands for would, and a stack address below `sp_floor`
+/// is noted in `*sp_low` (as the hook would). Layout fixed (asserted here and in the
 /// C++ header).
 #[repr(C)]
 #[derive(Debug)]
@@ -64,10 +66,25 @@ pub struct NeuronHostElements {
     pub off: u8,
     /// log2 of the element size.
     pub elem_shift: u8,
+    /// SoC `base` through the SoC's own view of the tensor's memory (the
+    /// same pages every window onto it maps): an element the window
+    /// answers is at `view + (a - base)`, an address fixed for the
+    /// accessor's life, so its loop indexes from a pointer it keeps in a
+    /// register instead of loading the window's per element (the load
+    /// of `nx` through the entry was on the path to every element's
+    /// value).
+    pub view: *mut u8,
+    /// A stack address at or above `*sp_low` while the entry is open:
+    /// set from it when the window opens, and the slot's word only falls
+    /// while its core is bound (it is reset between runs, with the core
+    /// unbound, and every bind and unbind closes the entry). An element
+    /// accessed from at or above it has no depth to note: one compare
+    /// with a field of the entry instead of a load through `sp_low`.
+    pub sp_floor: usize,
 }
 
 const _: () = {
-    assert!(core::mem::size_of::<NeuronHostElements>() == 88);
+    assert!(core::mem::size_of::<NeuronHostElements>() == 104);
     assert!(core::mem::offset_of!(NeuronHostElements, generation) == 8);
     assert!(core::mem::offset_of!(NeuronHostElements, me) == 12);
     assert!(core::mem::offset_of!(NeuronHostElements, input) == 14);
@@ -78,6 +95,8 @@ const _: () = {
     assert!(core::mem::offset_of!(NeuronHostElements, states) == 48);
     assert!(core::mem::offset_of!(NeuronHostElements, base) == 64);
     assert!(core::mem::offset_of!(NeuronHostElements, id) == 80);
+    assert!(core::mem::offset_of!(NeuronHostElements, view) == 88);
+    assert!(core::mem::offset_of!(NeuronHostElements, sp_floor) == 96);
     // The C++ side indexes the lanes with its constant `kHostHitLanes`.
     assert!(HIT_LANES == 4);
 };
@@ -100,6 +119,8 @@ impl NeuronHostElements {
         lane_mask: 0,
         off: 1,
         elem_shift: 0,
+        view: core::ptr::null_mut(),
+        sp_floor: 0,
     };
 
     /// Opens the window around `addr` (the part of the tensor in its 16
@@ -126,6 +147,9 @@ impl NeuronHostElements {
         self.lanes = w.lanes;
         self.nx = w.nx;
         self.sp_low = w.sp_low;
+        // SAFETY: `sp_low` is the bound slot's word (`open_host_window`),
+        // live while the core is bound and used by this thread only.
+        self.sp_floor = unsafe { w.sp_low.read() };
         self.lo = lo;
         self.len = hi + 1 - lo;
         true
@@ -171,9 +195,15 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         return core::ptr::null_mut();
     }
     let mut watched = None;
-    with_open_hal(|h| watched = Some(h.lend_states(base, span, u64::from(elem), store)));
+    let mut view = None;
+    with_open_hal(|h| {
+        watched = Some(h.lend_states(base, span, u64::from(elem), store));
+        view = h.soc().soc_ptr(base, span);
+    });
     // An open entry stands for this thread's binding until it changes.
     crate::binding::on_rebind(close_all);
+    // Memory the SoC does not map whole (no view): every access the hooks'.
+    let Some(view) = view else { return core::ptr::null_mut() };
     let (states, me, input) = match watched {
         None | Some(Watched::Mixed) => return core::ptr::null_mut(),
         Some(Watched::No) => (core::ptr::null_mut(), 0, 0),
@@ -201,6 +231,7 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         lane_mask: (HIT_LANES - 1) as u16,
         off: 0,
         elem_shift: elem.trailing_zeros() as u8,
+        view,
         ..NeuronHostElements::EMPTY
     };
     h.open(ctx.addr(), base);

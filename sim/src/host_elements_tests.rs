@@ -52,12 +52,27 @@ fn an_entry_opens_where_a_record_maps_it_and_is_invalidated_as_a_token() {
             assert_eq!(((*h).lo, (*h).len), (region(0), BYTES));
             assert_eq!((*h).nx.add(8).cast::<core::ffi::c_void>(), p);
             assert!(valid(h));
+            // The fast path's pointer is the SoC's own view of the memory
+            // the window shows: a store through the window reads back
+            // through the view, and the other way round.
+            let v = (*h).view.add(8).cast::<u32>();
+            p.cast::<u32>().write_volatile(0x00C0_FFEE);
+            assert_eq!(v.read_volatile(), 0x00C0_FFEE);
+            v.write_volatile(0x0BAD_CAFE);
+            assert_eq!(p.cast::<u32>().read_volatile(), 0x0BAD_CAFE);
             // Another core bound on the thread closes the entry, and so
             // does its unbinding (the slot it pointed into may be gone).
+            // The stack floor is the slot's lowest address noted, taken
+            // at every open (the slot's word is reset between runs, with
+            // the core unbound: a floor kept from before would let a
+            // deeper access go unnoted).
+            assert_eq!((*h).sp_floor, (*h).sp_low.read());
             b.enter(|| assert!(!valid(h)));
             assert_eq!((*h).len, 0);
+            (*h).sp_floor = 0;
             neuron_host_elements_open(h, ctx, region(0));
             assert!(valid(h));
+            assert_eq!((*h).sp_floor, (*h).sp_low.read(), "re-opened: the floor taken again");
             // Another install: a new generation.
             assert!(!crate::element_hooks::neuron_translate_load(ctx, region(3), 4).is_null());
             assert!(!valid(h));
@@ -68,6 +83,21 @@ fn an_entry_opens_where_a_record_maps_it_and_is_invalidated_as_a_token() {
             }
             assert_ne!((*h).id, id);
         }
+    });
+}
+
+/// A tensor the SoC's memory does not hold whole (here past the end of
+/// HBM) has no view for the fast path to index: no entry, every access
+/// takes the hooks (which refuse what no window maps).
+#[test]
+fn no_entry_for_memory_the_soc_has_no_view_of() {
+    let soc = MockSoc::new().expect("mock SoC");
+    let mut a = core(&soc, 0);
+    let end = soc.platform().hbm_soc_base + soc.hbm().size();
+    a.enter(|| {
+        let ctx = neuron_translate_ctx();
+        assert!(!neuron_host_elements_make(ctx, end - BYTES, BYTES, 4, false).is_null(), "the last bytes of HBM");
+        assert!(neuron_host_elements_make(ctx, end - BYTES / 2, BYTES, 4, false).is_null(), "past the end of HBM");
     });
 }
 

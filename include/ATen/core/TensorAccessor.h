@@ -77,9 +77,14 @@ struct ElementPath {
     neuron_translation_ctx* ctx;
     uint32_t kind;
 #ifdef NEURON_HOST_ELEMENTS
-    // kPathHost: the lent entry, valid while its id is `id`.
+    // kPathHost: the lent entry, valid while its id is `id`, and the host
+    // address of SoC 0 in its memory's view (the entry's `view` less its
+    // `base`): an element's pointer is its address plus this, fixed for
+    // the accessor's life, so the loop keeps it in a register and an
+    // element's load waits for no load of the entry (only the checks do).
     uint32_t id = 0;
     neuron_host_elements* host = nullptr;
+    uintptr_t view = 0;
 #endif
 };
 
@@ -122,13 +127,14 @@ inline void* translate_hit_inline(neuron_translation_ctx* c, uint64_t a) {
 
 #ifdef NEURON_HOST_ELEMENTS
 // The layout sim/src/host_elements.rs asserts.
-static_assert(sizeof(neuron_host_elements) == 88, "host elements: 88 bytes");
+static_assert(sizeof(neuron_host_elements) == 104, "host elements: 104 bytes");
 static_assert(offsetof(neuron_host_elements, generation) == 8 && offsetof(neuron_host_elements, me) == 12, "host elements layout");
 static_assert(offsetof(neuron_host_elements, input) == 14, "host elements layout");
 static_assert(offsetof(neuron_host_elements, lo) == 16 && offsetof(neuron_host_elements, lane_mask) == 84, "host elements layout");
 static_assert(offsetof(neuron_host_elements, off) == 86, "host elements layout");
 static_assert(offsetof(neuron_host_elements, nx) == 32 && offsetof(neuron_host_elements, states) == 48, "host elements layout");
 static_assert(offsetof(neuron_host_elements, base) == 64 && offsetof(neuron_host_elements, id) == 80, "host elements layout");
+static_assert(offsetof(neuron_host_elements, view) == 88 && offsetof(neuron_host_elements, sp_floor) == 96, "host elements layout");
 
 // The cached-hit lanes per record (capi's HIT_LANES; the entry's
 // `lane_mask` + 1, which sim/src/host_elements.rs asserts): a constant,
@@ -150,56 +156,67 @@ inline uintptr_t host_sp() {
 #endif
 }
 
-// The host's element: in place when the lent entry answers it exactly as
+// Whether the lent entry answers the host's element at `a` exactly as
 // the hooks would (its window maps `a` and is still valid: open, which a
 // bind or unbind on the thread undoes, and no entry point running or
-// window reprogrammed since it opened; the sanitizer
-// needs nothing reported: a load of an element only this core wrote, or
-// of an unwatched one or an input's; a store not into an input, which
-// sets this core's writer bit), counting the translate hit it stands for
-// and the stack depth; else the hook, then the window re-opened where the
-// hook mapped `a`.
+// window reprogrammed since it opened).
+NEURON_HOST_INLINE inline bool host_window(uint64_t a, const neuron_host_elements* h, uint32_t id) {
+    return h->id == id && a - h->lo < h->len && *h->open_generation == h->generation;
+}
+
+// The host's element past its entry: the hook (which reports what the
+// sanitizer finds and counts the translate), then, when the window did not
+// answer, the window re-opened where the hook mapped `a`. Out of line and
+// cold: the element loop keeps only the fast path and its registers.
 template <uint32_t Bytes, bool Store>
-NEURON_HOST_INLINE inline void* host_element(uint64_t a, const ElementPath& p) {
-    neuron_host_elements* h = p.host;
-    const uint64_t off = a - h->lo;
-    if (__builtin_expect(h->id == p.id && off < h->len && *h->open_generation == h->generation, 1)) {
-        const uint64_t e = off / Bytes;
-        uint16_t* st = h->states;
-        bool fast = true;
-        if (Store) {
-            if (h->input) {
-                fast = false;
-            } else if (st) {
-                const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
-                // No hint: a kernel writing each output element once
-                // takes this branch every time, one updating in place
-                // almost never.
-                // States are lent to a run's one writer only: a load and
-                // a store, no atomic or.
-                if ((s & h->me) == 0) {
-                    __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
-                }
-            }
-        } else if (st && __atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me) {
-            fast = false;
-        }
-        if (__builtin_expect(fast, 1)) {
-            const uintptr_t sp = host_sp();
-            if (__builtin_expect(sp < *h->sp_low, 0)) *h->sp_low = sp;
-            // The lane count is the library's HIT_LANES (asserted there).
-            h->lanes[e & (kHostHitLanes - 1)]++;
-            uint8_t* q = h->nx + off;
-            // A window's pointer is never null: the caller's null test
-            // goes.
-            if (q == nullptr) __builtin_unreachable();
-            return q;
-        }
-        return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
-    }
-    void* q = Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
-    if (h->id == p.id && !h->off) neuron_host_elements_open(h, p.ctx, a);
+__attribute__((noinline, cold)) void* host_hook(uint64_t a, neuron_translation_ctx* ctx, neuron_host_elements* h, uint32_t id) {
+    const bool window = host_window(a, h, id);
+    void* q = Store ? neuron_translate_store(ctx, a, Bytes) : neuron_translate_load(ctx, a, Bytes);
+    if (!window && h->id == id && !h->off) neuron_host_elements_open(h, ctx, a);
     return q;
+}
+
+// The host's element in place, into `q`, when the lent entry answers it
+// exactly as the hooks would (host_window; and the sanitizer needs nothing
+// reported: a load of an element only this core wrote, or of an unwatched
+// one or an input's; a store not into an input, which sets this core's
+// writer bit), counting the translate hit it stands for and the stack
+// depth; false otherwise (the caller takes host_hook). The pointer is the
+// SoC view's (the memory the window shows), from the accessor's path: no
+// load of the entry is on the way to the element.
+template <uint32_t Bytes, bool Store>
+NEURON_HOST_INLINE inline bool host_element(uint64_t a, const ElementPath& p, uint8_t*& q) {
+    neuron_host_elements* h = p.host;
+    if (__builtin_expect(!host_window(a, h, p.id), 0)) return false;
+    const uint64_t e = (a - h->lo) / Bytes;
+    uint16_t* st = h->states;
+    if (Store) {
+        if (__builtin_expect(h->input, 0)) return false;
+        if (st) {
+            const uint16_t s = __atomic_load_n(st + e, __ATOMIC_RELAXED);
+            // No hint: a kernel writing each output element once
+            // takes this branch every time, one updating in place
+            // almost never.
+            // States are lent to a run's one writer only: a load and
+            // a store, no atomic or.
+            if ((s & h->me) == 0) {
+                __atomic_store_n(st + e, static_cast<uint16_t>(s | h->me), __ATOMIC_RELAXED);
+            }
+        }
+    } else if (st && __builtin_expect(__atomic_load_n(st + e, __ATOMIC_RELAXED) != h->me, 0)) {
+        return false;
+    }
+    // The stack depth: nothing to note at or above the entry's floor
+    // (at or above the slot's lowest address noted).
+    const uintptr_t sp = host_sp();
+    if (__builtin_expect(sp < h->sp_floor, 0)) {
+        if (sp < *h->sp_low) *h->sp_low = sp;
+        h->sp_floor = sp;
+    }
+    // The lane count is the library's HIT_LANES (asserted there).
+    h->lanes[e & (kHostHitLanes - 1)]++;
+    q = reinterpret_cast<uint8_t*>(static_cast<uintptr_t>(a) + p.view);
+    return true;
 }
 #endif
 
@@ -215,9 +232,7 @@ NEURON_HOST_INLINE inline void* element_ptr(uint64_t a, const ElementPath& p) {
 #if defined(__XTENSA__) || defined(NEURON_DEVICE)
     return a ? neuron_translate(p.ctx, a) : nullptr;
 #else
-    // An inline path's address is never 0 (the tensor's is not, and its
-    // span does not wrap the low word).
-    if (p.kind == kPathHost) return host_element<Bytes, Store>(a, p);
+    // The host path is the caller's (ElementRef, host_element).
     if (!a) return nullptr;
     return Store ? neuron_translate_store(p.ctx, a, Bytes) : neuron_translate_load(p.ctx, a, Bytes);
 #endif
@@ -263,6 +278,7 @@ inline ElementPath element_path(const neuron_tensor& t, size_t rank, uint64_t el
         p.kind = kPathHost;
         p.id = h->id;
         p.host = h;
+        p.view = reinterpret_cast<uintptr_t>(h->view) - static_cast<uintptr_t>(addr);
     }
 #else
     (void)store;
@@ -304,6 +320,17 @@ public:
     ElementRef(uint64_t addr, const detail::ElementPath& path) : addr_(addr), path_(path) {}
     ElementRef(uint64_t addr, neuron_translation_ctx* ctx) : addr_(addr), path_{ctx, detail::kPathLibrary} {}
     NEURON_HOST_INLINE operator T() const {
+#ifdef NEURON_HOST_ELEMENTS
+        // The host path (its entry is set on it only). An inline path's
+        // address is never 0 (the tensor's is not, and its span does not
+        // wrap the low word).
+        if (path_.host) {
+            uint8_t* q;
+            if (__builtin_expect(detail::host_element<sizeof(T), false>(addr_, path_, q), 1)) return detail::load_element<T>(q);
+            void* p = detail::host_hook<sizeof(T), false>(addr_, path_.ctx, path_.host, path_.id);
+            return p ? detail::load_element<T>(p) : T{};
+        }
+#endif
         if (detail::kPinnedPath && path_.kind == detail::kPathPinned) return detail::load_element<T>(ptr());
         void* p = detail::element_ptr<sizeof(T), false>(addr_, path_);
         return p ? detail::load_element<T>(p) : T{};
@@ -316,6 +343,17 @@ public:
     }
     NEURON_HOST_INLINE const ElementRef& operator=(T v) const {
         static_assert(!ReadOnly, "a const tensor's accessor is read-only");
+#ifdef NEURON_HOST_ELEMENTS
+        if (path_.host) {
+            uint8_t* q;
+            if (__builtin_expect(detail::host_element<sizeof(T), true>(addr_, path_, q), 1)) {
+                detail::store_element<T>(q, v);
+            } else if (void* p = detail::host_hook<sizeof(T), true>(addr_, path_.ctx, path_.host, path_.id)) {
+                detail::store_element<T>(p, v);
+            }
+            return *this;
+        }
+#endif
         if (detail::kPinnedPath && path_.kind == detail::kPathPinned) {
             detail::store_element<T>(ptr(), v);
             return *this;

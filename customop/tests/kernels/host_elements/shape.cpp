@@ -7,4 +7,6 @@ NEURON_LIBRARY(host_elements, m) {
     m.def("walk_twice", &same, "walk_twice");
     m.def("walk_skipping_one", &same, "walk_skipping_one");
     m.def("write_input_last", &same, "write_input_last");
+    m.def("deep_element", &same, "deep_element");
+    m.def("shallow_element", &same, "shallow_element");
 }
