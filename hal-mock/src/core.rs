@@ -30,6 +30,9 @@ pub struct MockCore {
     /// [`drop_window_pages`](MockCore::drop_window_pages): the ones whose
     /// pages may be populated.
     shown: Cell<u8>,
+    /// An accessor on this core reads and writes through the memory's own
+    /// view ([`lend_view`](MockCore::lend_view)) until the run ends.
+    view_lent: Cell<bool>,
 }
 
 impl MockCore {
@@ -52,6 +55,7 @@ impl MockCore {
             counters: CoreCounters::default(),
             watch: RefCell::default(),
             shown: Cell::new(0),
+            view_lent: Cell::new(false),
         })
     }
 
@@ -78,14 +82,22 @@ impl MockCore {
         self.counters = CoreCounters::default();
         self.watch = RefCell::default();
         self.shown = Cell::new(0);
+        self.view_lent = Cell::new(false);
         // Every field is named here: a new one fails to compile until the
         // reset above handles it too.
-        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _, shown: _ } = self;
+        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _, shown: _, view_lent: _ } = self;
         Ok(())
     }
 
     pub fn soc(&self) -> &Arc<MockSoc> {
         &self.soc
+    }
+
+    /// Says an accessor of this core's run reaches memory through the
+    /// memory's own view (the host fast path): the windows programmed for
+    /// it until the run ends leave the view's pages mapped.
+    pub fn lend_view(&self) {
+        self.view_lent.set(true);
     }
 
     /// Drops the page-table entries of the dynamic windows shown since the
@@ -94,6 +106,7 @@ impl MockCore {
     /// the window and once through the memory's own view). Advisory: a
     /// failure leaves the pages mapped, nothing else.
     pub fn drop_window_pages(&self) {
+        self.view_lent.set(false);
         let shown = self.shown.replace(0);
         for (i, w) in self.soc.platform().dynamic_windows.iter().enumerate() {
             if shown & (1 << i) != 0 {
@@ -162,10 +175,16 @@ unsafe impl Hal for MockCore {
                 self.shown.set(self.shown.get() | 1 << i);
                 // The window now shows these pages: the memory's own view
                 // lets go of them (they fault back in where it touches
-                // them), so RSS counts each page once (issue 28). Advisory:
-                // a failure only leaves them counted twice.
+                // them), so RSS counts each page once (issue 28), unless
+                // an accessor reads them through the view in this run
+                // (then it is the window that is never touched, and a
+                // drop would only have the accessor fault every page back
+                // in). Advisory: a failure only leaves them counted twice.
+                let keep = self.view_lent.get();
                 nx.map_phys(win, DYNAMIC_WINDOW_SIZE, mem, off).inspect(|()| {
-                    let _ = mem.drop_view_pages(off, DYNAMIC_WINDOW_SIZE);
+                    if !keep {
+                        let _ = mem.drop_view_pages(off, DYNAMIC_WINDOW_SIZE);
+                    }
                 })
             }
             None => nx.unmap(win, DYNAMIC_WINDOW_SIZE),

@@ -171,3 +171,32 @@ fn a_window_and_the_view_hold_a_page_once() {
     assert_eq!(unsafe { (view.add(4096).read_volatile(), p.add(4096).read_volatile()) }, (9, 9));
     assert!(DYNAMIC_WINDOW_SIZE >= len);
 }
+
+/// While an accessor reaches memory through the view (`lend_view`, the
+/// host fast path), a window programmed for it leaves the view's pages
+/// mapped: the window is never touched, and dropping them would only have
+/// the accessor fault each back in. The run's end (`drop_window_pages`)
+/// ends the loan: the next window drops them again.
+#[test]
+fn a_window_programmed_for_a_lent_view_leaves_the_view_its_pages() {
+    let soc = MockSoc::new().unwrap();
+    let core = soc.core(1).unwrap();
+    let (a, b) = (Q7.hbm_soc_base + (6 << 30), Q7.hbm_soc_base + (7 << 30));
+    let len = 1 << 20;
+    let (va, vb) = (soc.hbm().ptr(a - Q7.hbm_soc_base, len).unwrap(), soc.hbm().ptr(b - Q7.hbm_soc_base, len).unwrap());
+    // SAFETY: `len` bytes of the view at each, mapped for the memory's life.
+    unsafe {
+        va.write_bytes(7, len as usize);
+        vb.write_bytes(8, len as usize);
+    }
+    // Both ranges lie in the view's one mapping: its RSS tells.
+    let held = mapping_rss(va);
+    assert!(held >= 2 * len);
+    let w = neuron_hal::WindowId::new(1).unwrap();
+    core.lend_view();
+    core.write_window_register(w, a);
+    assert_eq!(mapping_rss(va), held, "the lent view keeps its pages");
+    core.drop_window_pages();
+    core.write_window_register(w, b);
+    assert_eq!(mapping_rss(va), held - len, "after the run the loan is over: the view lets go again");
+}

@@ -210,6 +210,9 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         Some(Watched::Input) => (core::ptr::null_mut(), 0, 1),
         Some(Watched::States { states, me }) => (states.cast::<u16>().cast_mut(), me, 0),
     };
+    // The fast path reaches the tensor through the view: the windows its
+    // misses program leave the view's pages mapped.
+    with_open_hal(|h| h.lend_view());
     let id = NEXT_ID.with(|n| {
         let id = n.get().wrapping_add(1).max(1);
         n.set(id);
