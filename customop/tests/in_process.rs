@@ -143,3 +143,27 @@ fn a_library_without_the_staging_calls_gives_python_calls_the_same_results() {
     let want: Vec<u8> = x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect();
     assert_eq!(staged, [want.clone(), want]);
 }
+
+#[test]
+fn a_staged_tensor_whose_bytes_are_not_its_shapes_is_refused() {
+    use customop::run::load;
+    use customop::worker::Pool;
+    let dir = built("tcm_multicore", &["--multicore"]);
+    let (schema, api) = load(&dir).unwrap();
+    let index = schema.ops.iter().position(|o| o.name == "relu_multicore").unwrap();
+    let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 23));
+    let pool = Pool::new(api, schema.ops.clone());
+    let mut call = pool.try_call().unwrap();
+    // More elements said than given: the simulator would place them all.
+    call.tensor(x.dtype, vec![40_010], &x.data).unwrap();
+    let e = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).err().expect("refused");
+    assert!(e.to_string().contains("160000 bytes staged for shape [40010]"), "{e}");
+    // The next call on the same worker is served.
+    let mut call = pool.try_call().unwrap();
+    call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
+    let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
+    let (rc, report) = done.run.clone().unwrap();
+    assert_eq!(rc, 0, "{report}");
+    let want: Vec<u8> = x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect();
+    assert_eq!(done.output(), &want[..]);
+}
