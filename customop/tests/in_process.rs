@@ -113,57 +113,55 @@ fn a_library_without_the_output_sink_still_writes_the_same_output_file() {
     assert_eq!(customop::npy::parse_bytes(&copied).unwrap().to_f32(), want);
 }
 
+/// The multicore relu library as the Python package loads it: its ops,
+/// its entry points, the op's index.
+fn relu_library() -> (Vec<customop::schema::Op>, customop::sim::SimApi, usize) {
+    let dir = built("tcm_multicore", &["--multicore"]);
+    let (schema, api) = customop::run::load(&dir).unwrap();
+    let index = schema.ops.iter().position(|o| o.name == "relu_multicore").unwrap();
+    (schema.ops, api, index)
+}
+
+/// One call of the relu on 8 cores through `pool`'s worker, `x`'s bytes
+/// staged as a tensor of `shape`: the output, or the call's error.
+fn relu_call(pool: &customop::worker::Pool, index: usize, x: &customop::npy::Array, shape: Vec<u64>) -> customop::error::Result<Vec<u8>> {
+    let mut call = pool.try_call().unwrap();
+    call.tensor(x.dtype, shape, &x.data)?;
+    let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false)?;
+    let (rc, report) = done.run.clone().unwrap();
+    assert_eq!(rc, 0, "{report}");
+    Ok(done.output().to_vec())
+}
+
+fn relu_of(x: &customop::npy::Array) -> Vec<u8> {
+    x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect()
+}
+
 #[test]
 fn a_library_without_the_staging_calls_gives_python_calls_the_same_results() {
-    use customop::run::load;
-    use customop::worker::Pool;
-    let dir = built("tcm_multicore", &["--multicore"]);
-    let (schema, api) = load(&dir).unwrap();
-    let index = schema.ops.iter().position(|o| o.name == "relu_multicore").unwrap();
+    let (ops, api, index) = relu_library();
     let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 22));
     // Two calls on one worker each (the second on the reset simulator).
-    let outputs = |api: customop::sim::SimApi| -> Vec<Vec<u8>> {
-        let pool = Pool::new(api, schema.ops.clone());
-        (0..2)
-            .map(|_| {
-                let mut call = pool.try_call().unwrap();
-                call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
-                let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
-                let (rc, report) = done.run.clone().unwrap();
-                assert_eq!(rc, 0, "{report}");
-                done.output().to_vec()
-            })
-            .collect()
+    let outputs = |api| -> Vec<Vec<u8>> {
+        let pool = customop::worker::Pool::new(api, ops.clone());
+        (0..2).map(|_| relu_call(&pool, index, &x, x.shape.clone()).unwrap()).collect()
     };
     assert!(api.staging.is_some(), "a library built now stages in place");
     let staged = outputs(api);
     let mut old = api;
     old.staging = None;
     assert_eq!(outputs(old), staged);
-    let want: Vec<u8> = x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect();
-    assert_eq!(staged, [want.clone(), want]);
+    assert_eq!(staged, [relu_of(&x), relu_of(&x)]);
 }
 
 #[test]
 fn a_staged_tensor_whose_bytes_are_not_its_shapes_is_refused() {
-    use customop::run::load;
-    use customop::worker::Pool;
-    let dir = built("tcm_multicore", &["--multicore"]);
-    let (schema, api) = load(&dir).unwrap();
-    let index = schema.ops.iter().position(|o| o.name == "relu_multicore").unwrap();
+    let (ops, api, index) = relu_library();
     let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 23));
-    let pool = Pool::new(api, schema.ops.clone());
-    let mut call = pool.try_call().unwrap();
+    let pool = customop::worker::Pool::new(api, ops);
     // More elements said than given: the simulator would place them all.
-    call.tensor(x.dtype, vec![40_010], &x.data).unwrap();
-    let e = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).err().expect("refused");
+    let e = relu_call(&pool, index, &x, vec![40_010]).err().expect("refused");
     assert!(e.to_string().contains("160000 bytes staged for shape [40010]"), "{e}");
     // The next call on the same worker is served.
-    let mut call = pool.try_call().unwrap();
-    call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
-    let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
-    let (rc, report) = done.run.clone().unwrap();
-    assert_eq!(rc, 0, "{report}");
-    let want: Vec<u8> = x.to_f32().iter().flat_map(|v| v.max(0.0).to_le_bytes()).collect();
-    assert_eq!(done.output(), &want[..]);
+    assert_eq!(relu_call(&pool, index, &x, x.shape.clone()).unwrap(), relu_of(&x));
 }

@@ -293,12 +293,12 @@ impl<'a> Call<'a> {
     /// input before the run, from memory, is gone).
     pub fn tensor(&mut self, dtype: Dtype, shape: Vec<u64>, data: &[u8]) -> Result<()> {
         let len = data.len();
-        let (at, used) = match self.pool.api.staging {
+        let staging = self.pool.api.staging;
+        let (at, used) = match staging {
             Some(s) => (self.used, s.place_span(len as u64).and_then(|n| self.used.checked_add(n as usize))),
             None => (self.used.next_multiple_of(ALIGN), Some(self.used.next_multiple_of(ALIGN) + len)),
         };
         let used = used.ok_or_else(|| Error::new(ErrorKind::BadInput, format!("a tensor argument of {len} bytes is larger than the simulated HBM")))?;
-        let staging = self.pool.api.staging;
         let w = self.worker()?;
         w.shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's argument memory to {} bytes: {e}", at + len)))?;
         let dst = &mut w.shm.bytes()[at..at + len];
