@@ -338,10 +338,10 @@ impl Simulator {
         // holds data is given back.
         // A staging simulator's tensor area is its caller's (zeroed where a
         // run would see it, when it starts: `staging`).
-        let used = self.next - (self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET);
         if self.staging.is_some() {
             self.forget_stale()?;
         } else {
+            let used = self.next - self.area_base();
             self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
         }
         self.soc.sbuf().discard()?;
@@ -358,7 +358,7 @@ impl Simulator {
         let s = self.soc.sanitizer();
         s.begin();
         let _ = s.end();
-        self.next = self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET;
+        self.next = self.area_base();
         self.clear_args();
         self.guards.clear();
         self.sentinel = coverage::DEFAULT_SENTINEL;
@@ -368,6 +368,11 @@ impl Simulator {
         self.sink = None;
         self.sink_result = None;
         Ok(())
+    }
+
+    /// The SoC address of the tensor area, where placing starts.
+    fn area_base(&self) -> u64 {
+        self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET
     }
 
     /// The mock SoC.

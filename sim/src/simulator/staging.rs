@@ -79,10 +79,6 @@ impl Simulator {
         Ok(o.storage - self.area_base())
     }
 
-    fn area_base(&self) -> u64 {
-        self.soc.platform().hbm_soc_base + TENSOR_AREA_OFFSET
-    }
-
     /// HBM outside the tensor area back to zeros, and how far stale
     /// bytes lie in it noted (a reset of a staging simulator).
     pub(super) fn forget_stale(&mut self) -> std::io::Result<()> {
