@@ -160,7 +160,7 @@ fn a_staged_tensor_whose_bytes_are_not_its_shapes_is_refused() {
     let x = f32s(&[40_000], &values(40_000, -3.0, 3.0, 23));
     let pool = customop::worker::Pool::new(api, ops);
     // More elements said than given: the simulator would place them all.
-    let e = relu_call(&pool, index, &x, vec![40_010]).err().expect("refused");
+    let e = relu_call(&pool, index, &x, vec![40_010]).expect_err("refused");
     assert!(e.to_string().contains("160000 bytes staged for shape [40010]"), "{e}");
     // The next call on the same worker is served.
     assert_eq!(relu_call(&pool, index, &x, x.shape.clone()).unwrap(), relu_of(&x));
