@@ -24,6 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::vec::Vec;
 
+mod states;
+use states::{Spare, States};
+
 /// An element no one wrote.
 pub const UNWRITTEN: u16 = 0;
 /// An element found changed though no hook saw the write: initialised,
@@ -94,7 +97,7 @@ struct Region {
     fill: u8,
     /// Per element: the writer bits, or [`UNKNOWN_WRITER`] (empty for an
     /// input).
-    state: Box<[AtomicU16]>,
+    state: States,
     /// Set once the region is in [`Sanitizer`]'s `lent` list (this run).
     lent: AtomicBool,
     /// One lock per [`STRIPE`] states, held while a hook changes states
@@ -162,6 +165,8 @@ pub struct Sanitizer {
     /// ([`lend_states`](Self::lend_states)) this run: kept alive until the
     /// next [`begin`](Self::begin) even if unwatched meanwhile.
     lent: Mutex<Vec<Arc<Region>>>,
+    /// The states of the last large region that ended, for the next.
+    spare: Spare,
 }
 
 /// What a run's sanitizer watches of a tensor's range, for the host
@@ -279,7 +284,7 @@ impl Sanitizer {
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
         let stripes = (0..n.div_ceil(STRIPE)).map(|_| AtomicBool::new(false)).collect();
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: unwritten_states(n), lent: AtomicBool::new(false), stripes });
+        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: States::new(n, &self.spare), lent: AtomicBool::new(false), stripes });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -544,32 +549,6 @@ impl Sanitizer {
         }
         true
     }
-}
-
-/// `n` states, all [`UNWRITTEN`], in zeroed memory the allocator maps
-/// fresh for a large region (calloc: no pass writing zeros, each page
-/// faulted in when first marked). Not on huge pages: on a VM that hands
-/// free memory back to its host, a huge page faulted in cold cost 5-10 ms
-/// per MiB here (a 64 MiB output's states: 150-400 ms), 4 KiB pages
-/// 0.4 ms per MiB.
-fn unwritten_states(n: usize) -> Box<[AtomicU16]> {
-    let zeroed: Box<[u16]> = std::vec![UNWRITTEN; n].into_boxed_slice();
-    // A large region's states (an output's, a scratch tensor's: written
-    // whole) faulted in by one call, not a fault per page as the hooks
-    // first mark each (about half the time of those faults here).
-    if n * 2 >= 1 << 20 {
-        const PAGE: usize = 4096;
-        let (at, end) = (zeroed.as_ptr() as usize, zeroed.as_ptr() as usize + n * 2);
-        let (lo, hi) = (at.next_multiple_of(PAGE), end & !(PAGE - 1));
-        if hi > lo {
-            // SAFETY: whole pages inside this allocation, which it owns;
-            // MADV_POPULATE_WRITE only faults them in (zeros stay zeros).
-            let _ = unsafe { libc::madvise(lo as *mut libc::c_void, hi - lo, libc::MADV_POPULATE_WRITE) };
-        }
-    }
-    // SAFETY: AtomicU16 has u16's size, alignment and bit validity, so
-    // the slice's allocation and layout are the same.
-    unsafe { Box::from_raw(Box::into_raw(zeroed) as *mut [AtomicU16]) }
 }
 
 /// Adds the writer bits `bits` to an element's state: a load and a store,
