@@ -816,6 +816,24 @@ int32_t neuron_sim_hash_pages(const uint8_t *data, size_t len, uint64_t *out, si
 int32_t neuron_sim_output_offset(struct NeuronSim *s, uint64_t *offset);
 #endif
 
+#if !defined(NEURON_DEVICE)
+// Has `ready(ctx, offset, len)` called during each later run of staging
+// simulator `s` (a reset keeps it; a null `ready` stops it), on the
+// thread that calls `neuron_sim_run`, once the run's kernels have ended
+// and nothing of the run can write its output again: `offset` and `len`
+// are where the output lies in the tensor area. The verdict is still to
+// come: a caller may copy the output out meanwhile, and keeps the copy
+// only if the run passes. `NotStaged` on a simulator not made with
+// `neuron_sim_new_staged`.
+//
+// # Safety
+// `s` null or live. Until replaced or the simulator freed, `ready` must
+// be safe to call with `ctx` on any thread that runs `s`.
+int32_t neuron_sim_set_output_ready(struct NeuronSim *s, void (*ready)(void *ctx,
+                                                                       uint64_t offset,
+                                                                       uint64_t len), void *ctx);
+#endif
+
 #if defined(NEURON_DEVICE)
 // `operator new(size_t)`.
 void *_Znwj(size_t n);

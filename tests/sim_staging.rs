@@ -33,8 +33,24 @@ fn plus_one(t: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// out = t + 1 through raw pointers into the output (stores no hook sees).
+fn plus_one_raw(t: Tensor) -> Result<Tensor> {
+    let out = dst_tensor()?;
+    let a = t.const_accessor::<f32, 1>()?;
+    let ctx = neuroncustomop::ffi::translate::neuron_translate_ctx();
+    for i in 0..out.numel() as i64 {
+        let v = a.get([i])? + 1.0;
+        let p = neuroncustomop::ffi::translate::neuron_translate(ctx, out.storage_addr() + i as u64 * 4);
+        // SAFETY: p is a translated pointer to output element i, in mapped
+        // mock HBM.
+        unsafe { p.cast::<f32>().write_volatile(v) };
+    }
+    Ok(out)
+}
+
 custom_ops! {
     fn plus_one(t: Tensor);
+    fn plus_one_raw(t: Tensor);
 }
 
 /// A memfd and the caller's view of its tensor area.
@@ -93,7 +109,7 @@ fn a_staged_argument_runs_where_it_was_written_and_the_output_is_read_in_place()
     let data = floats(n as usize);
     let span = neuron_sim_place_span(data.len() as u64) as usize;
     // SAFETY: s is live.
-    assert_eq!(unsafe { neuron_sim_register(s) }, 1);
+    assert_eq!(unsafe { neuron_sim_register(s) }, 2);
     assert!(span > data.len() && span.is_multiple_of(4096));
     for round in 0..3 {
         let at = 0;
@@ -145,7 +161,7 @@ fn the_callers_page_hashes_are_what_the_run_compares_its_input_with() {
     wrong[2] ^= 1;
     // SAFETY: s is live; shapes, hashes and report are valid as passed.
     unsafe {
-        assert_eq!(neuron_sim_register(s), 1);
+        assert_eq!(neuron_sim_register(s), 2);
         assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len() - 1), Error::BufferTooSmall.code());
         assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len()), 0);
         assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
@@ -246,4 +262,50 @@ fn a_new_simulator_on_a_used_file_keeps_what_the_caller_staged_and_zeroes_the_re
     let mut out = vec![0u8; n * 4];
     s.read(o.storage, &mut out).unwrap();
     assert_eq!(out, plus_one_of(n));
+}
+
+/// What `neuron_sim_set_output_ready` told: (offset, bytes) per call.
+unsafe extern "C" fn note_ready(ctx: *mut std::ffi::c_void, offset: u64, len: u64) {
+    // SAFETY: the test passes a live Vec as ctx.
+    unsafe { (*ctx.cast::<Vec<(u64, u64)>>()).push((offset, len)) };
+}
+
+#[test]
+fn the_caller_is_told_when_the_output_is_final_and_not_when_a_write_went_unseen() {
+    let mut f = File::new(4 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    let plain = neuron_sim_new();
+    assert!(!s.is_null() && !plain.is_null());
+    let n = 50_000u64;
+    let data = floats(n as usize);
+    let told: *mut Vec<(u64, u64)> = Box::into_raw(Box::default());
+    let ctx = told.cast();
+    // SAFETY: live handles; `told` lives until after the simulator is
+    // freed, and no reference to it is held while a run may push.
+    unsafe {
+        assert_eq!(neuron_sim_register(s), 2);
+        assert_eq!(neuron_sim_set_output_ready(plain, Some(note_ready), ctx), Error::NotStaged.code());
+        assert_eq!(neuron_sim_set_output_ready(std::ptr::null_mut(), Some(note_ready), ctx), Error::NullArgument.code());
+        assert_eq!(neuron_sim_set_output_ready(s, Some(note_ready), ctx), 0);
+        for (op, cores, told_now) in [(c"plus_one", 8, true), (c"plus_one_raw", 1, false), (c"plus_one", 8, true)] {
+            f.bytes()[..data.len()].copy_from_slice(&data);
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, std::ptr::null(), 0), 0);
+            assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
+            let before = (&*told).len();
+            let rc = neuron_sim_run(s, op.as_ptr(), cores);
+            assert_eq!(rc, 0, "{}", CStr::from_ptr(neuron_sim_report(s)).to_string_lossy());
+            let mut at = 0u64;
+            assert_eq!(neuron_sim_output_offset(s, &mut at), 0);
+            let now = &(&*told)[before..];
+            // Hooks saw every write (the TCM copies): told once, where the
+            // output lies. Raw stores: the verdict's scan decides; not told.
+            assert_eq!(now, if told_now { vec![(at, n * 4)] } else { vec![] }.as_slice(), "{op:?} on {cores}");
+            assert_eq!(f.bytes()[at as usize..(at + n * 4) as usize], plus_one_of(n as usize)[..]);
+            assert_eq!(neuron_sim_reset(s), 0, "a reset keeps the callback");
+        }
+        assert_eq!(neuron_sim_set_output_ready(s, None, std::ptr::null_mut()), 0);
+        neuron_sim_free(s);
+        neuron_sim_free(plain);
+        assert_eq!(Box::from_raw(told).len(), 2);
+    }
 }

@@ -5,6 +5,7 @@
 //! overwritten, the op ignored arguments or output was left unwritten.
 
 mod staging;
+pub use staging::OutputReady;
 
 use super::coverage;
 use super::SimCore;
@@ -765,6 +766,16 @@ impl Simulator {
             c.multicore_refused = self.cores[c.cpu as usize].state().multicore_refused().map(|a| self.tensor_at(a));
         }
         rep.device_limits = rep.cores.iter().filter_map(|c| super::device_limits::stack_failure(name, c)).collect();
+        // When the hooks saw every element written, none can hold the
+        // sentinel unwritten or have changed unseen: the scan for the
+        // sentinel, and the copy of who wrote each element, could not
+        // change the verdict, and are not made. Nor is the output written
+        // again (no attribution or confirming run): a caller told so
+        // reads it while the verdict runs.
+        let all_seen = placed.is_some_and(|o| self.soc.sanitizer().all_written(o.storage) == Some(true));
+        if let Some(o) = placed.filter(|_| all_seen && rep.guard_errors.is_empty() && rep.failed_threads.is_empty()) {
+            self.announce_output(&o);
+        }
         let (cross_writes, findings): (Vec<_>, Vec<_>) = findings.into_iter().partition(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::CrossCoreWrite);
         rep.device_limits.extend(findings.iter().map(|f| super::sanitizer_report::failure(name, f)));
         // Stores into an input no hook saw (a raw pointer), by its pages.
@@ -777,11 +788,6 @@ impl Simulator {
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            // When the hooks saw every element written, none can hold the
-            // sentinel unwritten or have changed unseen: the scan for the
-            // sentinel, and the copy of who wrote each element, could not
-            // change the verdict, and are not made.
-            let all_seen = self.soc.sanitizer().all_written(o.storage) == Some(true);
             // Who wrote each output element, as the hooks saw it.
             let seen = if all_seen { None } else { self.soc.sanitizer().written_by(o.storage) };
             let held = match all_seen {

@@ -126,3 +126,32 @@ pub unsafe extern "C" fn neuron_sim_output_offset(s: *mut NeuronSim, offset: *mu
         })())
     })
 }
+
+/// Has `ready(ctx, offset, len)` called during each later run of staging
+/// simulator `s` (a reset keeps it; a null `ready` stops it), on the
+/// thread that calls `neuron_sim_run`, once the run's kernels have ended
+/// and nothing of the run can write its output again: `offset` and `len`
+/// are where the output lies in the tensor area. The verdict is still to
+/// come: a caller may copy the output out meanwhile, and keeps the copy
+/// only if the run passes. `NotStaged` on a simulator not made with
+/// `neuron_sim_new_staged`.
+///
+/// # Safety
+/// `s` null or live. Until replaced or the simulator freed, `ready` must
+/// be safe to call with `ctx` on any thread that runs `s`.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_set_output_ready(
+    s: *mut NeuronSim,
+    // Spelt out (`simulator::OutputReady`) for the C header's sake.
+    ready: Option<unsafe extern "C" fn(ctx: *mut core::ffi::c_void, offset: u64, len: u64)>,
+    ctx: *mut core::ffi::c_void,
+) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let s = unsafe { sim(s)? };
+            // SAFETY: the caller's contract is this one's.
+            unsafe { s.set_output_ready(ready, ctx) }
+        })())
+    })
+}

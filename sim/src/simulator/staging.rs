@@ -5,7 +5,10 @@
 //! reads a passed run's output where the simulator placed it. Between runs
 //! the tensor area is the caller's: a reset leaves its bytes; a run zeroes
 //! the stale bytes past its own tensors before its kernels start, so they
-//! see what they would see on a fresh simulator.
+//! see what they would see on a fresh simulator. A caller may also be
+//! told, during a run, the moment its output is final should the run pass
+//! ([`set_output_ready`](Simulator::set_output_ready)): it copies the
+//! output out while the verdict still runs.
 
 use super::{Simulator, TENSOR_AREA_OFFSET};
 use neuron_runtime::marshal::descriptor::RawTensorDesc;
@@ -18,7 +21,15 @@ pub(super) struct Staging {
     /// SoC address up to which the tensor area may hold bytes of earlier
     /// runs (or of the caller's staging for them).
     stale_hi: u64,
+    /// Told when a run's output is final should the run pass, and its
+    /// context (an address, kept as a number so the simulator stays Send).
+    ready: Option<(OutputReady, usize)>,
 }
+
+/// A caller's notice that a run's output is final should the run pass:
+/// `ctx` as given to [`set_output_ready`](Simulator::set_output_ready),
+/// the output's byte offset in the tensor area, its bytes.
+pub type OutputReady = unsafe extern "C" fn(ctx: *mut core::ffi::c_void, offset: u64, len: u64);
 
 impl Simulator {
     /// A fresh simulator whose HBM is the file `hbm_fd` (a memfd; a
@@ -28,7 +39,7 @@ impl Simulator {
     /// (a new worker taking over a call) are placed as staged.
     pub fn new_staged(hbm_fd: libc::c_int) -> std::io::Result<Self> {
         let mut s = Self::on(super::super::reserve::soc_on(Some(hbm_fd))?)?;
-        s.staging = Some(Staging { stale_hi: 0 });
+        s.staging = Some(Staging { stale_hi: 0, ready: None });
         s.forget_stale()?;
         Ok(s)
     }
@@ -66,6 +77,34 @@ impl Simulator {
         }
         self.push_arg(ArgKind::Tensor, d);
         Ok(d)
+    }
+
+    /// Has `ready(ctx, offset, len)` called during each later run (resets
+    /// keep it; None stops it) on the thread that runs it, once its kernels
+    /// have ended and nothing of the run can write its output again: the
+    /// hooks saw every element written, no guard was overwritten, every
+    /// core's thread came back. The verdict is still to come; a run that
+    /// then fails has no output (`output_offset` says so). `NotStaged` on
+    /// a simulator not made with [`new_staged`](Self::new_staged).
+    ///
+    /// # Safety
+    /// Until it is replaced or the simulator dropped, `ready` must be safe
+    /// to call with `ctx` (and any offset and length) on any thread that
+    /// runs this simulator.
+    pub unsafe fn set_output_ready(&mut self, ready: Option<OutputReady>, ctx: *mut core::ffi::c_void) -> Result<(), Error> {
+        let s = self.staging.as_mut().ok_or(Error::NotStaged)?;
+        s.ready = ready.map(|f| (f, ctx.expose_provenance()));
+        Ok(())
+    }
+
+    /// Tells the caller that output `o` is final should this run pass
+    /// (see [`set_output_ready`](Self::set_output_ready)).
+    pub(super) fn announce_output(&self, o: &RawTensorDesc) {
+        if let Some((f, ctx)) = self.staging.as_ref().and_then(|s| s.ready) {
+            // SAFETY: `set_output_ready`'s caller made `f` safe to call
+            // with `ctx` on this thread until it is replaced.
+            unsafe { f(core::ptr::with_exposed_provenance_mut(ctx), o.storage - self.area_base(), o.buffer_bytes) };
+        }
     }
 
     /// Where the output the last run produced lies, as a byte offset in
