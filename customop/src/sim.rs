@@ -59,7 +59,13 @@ pub struct SimApi {
     pub output_sink: Option<(unsafe extern "C" fn(*mut c_void, i32, u64) -> i32, unsafe extern "C" fn(*mut c_void) -> i32)>,
     /// The staging entry points (None: a library linked before them).
     pub staging: Option<StagingApi>,
+    /// `neuron_sim_set_output_ready` (None: a library linked before it).
+    pub output_ready: Option<unsafe extern "C" fn(*mut c_void, Option<OutputReadyFn>, *mut c_void) -> i32>,
 }
+
+/// What `neuron_sim_set_output_ready` calls: its context, the output's
+/// offset in the tensor area, its bytes.
+pub type OutputReadyFn = unsafe extern "C" fn(*mut c_void, u64, u64);
 
 /// A simulator on the caller's HBM file (`neuron_sim_new_staged` and the
 /// calls that go with it): arguments staged in place, the output read in
@@ -140,6 +146,8 @@ impl SimApi {
             // SAFETY: as `sym!`.
             output_sink: unsafe { lib.function("neuron_sim_set_output_sink") }.ok().zip(unsafe { lib.function("neuron_sim_output_sink_errno") }.ok()),
             staging: StagingApi::load(lib).ok(),
+            // SAFETY: as `sym!`.
+            output_ready: unsafe { lib.function("neuron_sim_set_output_ready") }.ok(),
         })
     }
 
@@ -254,6 +262,21 @@ impl Sim {
         // simulator keeps a duplicate).
         let rc = unsafe { set(self.h, file.as_raw_fd(), offset) };
         self.check(rc, "the output file").map(|()| true)
+    }
+
+    /// Has `ready(ctx, offset, len)` called during each later run, once
+    /// its output is final should the run pass
+    /// (`neuron_sim_set_output_ready`): false, nothing set, for a library
+    /// that predates it.
+    ///
+    /// # Safety
+    /// Until replaced or this simulator dropped, `ready` must be safe to
+    /// call with `ctx` on the threads that run this simulator.
+    pub unsafe fn set_output_ready(&mut self, ready: OutputReadyFn, ctx: *mut c_void) -> Result<bool> {
+        let Some(set) = self.api.output_ready else { return Ok(false) };
+        // SAFETY: h live; the callback's contract is the caller's.
+        let rc = unsafe { set(self.h, Some(ready), ctx) };
+        self.check(rc, "the output notice").map(|()| true)
     }
 
     /// How the last run's write into the output sink ended: Ok when the

@@ -165,3 +165,52 @@ fn a_staged_tensor_whose_bytes_are_not_its_shapes_is_refused() {
     // The next call on the same worker is served.
     assert_eq!(relu_call(&pool, index, &x, x.shape.clone()).unwrap(), relu_of(&x));
 }
+
+#[test]
+fn a_large_output_is_copied_while_the_verdict_runs_and_a_small_one_after() {
+    let (ops, api, index) = relu_library();
+    assert!(api.output_ready.is_some(), "a library built now tells when its output is final");
+    // The output's bytes as read after the result, and those copied while
+    // the verdict ran (None: not copied early).
+    let call = |api, n: usize| -> (Vec<u8>, Option<Vec<u8>>, Vec<u8>) {
+        let x = f32s(&[n as u64], &values(n, -3.0, 3.0, 24));
+        let pool = customop::worker::Pool::new(api, ops.clone());
+        let mut call = pool.try_call().unwrap();
+        call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
+        let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
+        assert_eq!(done.run.as_ref().unwrap().0, 0);
+        let early = done.take_early();
+        (done.output().to_vec(), early, relu_of(&x))
+    };
+    // 400 KB: copied early, the same bytes.
+    let (out, early, want) = call(api, 100_000);
+    assert_eq!(out, want);
+    assert_eq!(early.as_deref(), Some(&want[..]));
+    // 160 KB: a wake-up would cost more than the overlap saves.
+    let (out, early, want) = call(api, 40_000);
+    assert_eq!((out, early), (want, None));
+    // A library without the notice: read after the result, as before.
+    let mut old = api;
+    old.output_ready = None;
+    let (out, early, want) = call(old, 100_000);
+    assert_eq!((out, early), (want, None));
+}
+
+#[test]
+fn an_output_copied_early_is_dropped_when_the_verdict_then_fails() {
+    let dir = built("sanitizer", &[]);
+    let (schema, api) = customop::run::load(&dir).unwrap();
+    let index = schema.ops.iter().position(|o| o.name == "scale_input_raw").unwrap();
+    let pool = customop::worker::Pool::new(api, schema.ops.clone());
+    // Its output (zeros it returns, copied over the output by the
+    // runtime's hooked copy) is final when its kernel ends; its raw store
+    // into the input is found by the verdict after that.
+    let x = f32s(&[1 << 20], &values(1 << 20, -3.0, 3.0, 25));
+    let mut call = pool.try_call().unwrap();
+    call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
+    let mut done = call.run(index, &["x".into()], 1, None, "timeout=", &mut || false).unwrap();
+    let (rc, report) = done.run.clone().unwrap();
+    assert_ne!(rc, 0, "{report}");
+    assert!(report.contains("argument 0 changed during the run"), "{report}");
+    assert_eq!(done.take_early(), None);
+}

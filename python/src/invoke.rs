@@ -229,7 +229,7 @@ pub fn run_in_worker(
     }
     let mut done = finish(api, call, index, op, &labels, cores, timeout, interrupted)?;
     let report = done.run.take().map(|r| r.1).unwrap_or_default();
-    let data = done.output().to_vec();
+    let data = done.take_early().unwrap_or_else(|| done.output().to_vec());
     let OutputSpec { dtype, shape } = done.spec.clone();
     Ok(Ran { output: Array { dtype, shape, data }, report })
 }

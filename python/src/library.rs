@@ -300,7 +300,11 @@ impl Op {
                     labels.push(invoke::stage(&mut call, op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
                 }
                 let mut done = self.finish_in_worker(py, call, &labels, cores, timeout)?;
-                let out = crate::arrays::copy_to_python(py, done.spec.dtype, &done.spec.shape.clone(), done.output())?;
+                let out = match done.take_early() {
+                    // Copied out while the verdict ran: handed over as is.
+                    Some(data) => crate::arrays::to_python(py, customop::npy::Array { dtype: done.spec.dtype, shape: done.spec.shape.clone(), data })?,
+                    None => crate::arrays::copy_to_python(py, done.spec.dtype, &done.spec.shape.clone(), done.output())?,
+                };
                 (out, done.run.take().map(|r| r.1).unwrap_or_default())
             }
             // Another thread's call holds it: a one-shot child.

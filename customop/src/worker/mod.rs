@@ -18,6 +18,7 @@
 //! terminal reaches it too) is replaced silently.
 
 mod doorbell;
+mod early_output;
 mod phase;
 mod serve;
 mod shape_cache;
@@ -34,6 +35,7 @@ use crate::shape::{OutputSpec, Value};
 use crate::sim::SimApi;
 use crate::stderr_log::StderrLog;
 use doorbell::{spin_until, Doorbell};
+use early_output::{Early, FRAME_OUTPUT};
 use phase::Phase;
 use serve::serve;
 use shm::Shm;
@@ -256,9 +258,17 @@ pub struct Finished<'a> {
     pub run: Option<(i32, String)>,
     call: Call<'a>,
     out: (usize, usize),
+    /// The output, copied while the verdict ran (`early_output`).
+    early: Option<Vec<u8>>,
 }
 
 impl Finished<'_> {
+    /// The output's bytes when they were copied out while the verdict
+    /// ran (a large output; else None: read them with `output`).
+    pub fn take_early(&mut self) -> Option<Vec<u8>> {
+        self.early.take()
+    }
+
     /// The output's bytes (empty unless the run passed).
     pub fn output(&mut self) -> &[u8] {
         let (at, len) = self.out;
@@ -342,7 +352,8 @@ impl<'a> Call<'a> {
         let schema_op = &self.pool.ops[op];
         let req = encode_request(op, cores, self.used, &self.staged, labels);
         let w = self.worker()?;
-        let mut o = exchange(w, &req, timeout, interrupted);
+        let mut early = None;
+        let mut o = exchange(w, &req, timeout, interrupted, &mut early);
         // A worker that died before it took the request (killed between
         // calls, and not reaped yet when the call began) ran nothing of
         // this call: a new one, with the staged arguments, takes it.
@@ -352,7 +363,8 @@ impl<'a> Call<'a> {
             drop(dead);
             let w = fork_worker(self.pool.api, &self.pool.ops, shm)
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
-            o = exchange(self.guard.insert(w), &req, timeout, interrupted);
+            early = None;
+            o = exchange(self.guard.insert(w), &req, timeout, interrupted, &mut early);
         }
         let o = match o {
             Ok(o) => o,
@@ -376,13 +388,15 @@ impl<'a> Call<'a> {
         if at.checked_add(len).is_none_or(|e| e > w.shm.len) {
             return Err(bad());
         }
-        Ok(Finished { spec, run: run.map(|r| (r.rc, r.report)), call: self, out: (at, len) })
+        let early = early.and_then(|e| e.take_if(at, len)).filter(|_| run.as_ref().is_some_and(|r| r.rc == 0));
+        Ok(Finished { spec, run: run.map(|r| (r.rc, r.report)), call: self, out: (at, len), early })
     }
 }
 
 /// Sends `req` and waits for the result frame, the worker's end, the
-/// bound or the interrupt; the worker's stderr meanwhile.
-fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: &mut dyn FnMut() -> bool) -> io::Result<Outcome> {
+/// bound or the interrupt; the worker's stderr meanwhile, and into
+/// `early` the output the worker says is final should the run pass.
+fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: &mut dyn FnMut() -> bool, early: &mut Option<Early>) -> io::Result<Outcome> {
     let start = Instant::now();
     let mut frame = Vec::with_capacity(req.len() + 9);
     frame.push(FRAME_RESULT);
@@ -415,6 +429,15 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
                 out.drain(..used);
                 while read_log(w.err, &mut err) == Read::Data {}
                 return Ok(Outcome { ended: Ended::Finished(r), stderr: err.into_text(), phase: w.phase.get() });
+            }
+            if tag == FRAME_OUTPUT {
+                // Copied now, while the worker's verdict runs (a region
+                // that cannot be mapped leaves it to the result).
+                if let Some((at, len)) = early_output::place(payload) {
+                    if at.checked_add(len).is_some_and(|end| w.shm.follow(end).is_ok()) {
+                        *early = Early::copy(w.shm.bytes(), at, len);
+                    }
+                }
             }
             out.drain(..used);
         }

@@ -2,6 +2,7 @@
 //! with a run thread's stack, with one simulator reset after each reply.
 
 use super::doorbell::{spin_until, Doorbell};
+use super::early_output::{output_ready, Notice};
 use super::phase::Phase;
 use super::shape_cache::ShapeCache;
 use super::shm::Shm;
@@ -80,6 +81,8 @@ fn keep_alt_stack() {
 /// Answers requests until the socket ends: the worker's exit status.
 fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase, bell: &Doorbell) -> i32 {
     let mut ch = Channel { fd: ctl };
+    // Before the simulator: it outlives the simulator it is given to.
+    let notice = Notice { ctl };
     let mut sim: Option<Sim> = None;
     let mut shapes = ShapeCache::default();
     let mut served = 0u64;
@@ -95,7 +98,7 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase,
         if !read_exact(ctl, &mut req) {
             return 1;
         }
-        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &mut shapes, phase)));
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(api, ops, &req, shm, &mut sim, &notice, &mut shapes, phase)));
         // What the kernel printed reaches the terminal with its call.
         // SAFETY: fflush(NULL) flushes every C stream.
         unsafe { libc::fflush(std::ptr::null_mut()) };
@@ -117,7 +120,8 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase,
 /// One request: the shape function, the kernel on the (reset) simulator,
 /// the output into the region. The reply: output place and region size,
 /// then `contained`'s encoding.
-fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, shapes: &mut ShapeCache, phase: &Phase) -> Vec<u8> {
+#[allow(clippy::too_many_arguments)]
+fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>, notice: &Notice, shapes: &mut ShapeCache, phase: &Phase) -> Vec<u8> {
     let mut out = (0usize, 0usize);
     // How much of the region the parent maps to read the output.
     let mut mapped = shm.len;
@@ -145,7 +149,15 @@ fn job(api: SimApi, ops: &[Op], req: &[u8], shm: &mut Shm, sim: &mut Option<Sim>
         // Fresh: made, or reset after the last call's reply.
         let s = match sim {
             Some(s) => s,
-            None if staged_hbm => sim.insert(Sim::new_staged(api, shm.fd)?),
+            None if staged_hbm => {
+                let s = sim.insert(Sim::new_staged(api, shm.fd)?);
+                // A large output is copied by the parent while the verdict
+                // runs (`early_output`).
+                // SAFETY: `output_ready` only reads the Notice, which the
+                // serving loop made before this simulator and drops after it.
+                unsafe { s.set_output_ready(output_ready, std::ptr::from_ref(notice).cast_mut().cast())? };
+                s
+            }
             None => sim.insert(Sim::new(api)?),
         };
         for (i, p) in staged.iter().enumerate() {
