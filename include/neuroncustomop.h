@@ -834,6 +834,20 @@ int32_t neuron_sim_set_output_ready(struct NeuronSim *s, void (*ready)(void *ctx
                                                                        uint64_t len), void *ctx);
 #endif
 
+#if !defined(NEURON_DEVICE)
+// Fills `len` bytes at byte `offset` of staging simulator `s`'s tensor
+// area with the sentinel now, for the next run: one whose output is
+// placed exactly there (a call with the same shapes as the last) does not
+// fill it again. The caller must not write those bytes before that run
+// (arguments are placed below the output); a reset undoes it.
+// `NotStaged` on a simulator not made with `neuron_sim_new_staged`;
+// `AddressUnmapped` outside HBM.
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_prefill_output(struct NeuronSim *s, uint64_t offset, uint64_t len);
+#endif
+
 #if defined(NEURON_DEVICE)
 // `operator new(size_t)`.
 void *_Znwj(size_t n);

@@ -309,3 +309,86 @@ fn the_caller_is_told_when_the_output_is_final_and_not_when_a_write_went_unseen(
         assert_eq!(Box::from_raw(told).len(), 2);
     }
 }
+
+#[test]
+fn an_output_filled_ahead_is_not_filled_again_and_judged_the_same() {
+    let mut f = File::new(4 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    let plain = neuron_sim_new();
+    assert!(!s.is_null() && !plain.is_null());
+    let n = 50_000u64;
+    let data = floats(n as usize);
+    // One call: `op` on `cores`, its report when it failed.
+    let call = |f: &mut File, op: &CStr, cores: u32| -> std::result::Result<u64, String> {
+        f.bytes()[..data.len()].copy_from_slice(&data);
+        // SAFETY: s is live; shapes and out pointers are valid.
+        unsafe {
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, std::ptr::null(), 0), 0);
+            assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
+            match neuron_sim_run(s, op.as_ptr(), cores) {
+                0 => {
+                    let mut at = 0u64;
+                    assert_eq!(neuron_sim_output_offset(s, &mut at), 0);
+                    Ok(at)
+                }
+                _ => Err(CStr::from_ptr(neuron_sim_report(s)).to_string_lossy().into_owned()),
+            }
+        }
+    };
+    // SAFETY: live handles; the refusals are of a plain simulator, a null
+    // one and an offset past HBM.
+    unsafe {
+        assert_eq!(neuron_sim_register(s), 2);
+        assert_eq!(neuron_sim_prefill_output(plain, 0, 64), Error::NotStaged.code());
+        assert_eq!(neuron_sim_prefill_output(std::ptr::null_mut(), 0, 64), Error::NullArgument.code());
+        assert_eq!(neuron_sim_prefill_output(s, u64::MAX - 8, 64), Error::AddressUnmapped.code());
+    }
+    let at = call(&mut f, c"plus_one", 8).unwrap();
+    let (lo, hi) = (at as usize, (at + n * 4) as usize);
+    // On 1 core plus_one writes the first eighth: the rest is reported
+    // never written, filled ahead or not.
+    let unwritten = "43750 of 50000 output elements were never written: [6250, 50000)";
+    for ahead in [false, true] {
+        // SAFETY: s is live.
+        unsafe {
+            assert_eq!(neuron_sim_reset(s), 0);
+            if ahead {
+                assert_eq!(neuron_sim_prefill_output(s, at, n * 4), 0);
+            }
+        }
+        let rep = call(&mut f, c"plus_one", 1).unwrap_err();
+        assert!(rep.contains(unwritten), "ahead {ahead}: {rep}");
+        assert_eq!(f.bytes()[lo..lo + 6250 * 4], plus_one_of(6250)[..]);
+    }
+    // What shows the fill was not made again: an element the caller wrote
+    // (against the contract) after the fill ahead no longer holds the
+    // sentinel when the run starts, and so is not judged unwritten; after
+    // a reset the run fills it again, and it is.
+    for reset_between in [false, true] {
+        // SAFETY: s is live.
+        unsafe {
+            assert_eq!(neuron_sim_reset(s), 0);
+            assert_eq!(neuron_sim_prefill_output(s, at, n * 4), 0);
+            if reset_between {
+                assert_eq!(neuron_sim_reset(s), 0);
+            }
+        }
+        f.bytes()[hi - 4..hi].copy_from_slice(&[0x11; 4]);
+        let rep = call(&mut f, c"plus_one", 1).unwrap_err();
+        let last = if reset_between { unwritten } else { "[6250, 49999)" };
+        assert!(rep.contains(last), "reset between {reset_between}: {rep}");
+    }
+    // Another shape: placed elsewhere, filled as usual.
+    // SAFETY: s is live; then both are freed.
+    unsafe {
+        assert_eq!(neuron_sim_reset(s), 0);
+        assert_eq!(neuron_sim_prefill_output(s, at + 4096, n * 4), 0);
+    }
+    f.bytes()[hi - 4..hi].copy_from_slice(&[0x11; 4]);
+    assert!(call(&mut f, c"plus_one", 1).unwrap_err().contains(unwritten));
+    // SAFETY: live handles, not used again.
+    unsafe {
+        neuron_sim_free(s);
+        neuron_sim_free(plain);
+    }
+}

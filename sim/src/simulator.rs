@@ -340,6 +340,7 @@ impl Simulator {
         // A staging simulator's tensor area is its caller's (zeroed where a
         // run would see it, when it starts: `staging`).
         if self.staging.is_some() {
+            self.forget_prefilled();
             self.forget_stale()?;
         } else {
             let used = self.next - self.area_base();
@@ -726,7 +727,9 @@ impl Simulator {
         let at = self.alloc(block.len() as u64)?;
         self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
         let placed = self.placed_output;
-        if let Some(o) = placed {
+        // Filled already when the caller had it filled ahead, between calls.
+        let filled = self.take_prefilled(placed);
+        if let Some(o) = placed.filter(|_| !filled) {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
         self.watch_run(placed);

@@ -155,3 +155,23 @@ pub unsafe extern "C" fn neuron_sim_set_output_ready(
         })())
     })
 }
+
+/// Fills `len` bytes at byte `offset` of staging simulator `s`'s tensor
+/// area with the sentinel now, for the next run: one whose output is
+/// placed exactly there (a call with the same shapes as the last) does not
+/// fill it again. The caller must not write those bytes before that run
+/// (arguments are placed below the output); a reset undoes it.
+/// `NotStaged` on a simulator not made with `neuron_sim_new_staged`;
+/// `AddressUnmapped` outside HBM.
+///
+/// # Safety
+/// `s` null or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_prefill_output(s: *mut NeuronSim, offset: u64, len: u64) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            unsafe { sim(s)? }.prefill_output(offset, len)
+        })())
+    })
+}

@@ -8,7 +8,10 @@
 //! see what they would see on a fresh simulator. A caller may also be
 //! told, during a run, the moment its output is final should the run pass
 //! ([`set_output_ready`](Simulator::set_output_ready)): it copies the
-//! output out while the verdict still runs.
+//! output out while the verdict still runs. Between calls it may have the
+//! next run's output filled with the sentinel ahead
+//! ([`prefill_output`](Simulator::prefill_output)): a caller that calls
+//! again with the same shapes then has that fill done while it copies in.
 
 use super::{Simulator, TENSOR_AREA_OFFSET};
 use neuron_runtime::marshal::descriptor::RawTensorDesc;
@@ -24,6 +27,8 @@ pub(super) struct Staging {
     /// Told when a run's output is final should the run pass, and its
     /// context (an address, kept as a number so the simulator stays Send).
     ready: Option<(OutputReady, usize)>,
+    /// Bytes filled ahead with a sentinel: SoC address, length, byte.
+    prefilled: Option<(u64, u64, u8)>,
 }
 
 /// A caller's notice that a run's output is final should the run pass:
@@ -39,7 +44,7 @@ impl Simulator {
     /// (a new worker taking over a call) are placed as staged.
     pub fn new_staged(hbm_fd: libc::c_int) -> std::io::Result<Self> {
         let mut s = Self::on(super::super::reserve::soc_on(Some(hbm_fd))?)?;
-        s.staging = Some(Staging { stale_hi: 0, ready: None });
+        s.staging = Some(Staging { stale_hi: 0, ready: None, prefilled: None });
         s.forget_stale()?;
         Ok(s)
     }
@@ -104,6 +109,44 @@ impl Simulator {
             // SAFETY: `set_output_ready`'s caller made `f` safe to call
             // with `ctx` on this thread until it is replaced.
             unsafe { f(core::ptr::with_exposed_provenance_mut(ctx), o.storage - self.area_base(), o.buffer_bytes) };
+        }
+    }
+
+    /// Fills `len` bytes at byte `offset` of the tensor area with the
+    /// sentinel now, for the next run: one whose output is placed exactly
+    /// there (the same shapes as the last call's) finds it filled and does
+    /// not fill it again. The caller must not write those bytes before the
+    /// run (it stages arguments below them: the output is placed after
+    /// every argument); a reset or another sentinel undoes it.
+    /// `NotStaged` on a simulator not made with
+    /// [`new_staged`](Self::new_staged); `AddressUnmapped` outside HBM.
+    pub fn prefill_output(&mut self, offset: u64, len: u64) -> Result<(), Error> {
+        let at = self.area_base().checked_add(offset).ok_or(Error::AddressUnmapped)?;
+        let byte = self.sentinel;
+        let s = self.staging.as_mut().ok_or(Error::NotStaged)?;
+        s.prefilled = None;
+        if self.soc.resolve(at, len).is_none() {
+            return Err(Error::AddressUnmapped);
+        }
+        super::coverage::fill(&self.soc, at, len, byte).map_err(|_| Error::AddressUnmapped)?;
+        if let Some(s) = self.staging.as_mut() {
+            s.prefilled = Some((at, len, byte));
+        }
+        Ok(())
+    }
+
+    /// Whether output `o` was filled ahead with the current sentinel; a
+    /// fill ahead is used up by the next run, whatever its output.
+    pub(super) fn take_prefilled(&mut self, o: Option<RawTensorDesc>) -> bool {
+        let byte = self.sentinel;
+        let ahead = self.staging.as_mut().and_then(|s| s.prefilled.take());
+        o.is_some_and(|o| ahead == Some((o.storage, o.buffer_bytes, byte)))
+    }
+
+    /// Forgets a fill made ahead (a reset).
+    pub(super) fn forget_prefilled(&mut self) {
+        if let Some(s) = self.staging.as_mut() {
+            s.prefilled = None;
         }
     }
 
