@@ -34,6 +34,7 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_output_offset",
     "neuron_sim_hash_pages",
     "neuron_sim_set_output_ready",
+    "neuron_sim_prefill_output",
     "neuron_sim_run",
     "neuron_sim_report",
     "neuron_sim_read_output",

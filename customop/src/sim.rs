@@ -61,6 +61,8 @@ pub struct SimApi {
     pub staging: Option<StagingApi>,
     /// `neuron_sim_set_output_ready` (None: a library linked before it).
     pub output_ready: Option<unsafe extern "C" fn(*mut c_void, Option<OutputReadyFn>, *mut c_void) -> i32>,
+    /// `neuron_sim_prefill_output` (None: a library linked before it).
+    pub prefill_output: Option<unsafe extern "C" fn(*mut c_void, u64, u64) -> i32>,
 }
 
 /// What `neuron_sim_set_output_ready` calls: its context, the output's
@@ -148,6 +150,8 @@ impl SimApi {
             staging: StagingApi::load(lib).ok(),
             // SAFETY: as `sym!`.
             output_ready: unsafe { lib.function("neuron_sim_set_output_ready") }.ok(),
+            // SAFETY: as `sym!`.
+            prefill_output: unsafe { lib.function("neuron_sim_prefill_output") }.ok(),
         })
     }
 
@@ -277,6 +281,16 @@ impl Sim {
         // SAFETY: h live; the callback's contract is the caller's.
         let rc = unsafe { set(self.h, Some(ready), ctx) };
         self.check(rc, "the output notice").map(|()| true)
+    }
+
+    /// Fills `len` bytes at `offset` of the tensor area with the sentinel
+    /// for the next run (`neuron_sim_prefill_output`): false, nothing
+    /// done, for a library that predates it.
+    pub fn prefill_output(&mut self, offset: u64, len: u64) -> Result<bool> {
+        let Some(prefill) = self.api.prefill_output else { return Ok(false) };
+        // SAFETY: h live.
+        let rc = unsafe { prefill(self.h, offset, len) };
+        self.check(rc, "the output filled ahead").map(|()| true)
     }
 
     /// How the last run's write into the output sink ended: Ok when the

@@ -214,3 +214,36 @@ fn an_output_copied_early_is_dropped_when_the_verdict_then_fails() {
     assert!(report.contains("argument 0 changed during the run"), "{report}");
     assert_eq!(done.take_early(), None);
 }
+
+#[test]
+fn a_call_after_one_with_the_same_shapes_still_finds_what_its_kernel_left_unwritten() {
+    let (ops, api, index) = relu_library();
+    assert!(api.prefill_output.is_some(), "a library built now fills an output ahead");
+    let pool = customop::worker::Pool::new(api, ops);
+    // The output of a call on `cores`, or its report.
+    let call = |x: &customop::npy::Array, cores: u32| -> Result<Vec<u8>, String> {
+        let mut call = pool.try_call().unwrap();
+        call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
+        let mut done = call.run(index, &["x".into()], cores, None, "timeout=", &mut || false).unwrap();
+        match done.run.clone().unwrap() {
+            (0, _) => Ok(done.take_early().unwrap_or_else(|| done.output().to_vec())),
+            (_, report) => Err(report),
+        }
+    };
+    let x = f32s(&[100_000], &values(100_000, -3.0, 3.0, 26));
+    let y = f32s(&[120_000], &values(120_000, -3.0, 3.0, 27));
+    // Each passed call leaves its output where the next call with the
+    // same shapes places its own, filled ahead with the sentinel while
+    // the caller is done with it: on 1 core the kernel writes an eighth,
+    // and the rest is found unwritten, not taken for the last output.
+    for _ in 0..2 {
+        assert_eq!(call(&x, 8).unwrap(), relu_of(&x));
+        let rep = call(&x, 1).unwrap_err();
+        assert!(rep.contains("87500 of 100000 output elements were never written: [12500, 100000)"), "{rep}");
+    }
+    // Another shape: its output placed elsewhere.
+    assert_eq!(call(&x, 8).unwrap(), relu_of(&x));
+    let rep = call(&y, 1).unwrap_err();
+    assert!(rep.contains("105000 of 120000 output elements were never written: [15000, 120000)"), "{rep}");
+    assert_eq!(call(&y, 8).unwrap(), relu_of(&y));
+}

@@ -1,5 +1,6 @@
-//! Two counters in a page shared by the parent and its worker (made
-//! before the fork): requests posted, replies sent. Before it blocks on
+//! Three counters in a page shared by the parent and its worker (made
+//! before the fork): requests posted, replies sent, replies the parent is
+//! done with (it reads nothing of that call's memory again). Before it blocks on
 //! the socket, each side spins a short while (giving the CPU away each
 //! turn) for the other's count to reach what it waits for: a side that
 //! is not asleep when the other writes to the socket needs no wake-up,
@@ -16,8 +17,8 @@ use std::time::{Duration, Instant};
 /// run, far shorter than anything a person or a timeout notices.
 pub(super) const SPIN: Duration = Duration::from_micros(250);
 
-/// The shared page: `posted` at byte 0, `replied` at byte 64 (apart, so
-/// the two writers do not share a cache line).
+/// The shared page: `posted` at byte 0, `replied` at byte 64, `released`
+/// at byte 128 (apart, so the writers do not share a cache line).
 pub(super) struct Doorbell {
     page: SharedPage,
 }
@@ -36,6 +37,12 @@ impl Doorbell {
     /// Replies the worker has sent (it stores the count after each reply).
     pub(super) fn replied(&self) -> &AtomicU64 {
         self.page.u64_at(64)
+    }
+
+    /// Replies the parent is done with: it stores the count when a call
+    /// ends, after it last read that call's output.
+    pub(super) fn released(&self) -> &AtomicU64 {
+        self.page.u64_at(128)
     }
 }
 

@@ -241,8 +241,13 @@ pub struct Call<'a> {
 
 impl Drop for Call<'_> {
     fn drop(&mut self) {
-        if let Some(w) = self.guard.as_mut().filter(|w| w.shm.len > KEEP_BYTES) {
-            w.shm.release();
+        if let Some(w) = self.guard.as_mut() {
+            if w.shm.len > KEEP_BYTES {
+                w.shm.release();
+            }
+            // Done with this call's memory (after any release of it): the
+            // worker may fill the next output ahead where this one lies.
+            w.bell.released().store(w.sent, Ordering::Release);
         }
         *self.pool.slot.lock().unwrap_or_else(|e| e.into_inner()) = self.guard.take();
         self.pool.busy.store(false, Ordering::Release);
