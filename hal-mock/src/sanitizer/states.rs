@@ -4,7 +4,8 @@
 //! faulting fresh zeroed pages in for its states cost more than the
 //! kernel's marking of them (a 1 Mi-element output: ~0.3 ms of a 2 ms
 //! call, issue 28). A region's states go back to the spare when the
-//! region ends, and the next large region takes them, zeroed by one pass.
+//! region ends, zeroed then (a serving simulator's reset, after its reply:
+//! not on the next run's way), and the next large region takes them.
 
 use super::UNWRITTEN;
 use core::ops::Deref;
@@ -19,7 +20,8 @@ const REUSE_BYTES: usize = 1 << 20;
 /// Mi-element output's); a larger one goes back to the system.
 const SPARE_MAX_BYTES: usize = 64 << 20;
 
-/// The allocation a sanitizer keeps for its next large region.
+/// The allocation a sanitizer keeps for its next large region: every
+/// state in it [`UNWRITTEN`].
 type Kept = Mutex<Option<Box<[AtomicU16]>>>;
 pub(super) type Spare = Arc<Kept>;
 
@@ -42,15 +44,7 @@ impl States {
             return Self { buf: fresh(n), n, spare: None };
         }
         let kept = spare.lock().unwrap_or_else(|e| e.into_inner()).take_if(|b| b.len() >= n && b.len() <= 2 * n);
-        let buf = match kept {
-            Some(mut b) => {
-                // Owned here alone: plain stores, one vectorised pass.
-                b[..n].iter_mut().for_each(|s| *s.get_mut() = UNWRITTEN);
-                b
-            }
-            None => fresh(n),
-        };
-        Self { buf, n, spare: Some(Arc::downgrade(spare)) }
+        Self { buf: kept.unwrap_or_else(|| fresh(n)), n, spare: Some(Arc::downgrade(spare)) }
     }
 }
 
@@ -70,6 +64,9 @@ impl Drop for States {
         let mut s = spare.lock().unwrap_or_else(|e| e.into_inner());
         // The larger of the two is kept: it serves either size again.
         if s.as_ref().is_none_or(|b| b.len() <= self.buf.len()) {
+            // Owned here alone: plain stores, one vectorised pass over
+            // what the region used (the rest was never marked).
+            self.buf[..self.n].iter_mut().for_each(|s| *s.get_mut() = UNWRITTEN);
             *s = Some(core::mem::take(&mut self.buf));
         }
     }
