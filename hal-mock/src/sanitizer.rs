@@ -100,6 +100,16 @@ struct Region {
     state: States,
     /// Set once the region is in [`Sanitizer`]'s `lent` list (this run).
     lent: AtomicBool,
+    /// Elements a [`write`](Sanitizer::write) took from [`UNWRITTEN`] to
+    /// a writer: while `counted` holds (no other path changed a state),
+    /// every element is written exactly when this is the element count,
+    /// which [`all_written`](Sanitizer::all_written) then need not scan
+    /// for (a 1 Mi-element output: ~0.15 ms of a 1.7 ms Python call).
+    named: AtomicU64,
+    /// No state changed but by `write` (a read that found an element
+    /// written unseen, a copy, or states lent to the host accessor, which
+    /// changes them in place, clear it).
+    counted: AtomicBool,
     /// One lock per [`STRIPE`] states, held while a hook changes states
     /// of several writers' run ([`Sanitizer::hold`]).
     stripes: Box<[AtomicBool]>,
@@ -247,6 +257,10 @@ impl Sanitizer {
     pub fn all_written(&self, base: u64) -> Option<bool> {
         let g = self.regions.read().unwrap_or_else(|e| e.into_inner());
         let r = g.iter().find(|r| r.base == base && r.kind != RegionKind::Input)?;
+        // Counted exactly: every element went from unwritten to a writer.
+        if r.counted.load(Ordering::Relaxed) && !r.lent.load(Ordering::Relaxed) && r.named.load(Ordering::Relaxed) == r.state.len() as u64 {
+            return Some(true);
+        }
         let unnamed = |s: u16| s == UNWRITTEN || s & UNKNOWN_WRITER != 0;
         if self.is_on() {
             return Some(!r.state.iter().any(|x| unnamed(x.load(Ordering::Relaxed))));
@@ -284,7 +298,19 @@ impl Sanitizer {
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
         let stripes = (0..n.div_ceil(STRIPE)).map(|_| AtomicBool::new(false)).collect();
-        let r = Arc::new(Region { base, len, elem, name, kind, fill, state: States::new(n, &self.spare), lent: AtomicBool::new(false), stripes });
+        let r = Arc::new(Region {
+            base,
+            len,
+            elem,
+            name,
+            kind,
+            fill,
+            state: States::new(n, &self.spare),
+            lent: AtomicBool::new(false),
+            named: AtomicU64::new(0),
+            counted: AtomicBool::new(true),
+            stripes,
+        });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
         v.push(r);
@@ -397,6 +423,7 @@ impl Sanitizer {
                     } else {
                         // Written where no hook saw it (a raw pointer).
                         let _held = self.hold(r, e, e);
+                        r.counted.store(false, Ordering::Relaxed);
                         mark(&r.state[e as usize], UNKNOWN_WRITER);
                     }
                 } else if s & CORE_BITS & !me != 0 {
@@ -423,7 +450,8 @@ impl Sanitizer {
             }
             self.wrote(me);
             let _held = self.hold(r, lo, hi);
-            self.mark_range(&r.state[lo as usize..=hi as usize], me);
+            let fresh = self.mark_range(&r.state[lo as usize..=hi as usize], me);
+            r.named.fetch_add(fresh, Ordering::Relaxed);
         }
     }
 
@@ -449,6 +477,7 @@ impl Sanitizer {
                 continue;
             }
             let _held = self.hold(r, lo, hi);
+            r.counted.store(false, Ordering::Relaxed);
             if self.copy_aligned(r, from, cpu, (dst, src, len), (lo, hi)) {
                 continue;
             }
@@ -498,15 +527,18 @@ impl Sanitizer {
     }
 
     /// Adds writer bits `bits` to each state of `states` (a contiguous
-    /// range of elements one hook wrote), under [`hold`](Self::hold).
-    fn mark_range(&self, states: &[AtomicU16], bits: u16) {
+    /// range of elements one hook wrote), under [`hold`](Self::hold):
+    /// how many were [`UNWRITTEN`] before.
+    fn mark_range(&self, states: &[AtomicU16], bits: u16) -> u64 {
+        let mut fresh = 0u64;
         if !self.one_writer.load(Ordering::Relaxed) {
             // Other threads load states meanwhile: atomic loads and stores
             // (plain moves), not a plain slice.
             for s in states {
+                fresh += u64::from(s.load(Ordering::Relaxed) == UNWRITTEN);
                 mark(s, bits);
             }
-            return;
+            return fresh;
         }
         // SAFETY: AtomicU16 has u16's size and alignment; with one writer
         // (a one-core run, the host waiting) no other thread touches the
@@ -514,9 +546,12 @@ impl Sanitizer {
         // is vectorised: a 4 KiB DMA's 1024 states in a few dozen
         // instructions, not a load and a store each.
         let plain = unsafe { core::slice::from_raw_parts_mut(states.as_ptr().cast_mut().cast::<u16>(), states.len()) };
+        // Two passes, each vectorised (one loop doing both is not).
+        fresh += plain.iter().fold(0u32, |n, &s| n + u32::from(s == UNWRITTEN)) as u64;
         for s in plain {
             *s |= bits;
         }
+        fresh
     }
 
     /// [`copy`](Self::copy) of `(dst, src, len)` into destination elements
@@ -771,15 +806,38 @@ mod tests {
         let f = s.end();
         assert_eq!(f.len(), 1, "{f:?}");
         assert_eq!((f[0].kind, f[0].cpu, f[0].other, f[0].first, f[0].count), (FindingKind::CrossCoreWrite, 0, Some(1), 2, 1));
-        // A writer the sanitizer could not name is not "all written".
+        // Elements written twice count once: one left is still unwritten.
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.set_one_writer(true);
+        s.write(&mut v0, 0, base, 12);
+        s.write(&mut v0, 0, base + 4, 4);
+        assert_eq!(s.all_written(base), Some(false));
+        s.set_one_writer(false);
+        s.begin();
+        s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.write(&mut v0, 0, base, 12);
+        s.write(&mut v1, 1, base, 4);
+        assert_eq!(s.all_written(base), Some(false), "nor with several writers");
+        let _ = s.end();
+        // A writer the sanitizer could not name is not "all written", even
+        // once a hook writes the element too.
         s.begin();
         soc.write(base, &[0xA5; 16]).unwrap();
         s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
-        s.write(&mut v0, 0, base, 16);
-        assert_eq!(s.all_written(base), Some(true));
-        s.regions.read().unwrap()[0].state[1].fetch_or(UNKNOWN_WRITER, Ordering::Relaxed);
+        s.write(&mut v0, 0, base, 12);
+        soc.write(base + 12, &[1; 4]).unwrap();
+        s.read(&soc, &mut v0, 0, base + 12, 4);
+        s.write(&mut v0, 0, base + 12, 4);
         assert_eq!(s.all_written(base), Some(false));
-        let _ = soc;
+        // A copy of unwritten elements over written ones unwrites them.
+        s.begin();
+        s.watch(base, 8, 4, 0xA5, RegionKind::Output, "the output".into());
+        s.watch(base + 8, 8, 4, 0xA5, RegionKind::Output, "scratch".into());
+        s.write(&mut v0, 0, base, 8);
+        assert_eq!(s.all_written(base), Some(true));
+        s.copy(&mut v0, 0, base, base + 8, 4);
+        assert_eq!(s.all_written(base), Some(false));
     }
 
     #[test]
