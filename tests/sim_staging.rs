@@ -264,6 +264,16 @@ fn a_new_simulator_on_a_used_file_keeps_what_the_caller_staged_and_zeroes_the_re
     assert_eq!(out, plus_one_of(n));
 }
 
+/// A 4 MiB file with a staging simulator on it, a plain simulator, and
+/// the bytes of `n` floats to stage.
+fn staged_and_plain(n: u64) -> (File, *mut NeuronSim, *mut NeuronSim, Vec<u8>) {
+    let f = File::new(4 << 20);
+    let s = neuron_sim_new_staged(f.fd);
+    let plain = neuron_sim_new();
+    assert!(!s.is_null() && !plain.is_null());
+    (f, s, plain, floats(n as usize))
+}
+
 /// What `neuron_sim_set_output_ready` told: (offset, bytes) per call.
 unsafe extern "C" fn note_ready(ctx: *mut std::ffi::c_void, offset: u64, len: u64) {
     // SAFETY: the test passes a live Vec as ctx.
@@ -272,12 +282,8 @@ unsafe extern "C" fn note_ready(ctx: *mut std::ffi::c_void, offset: u64, len: u6
 
 #[test]
 fn the_caller_is_told_when_the_output_is_final_and_not_when_a_write_went_unseen() {
-    let mut f = File::new(4 << 20);
-    let s = neuron_sim_new_staged(f.fd);
-    let plain = neuron_sim_new();
-    assert!(!s.is_null() && !plain.is_null());
     let n = 50_000u64;
-    let data = floats(n as usize);
+    let (mut f, s, plain, data) = staged_and_plain(n);
     let told: *mut Vec<(u64, u64)> = Box::into_raw(Box::default());
     let ctx = told.cast();
     // SAFETY: live handles; `told` lives until after the simulator is
@@ -312,12 +318,8 @@ fn the_caller_is_told_when_the_output_is_final_and_not_when_a_write_went_unseen(
 
 #[test]
 fn an_output_filled_ahead_is_not_filled_again_and_judged_the_same() {
-    let mut f = File::new(4 << 20);
-    let s = neuron_sim_new_staged(f.fd);
-    let plain = neuron_sim_new();
-    assert!(!s.is_null() && !plain.is_null());
     let n = 50_000u64;
-    let data = floats(n as usize);
+    let (mut f, s, plain, data) = staged_and_plain(n);
     // One call: `op` on `cores`, its report when it failed.
     let call = |f: &mut File, op: &CStr, cores: u32| -> std::result::Result<u64, String> {
         f.bytes()[..data.len()].copy_from_slice(&data);
