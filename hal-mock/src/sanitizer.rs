@@ -159,6 +159,10 @@ type Snapshot = Arc<Vec<Arc<Region>>>;
 /// The sanitizer of one SoC.
 #[derive(Debug, Default)]
 pub struct Sanitizer {
+    /// The states of the last large region that ended, for the next. The
+    /// first field, so dropped first: regions that end with the sanitizer
+    /// find no spare, and their states are not zeroed for nothing.
+    spare: Spare,
     regions: RwLock<Snapshot>,
     generation: AtomicU64,
     on: AtomicBool,
@@ -175,8 +179,6 @@ pub struct Sanitizer {
     /// ([`lend_states`](Self::lend_states)) this run: kept alive until the
     /// next [`begin`](Self::begin) even if unwatched meanwhile.
     lent: Mutex<Vec<Arc<Region>>>,
-    /// The states of the last large region that ended, for the next.
-    spare: Spare,
 }
 
 /// What a run's sanitizer watches of a tensor's range, for the host
