@@ -1414,7 +1414,9 @@ void *neuron_translate_ctx(void);
 // `neuron_translate(ctx, addr)`: the pointer through which this core
 // reaches SoC address `addr`; a miss reprograms a dynamic window. Null
 // with an error code if no window can map `addr` or `ctx` is not this
-// core's context.
+// core's context. On the simulator, the run's first such pointer has
+// the inputs' pages hashed before it is returned: a store through it
+// into an input fails the run after it (error 114), as no accessor saw it.
 void *neuron_translate(void *ctx, uint64_t addr);
 
 // `neuron_translate_pinned(ctx, addr, bytes)`: the pointer to SoC

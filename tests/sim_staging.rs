@@ -150,30 +150,40 @@ fn hashes(data: &[u8]) -> Vec<u64> {
 }
 
 #[test]
-fn the_callers_page_hashes_are_what_the_run_compares_its_input_with() {
-    let mut f = File::new(1 << 20);
-    let s = neuron_sim_new_staged(f.fd);
-    assert!(!s.is_null());
+fn the_callers_page_hashes_are_what_a_run_with_a_raw_pointer_compares_its_input_with() {
     let n = 5000u64;
     let data = floats(n as usize);
-    f.bytes()[..data.len()].copy_from_slice(&data);
     let mut wrong = hashes(&data);
     wrong[2] ^= 1;
-    // SAFETY: s is live; shapes, hashes and report are valid as passed.
+    // A kernel that makes a raw pointer (its output's): the input is
+    // compared with the given hashes and reads as changed in the page
+    // whose hash differs. One of accessors and TCM copies makes none: its
+    // stores were all seen, nothing is compared.
+    for (op, cores, want) in [(c"plus_one_raw", 1, Error::InputWritten.code()), (c"plus_one", 8, 0)] {
+        let mut f = File::new(1 << 20);
+        let s = neuron_sim_new_staged(f.fd);
+        assert!(!s.is_null());
+        f.bytes()[..data.len()].copy_from_slice(&data);
+        // SAFETY: s is live; shapes, hashes and report are valid as passed.
+        unsafe {
+            assert_eq!(neuron_sim_register(s), 2);
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len() - 1), Error::BufferTooSmall.code());
+            assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len()), 0);
+            assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
+            let rc = neuron_sim_run(s, op.as_ptr(), cores);
+            let rep = CStr::from_ptr(neuron_sim_report(s)).to_string_lossy().into_owned();
+            assert_eq!(rc, want, "{op:?}: {rep}");
+            if want != 0 {
+                assert!(rep.contains("argument 0 changed during the run, in its bytes [8192, 12288)"), "{rep}");
+            }
+            neuron_sim_free(s);
+        }
+    }
+    let mut v = [0u64; 1];
+    // SAFETY: data and v valid as passed; null where refused.
     unsafe {
-        assert_eq!(neuron_sim_register(s), 2);
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len() - 1), Error::BufferTooSmall.code());
-        assert_eq!(neuron_sim_arg_tensor_staged(s, FP32, [n].as_ptr(), 1, 0, wrong.as_ptr(), wrong.len()), 0);
-        assert_eq!(neuron_sim_set_output(s, FP32, [n].as_ptr(), 1), 0);
-        // Hashes that are not the bytes': the input reads as changed, in
-        // the page whose hash differs.
-        assert_eq!(neuron_sim_run(s, c"plus_one".as_ptr(), 8), Error::InputWritten.code());
-        let rep = CStr::from_ptr(neuron_sim_report(s)).to_string_lossy().into_owned();
-        assert!(rep.contains("argument 0 changed during the run, in its bytes [8192, 12288)"), "{rep}");
-        let mut v = [0u64; 1];
         assert_eq!(neuron_sim_hash_pages(data.as_ptr(), 4097, v.as_mut_ptr(), 1), Error::BufferTooSmall.code());
         assert_eq!(neuron_sim_hash_pages(std::ptr::null(), 1, v.as_mut_ptr(), 1), Error::NullArgument.code());
-        neuron_sim_free(s);
     }
 }
 

@@ -36,6 +36,24 @@ fn double(t: Tensor) -> Result<Tensor> {
     Ok(out)
 }
 
+/// `double`, after doubling `t`'s element 1 in place through a Rust
+/// accessor: a store no hook sees (the Rust accessor's loads and stores
+/// are plain ones through its cached window).
+fn double_after_scaling_input(t: Tensor) -> Result<Tensor> {
+    let a = t.accessor::<f32, 1>()?;
+    a.set([1], a.get([1])? * 2.0)?;
+    double(t)
+}
+
+/// `double`, after the same store through `translate`'s raw pointer.
+fn double_after_raw_store_into_input(t: Tensor) -> Result<Tensor> {
+    let ctx = neuroncustomop::ffi::translate::neuron_translate_ctx();
+    let p = translate(neuroncustomop::runtime::Q7PtrType { addr: t.storage_addr() + 4, ctx: ctx.cast() })?;
+    // SAFETY: p maps element 1 of t (f32, aligned), in mapped mock HBM.
+    unsafe { p.cast::<f32>().write_volatile(p.cast::<f32>().read_volatile() * 2.0) };
+    double(t)
+}
+
 /// Elements `lo..hi` of `out` = those of `t` + `add`, staged through
 /// TCM (in multicore mode the TCM accessor is the correct one, SPEC §12).
 fn stage(t: &Tensor, out: &Tensor, lo: i64, hi: i64, add: f32) -> Result<()> {
@@ -118,6 +136,8 @@ custom_ops! {
     fn first_125(t: Tensor);
     fn last_offset_by_own_partition(t: Tensor);
     fn tail_aligned(t: Tensor);
+    fn double_after_scaling_input(t: Tensor);
+    fn double_after_raw_store_into_input(t: Tensor);
 }
 
 // ---- helpers ----
@@ -135,7 +155,7 @@ fn sim() -> Sim {
     let s = neuron_sim_new();
     assert!(!s.is_null());
     // SAFETY: s is live.
-    assert_eq!(unsafe { neuron_sim_register(s) }, 6);
+    assert_eq!(unsafe { neuron_sim_register(s) }, 8);
     Sim(s)
 }
 
@@ -194,6 +214,21 @@ fn assert_usable(s: &Sim) {
 }
 
 // ---- silent wrong results: now failures ----
+
+#[test]
+fn a_store_into_an_input_no_hook_sees_is_found_by_its_pages() {
+    // The Rust accessor's store and a raw pointer's: the run hashed its
+    // input at the kernel's first such pointer, before the store.
+    for op in [c"double_after_scaling_input", c"double_after_raw_store_into_input"] {
+        let s = sim();
+        arg(&s, 3000);
+        output(&s, FP32, 3000);
+        assert_code(run(&s, op, 1), Error::InputWritten);
+        let r = report(&s);
+        assert!(r.contains("argument 0 changed during the run, in its bytes [0, 4096)"), "{op:?}: {r}");
+        assert_usable(&s);
+    }
+}
 
 #[test]
 fn int32_input_read_as_f32_fails_the_run_with_the_accessor_error() {

@@ -5,16 +5,37 @@
 use crate::binding::with_core;
 use neuron_runtime::{Error, Result, TranslationCtx};
 
-/// The translate behind `neuron_translate` and the Rust kernel API: the
-/// in-place hit inline, everything else out of line (errors are recorded
-/// as the core's last error there, and returned).
+/// The translate behind the Rust kernel API: the in-place hit inline,
+/// everything else out of line (errors are recorded as the core's last
+/// error there, and returned). The pointer is the kernel's, which nothing
+/// watches: on the host the HAL hears of it first
+/// ([`note_raw_pointer`]).
 #[inline(always)]
 pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
-    match crate::binding::translate_probe(ctx, addr) {
+    // The hit and the note in one lookup of the thread's core.
+    #[cfg(not(target_arch = "xtensa"))]
+    if let Some(p) = crate::binding::noted_translate_hit(ctx, addr, neuron_hal::Hal::note_raw_pointer) {
+        return Ok(p);
+    }
+    let p = match crate::binding::translate_probe(ctx, addr) {
         crate::binding::Probe::Hit(p) => Ok(p),
         crate::binding::Probe::Unmapped => miss(addr),
         crate::binding::Probe::Slow => slow(ctx, addr),
+    };
+    if p.is_ok() {
+        note_raw_pointer();
     }
+    p
+}
+
+/// Tells the HAL of the core bound to this thread that kernel code is
+/// about to get a pointer whose accesses no hook sees
+/// (`Hal::note_raw_pointer`: the host's sanitizer then hashes the run's
+/// inputs, once). The device's HAL has nothing to hear.
+#[inline(always)]
+pub(crate) fn note_raw_pointer() {
+    #[cfg(not(target_arch = "xtensa"))]
+    crate::binding::with_open_hal(neuron_hal::Hal::note_raw_pointer);
 }
 
 /// A miss on this core's own context (the probe saw no record map

@@ -265,4 +265,9 @@ unsafe impl Hal for MockCore {
             s.copy(&mut self.watch.borrow_mut(), self.cpu, dst, src, len);
         }
     }
+
+    #[inline]
+    fn note_raw_pointer(&self) {
+        self.soc.sanitizer().raw_pointer(&self.soc);
+    }
 }

@@ -24,7 +24,9 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::vec::Vec;
 
+mod input_pages;
 mod states;
+pub use input_pages::{hashes_at, page_hashes, InputHashes, PAGE};
 use states::{Spare, States};
 
 /// An element no one wrote.
@@ -179,6 +181,8 @@ pub struct Sanitizer {
     /// ([`lend_states`](Self::lend_states)) this run: kept alive until the
     /// next [`begin`](Self::begin) even if unwatched meanwhile.
     lent: Mutex<Vec<Arc<Region>>>,
+    /// The inputs' page hashes, taken at the run's first raw pointer.
+    taken: input_pages::Taken,
 }
 
 /// What a run's sanitizer watches of a tensor's range, for the host
@@ -214,8 +218,33 @@ impl Sanitizer {
         self.findings.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.lent.lock().unwrap_or_else(|e| e.into_inner()).clear();
         self.writers.store(0, Ordering::Relaxed);
+        self.taken.reset();
         self.generation.fetch_add(1, Ordering::Release);
         self.on.store(true, Ordering::Release);
+    }
+
+    /// Kernel code is about to get a pointer whose accesses no hook sees
+    /// (`Hal::note_raw_pointer`): at the run's first, the page hashes of
+    /// every input as it holds now (the caller waits for them).
+    pub fn raw_pointer(&self, soc: &MockSoc) {
+        if !self.is_on() {
+            return;
+        }
+        self.taken.once(|| {
+            let regions = Arc::clone(&self.regions.read().unwrap_or_else(|e| e.into_inner()));
+            regions
+                .iter()
+                .filter(|r| r.kind == RegionKind::Input)
+                .map(|r| InputHashes { name: r.name.clone(), base: r.base, len: r.len, pages: hashes_at(soc, r.base, r.len) })
+                .collect()
+        });
+    }
+
+    /// The inputs' page hashes the run took at its first raw pointer
+    /// ([`raw_pointer`](Self::raw_pointer)); `None` when it made none, so
+    /// no store into an input can have gone unseen. Once per run.
+    pub fn raw_pointer_hashes(&self) -> Option<Vec<InputHashes>> {
+        self.taken.take()
     }
 
     /// Stops watching (until the next [`begin`](Self::begin)); returns
@@ -708,6 +737,31 @@ mod tests {
     /// very states `write` marks and `read` checks) inside one region of
     /// its element size, and the hooks' own checks for anything else; a
     /// lent region outlives its unwatch until the next run.
+    #[test]
+    fn a_raw_pointer_hashes_the_inputs_as_they_are_then_once_a_watched_run() {
+        let (soc, base) = setup();
+        let s = Sanitizer::default();
+        soc.write(base, &[1; 8192]).unwrap();
+        s.raw_pointer(&soc);
+        assert_eq!(s.raw_pointer_hashes(), None, "no run watched: nothing taken");
+        s.begin();
+        s.watch(base, 5000, 4, 0, RegionKind::Input, "argument 0".into());
+        s.watch(base + 8192, 64, 4, 0xA5, RegionKind::Output, "the output".into());
+        assert_eq!(s.raw_pointer_hashes(), None, "no raw pointer yet");
+        s.raw_pointer(&soc);
+        soc.write(base, &[2; 8]).unwrap();
+        s.raw_pointer(&soc);
+        let taken = s.raw_pointer_hashes().expect("taken at the first raw pointer");
+        let mut before = Vec::new();
+        page_hashes(&[1; 5000], &mut before);
+        assert_eq!(taken, [InputHashes { name: "argument 0".into(), base, len: 5000, pages: before }], "the inputs only, as they were at the first");
+        s.end();
+        s.raw_pointer(&soc);
+        assert_eq!(s.raw_pointer_hashes(), None, "read once; none taken after the run");
+        s.begin();
+        assert_eq!(s.raw_pointer_hashes(), None, "a new run starts with none");
+    }
+
     #[test]
     fn lent_states_are_the_regions_own() {
         let (soc, base) = setup();

@@ -151,4 +151,14 @@ pub unsafe trait Hal {
     /// [`note_soc_read`](Self::note_soc_read).
     #[inline(always)]
     fn note_soc_copy(&self, _dst: u64, _src: u64, _len: u64) {}
+
+    /// The runtime is about to hand kernel code a pointer into SoC memory
+    /// whose loads and stores nothing will note (`neuron_translate`, a
+    /// Rust accessor's cached window, an HBM stack). The host simulator's
+    /// sanitizer then takes the page hashes of the run's inputs, once per
+    /// run, before the pointer exists: a store through it into an input is
+    /// found after the run by those hashes. The hardware has nothing to
+    /// do (the default).
+    #[inline(always)]
+    fn note_raw_pointer(&self) {}
 }

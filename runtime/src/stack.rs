@@ -61,6 +61,8 @@ impl<H: Hal> CoreState<H> {
         let floor = floor.min(size).max(1);
         loop {
             if let Ok(soc) = self.hbm.allocate(size as u64, STACK_ALIGN) {
+                // The kernel's frames there are plain stores no hook sees.
+                self.hal.note_raw_pointer();
                 let Ok(p) = self.translate(soc) else {
                     let _ = self.hbm.free(soc);
                     return Err(Error::NoHbmStack);

@@ -18,7 +18,7 @@ use neuron_hal::Hal;
 pub extern "C" fn neuron_translate_load(ctx: *mut c_void, addr: u64, bytes: u32) -> *mut c_void {
     match noted_translate_hit(ctx.cast_const().cast(), addr, |h| h.note_soc_read(addr, u64::from(bytes))) {
         Some(p) => p.cast(),
-        None => crate::ffi::translate::neuron_translate(ctx, addr),
+        None => crate::ffi::translate::translate_unnoted(ctx, addr),
     }
 }
 
@@ -27,6 +27,6 @@ pub extern "C" fn neuron_translate_load(ctx: *mut c_void, addr: u64, bytes: u32)
 pub extern "C" fn neuron_translate_store(ctx: *mut c_void, addr: u64, bytes: u32) -> *mut c_void {
     match noted_translate_hit(ctx.cast_const().cast(), addr, |h| h.note_soc_write(addr, u64::from(bytes))) {
         Some(p) => p.cast(),
-        None => crate::ffi::translate::neuron_translate(ctx, addr),
+        None => crate::ffi::translate::translate_unnoted(ctx, addr),
     }
 }

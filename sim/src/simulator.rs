@@ -273,8 +273,8 @@ pub struct Simulator {
     /// The cores launched since the simulator was made or reset (bit per
     /// core): those [`reset`](Self::reset) stands up afresh.
     launched: u32,
-    /// The page hashes of the inputs placed since the last run (the
-    /// sanitizer's before-the-run hashes, taken during the copy).
+    /// The page hashes a staging caller gave with the inputs it placed
+    /// since the last run (compared after it if it made a raw pointer).
     placed_pages: Vec<super::input_pages::Placed>,
     /// Where each run's output is written as its kernels end (`customop
     /// run`'s output file), and how the last run's write ended.
@@ -539,8 +539,7 @@ impl Simulator {
         }
         let name = std::format!("argument {}", self.args.len());
         d.storage = self.alloc_guarded(data.len() as u64, name)?;
-        let pages = super::input_pages::place_hashed(&self.soc, d.storage, data).ok_or(Error::AddressUnmapped)?;
-        self.placed_pages.push(pages);
+        self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
         Ok(d)
     }
 
@@ -733,16 +732,6 @@ impl Simulator {
             coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
         }
         self.watch_run(placed);
-        let inputs = if self.sanitize {
-            super::input_pages::InputPages::take(
-                &self.soc,
-                self.args.iter().enumerate().map(|(i, a)| (std::format!("argument {i}"), a.desc.storage, a.desc.buffer_bytes)),
-                &mut self.placed_pages,
-            )
-        } else {
-            self.placed_pages.clear();
-            super::input_pages::InputPages::default()
-        };
         let launched = std::time::Instant::now();
         // One core: its thread is the only writer while the host waits.
         self.soc.sanitizer().set_one_writer(cores == 1);
@@ -781,7 +770,9 @@ impl Simulator {
         }
         let (cross_writes, findings): (Vec<_>, Vec<_>) = findings.into_iter().partition(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::CrossCoreWrite);
         rep.device_limits.extend(findings.iter().map(|f| super::sanitizer_report::failure(name, f)));
-        // Stores into an input no hook saw (a raw pointer), by its pages.
+        // Stores into an input no hook saw (through a raw pointer), by its
+        // pages: hashed at the run's first raw pointer, if it made one.
+        let inputs = super::input_pages::InputPages::of_run(self.soc.sanitizer().raw_pointer_hashes(), &mut self.placed_pages);
         for (arg, a, b) in inputs.changed(&self.soc) {
             if !findings.iter().any(|f| f.kind == neuron_hal_mock::sanitizer::FindingKind::InputWritten && f.region == arg) {
                 rep.device_limits.push(super::sanitizer_report::input_changed(name, &arg, a, b));

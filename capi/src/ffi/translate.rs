@@ -13,9 +13,27 @@ pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
 /// `neuron_translate(ctx, addr)`: the pointer through which this core
 /// reaches SoC address `addr`; a miss reprograms a dynamic window. Null
 /// with an error code if no window can map `addr` or `ctx` is not this
-/// core's context.
+/// core's context. On the simulator, the run's first such pointer has
+/// the inputs' pages hashed before it is returned: a store through it
+/// into an input fails the run after it (error 114), as no accessor saw it.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
+    // The hit and the note in one lookup of the thread's core.
+    #[cfg(not(target_arch = "xtensa"))]
+    if let Some(p) = crate::binding::noted_translate_hit(ctx.cast_const().cast(), addr, neuron_hal::Hal::note_raw_pointer) {
+        return p.cast();
+    }
+    let p = translate_unnoted(ctx, addr);
+    if !p.is_null() {
+        crate::translate::note_raw_pointer();
+    }
+    p
+}
+
+/// [`neuron_translate`] without telling the HAL: for the host accessors'
+/// element hooks, which told it of the one access they translate for.
+#[inline(always)]
+pub fn translate_unnoted(ctx: *mut c_void, addr: u64) -> *mut c_void {
     // The probe matched here, not through `translate`'s `Result`: the hit
     // stays a bare pointer return.
     let r = match crate::binding::translate_probe(ctx.cast(), addr) {
@@ -34,5 +52,10 @@ pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
 /// pointer. Nothing is recorded: "no" is an answer, not an error.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate_pinned(ctx: *mut c_void, addr: u64, bytes: u64) -> *mut c_void {
-    with_core(|b| Ok(b.state.translate_pinned(ctx.cast(), addr, bytes).map_or(core::ptr::null_mut(), |p| p.cast::<c_void>()))).unwrap_or(core::ptr::null_mut())
+    let p = with_core(|b| Ok(b.state.translate_pinned(ctx.cast(), addr, bytes).map_or(core::ptr::null_mut(), |p| p.cast::<c_void>())))
+        .unwrap_or(core::ptr::null_mut());
+    if !p.is_null() {
+        crate::translate::note_raw_pointer();
+    }
+    p
 }

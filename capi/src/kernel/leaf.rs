@@ -112,6 +112,9 @@ impl Leaf {
                 self.record.set(rec);
                 self.nx.set(p0);
             }
+            // (No `note_raw_pointer` here: a store through the cache
+            // follows a `translate` of the same leaf, which noted it; a
+            // bulk stream read only loads.)
             #[cfg(not(target_arch = "xtensa"))]
             crate::binding::open_token(self.ctx, self.base, last, &self.token, &self.nx);
         }

@@ -61,7 +61,8 @@ impl Simulator {
     /// with [`new_staged`](Self::new_staged)). `pages`: the hashes of its
     /// pages ([`page_hashes`](crate::input_pages::page_hashes)) the caller
     /// took as it wrote them, while they were in its cache; without them
-    /// the pages are hashed where they lie when the run starts. (Hashes
+    /// the pages are hashed where they lie at the run's first raw pointer
+    /// (a run that makes none compares nothing). (Hashes
     /// that are not those of the bytes only make the run report the input
     /// changed: the caller misleads no one but itself.)
     pub fn arg_tensor_staged(&mut self, dtype: Dtype, shape: &[u64], offset: u64, pages: Option<Vec<u64>>) -> Result<RawTensorDesc, Error> {
