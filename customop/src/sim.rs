@@ -82,8 +82,6 @@ pub struct StagingApi {
     pub place_span: unsafe extern "C" fn(u64) -> u64,
     /// `neuron_sim_arg_tensor_staged`.
     pub arg_tensor: unsafe extern "C" fn(*mut c_void, u8, *const u64, u32, u64, *const u64, usize) -> i32,
-    /// `neuron_sim_hash_pages`.
-    pub hash_pages: unsafe extern "C" fn(*const u8, usize, *mut u64, usize) -> i32,
     /// `neuron_sim_output_offset`.
     pub output_offset: unsafe extern "C" fn(*mut c_void, *mut u64) -> i32,
 }
@@ -96,19 +94,7 @@ impl StagingApi {
             place_span: sym!(lib, "neuron_sim_place_span"),
             arg_tensor: sym!(lib, "neuron_sim_arg_tensor_staged"),
             output_offset: sym!(lib, "neuron_sim_output_offset"),
-            hash_pages: sym!(lib, "neuron_sim_hash_pages"),
         })
-    }
-
-    /// Appends the page hashes of `data` (a piece of whole pages from a
-    /// tensor's start, or its end) to `out`, as the simulator takes them.
-    pub fn hash_pages(&self, data: &[u8], out: &mut Vec<u64>) {
-        let at = out.len();
-        let n = data.len().div_ceil(4096);
-        out.resize(at + n, 0);
-        // SAFETY: data readable for its length; out's tail writable for n.
-        let rc = unsafe { (self.hash_pages)(data.as_ptr(), data.len(), out[at..].as_mut_ptr(), n) };
-        debug_assert_eq!(rc, 0, "n hashes fit n slots");
     }
 
     /// Where the tensor area starts in the HBM file.
@@ -230,13 +216,12 @@ impl Sim {
     }
 
     /// Appends the tensor argument the caller staged at `offset` of the
-    /// tensor area (a staging simulator's), with the page hashes it took
-    /// as it wrote it (none: the run takes them).
-    pub fn arg_tensor_staged(&mut self, dtype: u8, shape: &[u64], offset: u64, pages: &[u64], what: &str) -> Result<()> {
+    /// tensor area (a staging simulator's). No page hashes: the run takes
+    /// them if its kernel makes a raw pointer.
+    pub fn arg_tensor_staged(&mut self, dtype: u8, shape: &[u64], offset: u64, what: &str) -> Result<()> {
         let staging = self.api.staging.ok_or_else(|| Error::new(ErrorKind::Environment, "the library has no staging simulator"))?;
-        let hashes = if pages.is_empty() { std::ptr::null() } else { pages.as_ptr() };
-        // SAFETY: h live; shape and pages readable for their lengths.
-        let rc = unsafe { (staging.arg_tensor)(self.h, dtype, shape.as_ptr(), shape.len() as u32, offset, hashes, pages.len()) };
+        // SAFETY: h live; shape readable for its length; no hashes.
+        let rc = unsafe { (staging.arg_tensor)(self.h, dtype, shape.as_ptr(), shape.len() as u32, offset, std::ptr::null(), 0) };
         self.check(rc, what)
     }
 

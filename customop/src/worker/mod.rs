@@ -59,10 +59,8 @@ pub(super) const ALIGN: usize = 64;
 /// One argument of a call, its bytes (a tensor's) in the shared region.
 #[derive(Clone, Debug)]
 pub enum Staged {
-    /// A tensor: dtype, shape, bytes at `at..at + len` of the region, and
-    /// (staged in the simulator's HBM) the hashes of its pages, taken as
-    /// they were written.
-    Tensor { dtype: Dtype, shape: Vec<u64>, at: usize, len: usize, pages: Vec<u64> },
+    /// A tensor: dtype, shape, bytes at `at..at + len` of the region.
+    Tensor { dtype: Dtype, shape: Vec<u64>, at: usize, len: usize },
     /// A one-element value: its kind, marshalled dtype and bytes, and
     /// what the shape function sees.
     Value { kind: ArgKind, dtype: Dtype, bytes: Vec<u8>, value: Value },
@@ -97,10 +95,6 @@ const SIM_ENV: &[&str] = &["NEURON_SIM_HBM_GIB", "NEURON_SIM_SANITIZE"];
 fn sim_env() -> Vec<Option<std::ffi::OsString>> {
     SIM_ENV.iter().map(std::env::var_os).collect()
 }
-
-/// How much of a staged tensor is copied before its pages are hashed:
-/// whole pages, few enough to stay in the cache.
-const HASH_PIECE: usize = 64 << 10;
 
 /// A call's memory above this is given back after the call (a one-off
 /// large tensor does not stay resident in an idle worker).
@@ -302,10 +296,7 @@ impl<'a> Call<'a> {
     }
 
     /// Stages a tensor, its bytes `data` copied into the region: where the
-    /// simulator places it, with the staging simulator, which is also
-    /// given the hashes of its pages, each piece hashed just after its
-    /// copy while it is in the cache (the simulator's own pass over the
-    /// input before the run, from memory, is gone).
+    /// simulator places it, with the staging simulator.
     pub fn tensor(&mut self, dtype: Dtype, shape: Vec<u64>, data: &[u8]) -> Result<()> {
         let len = data.len();
         let staging = self.pool.api.staging;
@@ -316,20 +307,11 @@ impl<'a> Call<'a> {
         let used = used.ok_or_else(|| Error::new(ErrorKind::BadInput, format!("a tensor argument of {len} bytes is larger than the simulated HBM")))?;
         let w = self.worker()?;
         w.shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's argument memory to {} bytes: {e}", at + len)))?;
-        let dst = &mut w.shm.bytes()[at..at + len];
-        let mut pages = Vec::new();
-        match staging {
-            Some(s) => {
-                pages.reserve(len.div_ceil(4096));
-                for (d, piece) in dst.chunks_mut(HASH_PIECE).zip(data.chunks(HASH_PIECE)) {
-                    d.copy_from_slice(piece);
-                    s.hash_pages(d, &mut pages);
-                }
-            }
-            None => dst.copy_from_slice(data),
-        }
+        // No page hashes: the run takes them only if its kernel makes a
+        // raw pointer (`neuron_hal_mock::sanitizer`).
+        w.shm.bytes()[at..at + len].copy_from_slice(data);
         self.used = used;
-        self.staged.push(Staged::Tensor { dtype, shape, at, len, pages });
+        self.staged.push(Staged::Tensor { dtype, shape, at, len });
         Ok(())
     }
 

@@ -193,13 +193,13 @@ fn job(
         for (i, p) in staged.iter().enumerate() {
             let what = format!("argument {} of op `{}` ({})", i + 1, op.name, labels[i]);
             match p {
-                Staged::Tensor { dtype, shape, at, len, pages } if staged_hbm => {
+                Staged::Tensor { dtype, shape, at, len } if staged_hbm => {
                     // The bytes the parent wrote are the shape's (the
                     // simulator places what the shape says).
                     if shape.iter().try_fold(u64::from(dtype.elem_size()), |n, &d| n.checked_mul(d)) != Some(*len as u64) {
                         return Err(Error::new(ErrorKind::Environment, format!("{what}: {len} bytes staged for shape {shape:?}")));
                     }
-                    s.arg_tensor_staged(dtype.code(), shape, *at as u64, pages, &what)?
+                    s.arg_tensor_staged(dtype.code(), shape, *at as u64, &what)?
                 }
                 Staged::Tensor { dtype, shape, at, len, .. } => {
                     let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;

@@ -99,13 +99,12 @@ pub(super) fn encode_request(op: usize, cores: u32, region: usize, staged: &[Sta
     }
     for (s, label) in staged.iter().zip(labels) {
         match s {
-            Staged::Tensor { dtype, shape, at, len, pages } => {
+            Staged::Tensor { dtype, shape, at, len } => {
                 b.push(0);
                 b.push(dtype.code());
                 put(&mut b, &shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
                 b.extend_from_slice(&(*at as u64).to_le_bytes());
                 b.extend_from_slice(&(*len as u64).to_le_bytes());
-                put(&mut b, &pages.iter().flat_map(|h| h.to_le_bytes()).collect::<Vec<_>>());
             }
             Staged::Value { kind, dtype, bytes, value } => {
                 b.push(1);
@@ -156,8 +155,7 @@ pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
                 let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
                 let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
                 let (at, len) = (u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
-                let pages = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
-                Staged::Tensor { dtype, shape, at, len, pages }
+                Staged::Tensor { dtype, shape, at, len }
             }
             _ => {
                 let kind = kind_of(take(&mut b, 1)?[0])?;
@@ -185,7 +183,7 @@ mod tests {
     #[test]
     fn a_request_crosses_the_socket_whole() {
         let staged = vec![
-            Staged::Tensor { dtype: Dtype::Fp32, shape: vec![2, 3], at: 64, len: 24, pages: vec![0x0123_4567_89ab_cdef] },
+            Staged::Tensor { dtype: Dtype::Fp32, shape: vec![2, 3], at: 64, len: 24 },
             Staged::Value { kind: ArgKind::Scalar, dtype: Dtype::Int64, bytes: 7i64.to_le_bytes().to_vec(), value: Value::Int(7) },
             Staged::Value { kind: ArgKind::Float, dtype: Dtype::Fp32, bytes: 0.5f32.to_le_bytes().to_vec(), value: Value::Float(0.5) },
         ];
