@@ -123,12 +123,12 @@ impl<const N: usize> Layout<N> {
     /// an index is out of its dimension.
     pub(crate) fn offset(&self, idx: [i64; N]) -> Option<u64> {
         let mut off = 0u64;
-        for k in 0..N {
-            let i = u64::try_from(idx[k]).ok()?;
-            if i >= self.sizes[k] {
+        for ((&i, &size), &stride) in idx.iter().zip(&self.sizes).zip(&self.strides) {
+            let i = u64::try_from(i).ok()?;
+            if i >= size {
                 return None;
             }
-            off = off.wrapping_add(i.wrapping_mul(self.strides[k]));
+            off = off.wrapping_add(i.wrapping_mul(stride));
         }
         Some(off)
     }
