@@ -197,8 +197,16 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
     let mut watched = None;
     let mut view = None;
     with_open_hal(|h| {
-        watched = Some(h.lend_states(base, span, u64::from(elem), store));
-        view = h.soc().soc_ptr(base, span);
+        let w = h.lend_states(base, span, u64::from(elem), store);
+        let v = h.soc().soc_ptr(base, span);
+        // An entry will be made (below): its fast path reaches the tensor
+        // through the view, so the windows its misses program leave the
+        // view's pages mapped. Asked here, in the one lookup of the core.
+        if v.is_some() && w != Watched::Mixed {
+            h.lend_view();
+        }
+        watched = Some(w);
+        view = v;
     });
     // An open entry stands for this thread's binding until it changes.
     crate::binding::on_rebind(close_all);
@@ -210,9 +218,6 @@ pub extern "C" fn neuron_host_elements_make(ctx: *mut c_void, base: u64, span: u
         Some(Watched::Input) => (core::ptr::null_mut(), 0, 1),
         Some(Watched::States { states, me }) => (states.cast::<u16>().cast_mut(), me, 0),
     };
-    // The fast path reaches the tensor through the view: the windows its
-    // misses program leave the view's pages mapped.
-    with_open_hal(|h| h.lend_view());
     let id = NEXT_ID.with(|n| {
         let id = n.get().wrapping_add(1).max(1);
         n.set(id);
