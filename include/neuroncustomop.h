@@ -430,12 +430,18 @@ extern "C" {
 #endif // __cplusplus
 
 #if !defined(NEURON_DEVICE)
-// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr`.
+// `neuron_translate(ctx, addr)` for a load of `bytes` at `addr` (the C++
+// element accessor's hook, host only): the pointer is for that one load,
+// which the sanitizer has heard of. A kernel that wants a pointer to keep
+// or to store through calls `neuron_translate`, which the sanitizer backs
+// with the inputs' page hashes; this one it does not.
 void *neuron_translate_load(void *ctx, uint64_t addr, uint32_t bytes);
 #endif
 
 #if !defined(NEURON_DEVICE)
-// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr`.
+// `neuron_translate(ctx, addr)` for a store of `bytes` at `addr` (the
+// C++ element accessor's hook, host only): the pointer is for that one
+// store, which the sanitizer has heard of (as `neuron_translate_load`).
 void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
 #endif
 
