@@ -54,6 +54,19 @@ fn double_after_raw_store_into_input(t: Tensor) -> Result<Tensor> {
     double(t)
 }
 
+/// `sliced`, every core taking a raw pointer into `t` first (all at
+/// about once: the first waits for the input's hashes, the others for
+/// it) and core 5 doubling element 1 through it.
+fn sliced_with_raw_store(t: Tensor) -> Result<Tensor> {
+    let ctx = neuroncustomop::ffi::translate::neuron_translate_ctx();
+    let p = translate(neuroncustomop::runtime::Q7PtrType { addr: t.storage_addr() + 4, ctx: ctx.cast() })?;
+    if get_cpu_id() == 5 {
+        // SAFETY: p maps element 1 of t (f32, aligned), in mapped mock HBM.
+        unsafe { p.cast::<f32>().write_volatile(p.cast::<f32>().read_volatile() * 2.0) };
+    }
+    sliced(t)
+}
+
 /// Elements `lo..hi` of `out` = those of `t` + `add`, staged through
 /// TCM (in multicore mode the TCM accessor is the correct one, SPEC §12).
 fn stage(t: &Tensor, out: &Tensor, lo: i64, hi: i64, add: f32) -> Result<()> {
@@ -138,6 +151,7 @@ custom_ops! {
     fn tail_aligned(t: Tensor);
     fn double_after_scaling_input(t: Tensor);
     fn double_after_raw_store_into_input(t: Tensor);
+    fn sliced_with_raw_store(t: Tensor);
 }
 
 // ---- helpers ----
@@ -155,7 +169,7 @@ fn sim() -> Sim {
     let s = neuron_sim_new();
     assert!(!s.is_null());
     // SAFETY: s is live.
-    assert_eq!(unsafe { neuron_sim_register(s) }, 8);
+    assert_eq!(unsafe { neuron_sim_register(s) }, 9);
     Sim(s)
 }
 
@@ -228,6 +242,14 @@ fn a_store_into_an_input_no_hook_sees_is_found_by_its_pages() {
         assert!(r.contains("argument 0 changed during the run, in its bytes [0, 4096)"), "{op:?}: {r}");
         assert_usable(&s);
     }
+    // On 8 cores, each making a raw pointer while the others run.
+    let s = sim();
+    arg(&s, 3000);
+    output(&s, FP32, 3000);
+    assert_code(run(&s, c"sliced_with_raw_store", 8), Error::InputWritten);
+    let r = report(&s);
+    assert!(r.contains("argument 0 changed during the run, in its bytes [0, 4096)"), "{r}");
+    assert_usable(&s);
 }
 
 #[test]
