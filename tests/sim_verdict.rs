@@ -232,24 +232,19 @@ fn assert_usable(s: &Sim) {
 #[test]
 fn a_store_into_an_input_no_hook_sees_is_found_by_its_pages() {
     // The Rust accessor's store and a raw pointer's: the run hashed its
-    // input at the kernel's first such pointer, before the store.
-    for op in [c"double_after_scaling_input", c"double_after_raw_store_into_input"] {
+    // input at the kernel's first such pointer, before the store; on 8
+    // cores, each making a raw pointer while the others run. (Their
+    // correct twins, `double` and `sliced`, pass: `assert_usable`, and
+    // `multicore_kernel_on_one_core_is_reported_with_the_unwritten_range`.)
+    for (op, cores) in [(c"double_after_scaling_input", 1), (c"double_after_raw_store_into_input", 1), (c"sliced_with_raw_store", 8)] {
         let s = sim();
         arg(&s, 3000);
         output(&s, FP32, 3000);
-        assert_code(run(&s, op, 1), Error::InputWritten);
+        assert_code(run(&s, op, cores), Error::InputWritten);
         let r = report(&s);
         assert!(r.contains("argument 0 changed during the run, in its bytes [0, 4096)"), "{op:?}: {r}");
         assert_usable(&s);
     }
-    // On 8 cores, each making a raw pointer while the others run.
-    let s = sim();
-    arg(&s, 3000);
-    output(&s, FP32, 3000);
-    assert_code(run(&s, c"sliced_with_raw_store", 8), Error::InputWritten);
-    let r = report(&s);
-    assert!(r.contains("argument 0 changed during the run, in its bytes [0, 4096)"), "{r}");
-    assert_usable(&s);
 }
 
 #[test]
