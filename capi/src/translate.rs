@@ -5,10 +5,10 @@
 use crate::binding::with_core;
 use neuron_runtime::{Error, Result, TranslationCtx};
 
-/// The translate behind the Rust kernel API: the in-place hit inline,
-/// everything else out of line (errors are recorded as the core's last
-/// error there, and returned). The pointer is the kernel's, which nothing
-/// watches: on the host the HAL hears of it first
+/// The translate behind `neuron_translate` and the Rust kernel API: the
+/// in-place hit inline, everything else out of line (errors are recorded
+/// as the core's last error there, and returned). The pointer is the
+/// kernel's, which nothing watches: on the host the HAL hears of it first
 /// ([`note_raw_pointer`]).
 #[inline(always)]
 pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
@@ -17,15 +17,22 @@ pub fn translate(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
     if let Some(p) = crate::binding::noted_translate_hit(ctx, addr, neuron_hal::Hal::note_raw_pointer) {
         return Ok(p);
     }
-    let p = match crate::binding::translate_probe(ctx, addr) {
-        crate::binding::Probe::Hit(p) => Ok(p),
-        crate::binding::Probe::Unmapped => miss(addr),
-        crate::binding::Probe::Slow => slow(ctx, addr),
-    };
+    let p = translate_unnoted(ctx, addr);
     if p.is_ok() {
         note_raw_pointer();
     }
     p
+}
+
+/// [`translate`] without telling the HAL: for the host accessors' element
+/// hooks, which told it of the one access they translate for.
+#[inline(always)]
+pub fn translate_unnoted(ctx: *const TranslationCtx, addr: u64) -> Result<*mut u8> {
+    match crate::binding::translate_probe(ctx, addr) {
+        crate::binding::Probe::Hit(p) => Ok(p),
+        crate::binding::Probe::Unmapped => miss(addr),
+        crate::binding::Probe::Slow => slow(ctx, addr),
+    }
 }
 
 /// Tells the HAL of the core bound to this thread that kernel code is

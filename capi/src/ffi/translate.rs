@@ -18,30 +18,14 @@ pub extern "C" fn neuron_translate_ctx() -> *mut c_void {
 /// into an input fails the run after it (error 114), as no accessor saw it.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_translate(ctx: *mut c_void, addr: u64) -> *mut c_void {
-    // The hit and the note in one lookup of the thread's core.
-    #[cfg(not(target_arch = "xtensa"))]
-    if let Some(p) = crate::binding::noted_translate_hit(ctx.cast_const().cast(), addr, neuron_hal::Hal::note_raw_pointer) {
-        return p.cast();
-    }
-    let p = translate_unnoted(ctx, addr);
-    if !p.is_null() {
-        crate::translate::note_raw_pointer();
-    }
-    p
+    crate::translate::translate(ctx.cast(), addr).map_or(core::ptr::null_mut(), |p| p.cast())
 }
 
 /// [`neuron_translate`] without telling the HAL: for the host accessors'
 /// element hooks, which told it of the one access they translate for.
 #[inline(always)]
 pub fn translate_unnoted(ctx: *mut c_void, addr: u64) -> *mut c_void {
-    // The probe matched here, not through `translate`'s `Result`: the hit
-    // stays a bare pointer return.
-    let r = match crate::binding::translate_probe(ctx.cast(), addr) {
-        crate::binding::Probe::Hit(p) => return p.cast(),
-        crate::binding::Probe::Unmapped => crate::translate::miss(addr),
-        crate::binding::Probe::Slow => crate::translate::slow(ctx.cast(), addr),
-    };
-    r.map_or(core::ptr::null_mut(), |p| p.cast())
+    crate::translate::translate_unnoted(ctx.cast(), addr).map_or(core::ptr::null_mut(), |p| p.cast())
 }
 
 /// `neuron_translate_pinned(ctx, addr, bytes)`: the pointer to SoC
