@@ -43,8 +43,9 @@ pub struct Timings {
     pub copy_in: Duration,
     /// Each core's kernel, in core order.
     pub kernel: Vec<Duration>,
-    /// The run outside the kernels: the output's sentinel fill, the
-    /// sanitizer's input hashes, every check of the verdict.
+    /// The run outside the kernels: the output's sentinel fill and
+    /// element states, every check of the verdict (the kernels' first raw
+    /// pointer's input hashes are in the kernel's time).
     pub verdict: Duration,
     /// The output copied out of the simulated HBM into its file (or
     /// returned), and the file put in place.

@@ -2,8 +2,8 @@
 //! staging simulator tells the worker the moment a run's output is final
 //! should the run pass (`neuron_sim_set_output_ready`); the worker sends
 //! the parent a frame saying where it lies, and the parent copies it out
-//! of the shared file at once, while the worker's verdict (the input
-//! hashes, the report) goes on. The copy is kept only if the result then
+//! of the shared file at once, while the worker's verdict (the checks
+//! after the kernels, the report) goes on. The copy is kept only if the result then
 //! says the run passed with its output at that place; otherwise it is
 //! dropped and the output read as before.
 

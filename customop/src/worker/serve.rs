@@ -201,7 +201,7 @@ fn job(
                     }
                     s.arg_tensor_staged(dtype.code(), shape, *at as u64, &what)?
                 }
-                Staged::Tensor { dtype, shape, at, len, .. } => {
+                Staged::Tensor { dtype, shape, at, len } => {
                     let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
                     s.arg_tensor(dtype.code(), shape, data, &what)?
                 }
