@@ -52,11 +52,7 @@ pub const RENAMED: &[&str] = &[
 fn rename_file(dir: &Path) -> Result<PathBuf> {
     let path = dir.join("kernel-heap.syms");
     let text: String = RENAMED.iter().map(|s| format!("{s} neuron_kernel_{s}\n")).collect();
-    if std::fs::read_to_string(&path).ok().as_deref() != Some(text.as_str()) {
-        let tmp = dir.join(format!("kernel-heap.syms.{}.tmp", std::process::id()));
-        std::fs::write(&tmp, &text).map_err(|e| crate::error::Error::io("write", &tmp, e))?;
-        std::fs::rename(&tmp, &path).map_err(|e| crate::error::Error::io("rename", &path, e))?;
-    }
+    crate::atomic::write_if_changed(&path, &text)?;
     Ok(path)
 }
 
@@ -69,14 +65,10 @@ pub fn redirect(obj: &Path) -> Result<PathBuf> {
     let syms = rename_file(&dir)?;
     let name = obj.file_name().map(PathBuf::from).unwrap_or_else(|| PathBuf::from("kernel.o"));
     let out = dir.join(&name);
-    let tmp = dir.join(format!("{}.{}.tmp", name.display(), std::process::id()));
+    let tmp = crate::atomic::temp_in(&dir, &format!(".{}.", name.display()), ".tmp")?;
     let mut cmd = Command::new(std::env::var_os("OBJCOPY").unwrap_or_else(|| "objcopy".into()));
     cmd.arg(format!("--redefine-syms={}", syms.display())).arg(obj).arg(&tmp);
-    let r = run_tool(&mut cmd, &format!("renaming the allocations of {}", obj.display()), "install binutils (objcopy)");
-    if r.is_err() {
-        let _ = std::fs::remove_file(&tmp);
-    }
-    r?;
-    std::fs::rename(&tmp, &out).map_err(|e| crate::error::Error::io("rename", &out, e))?;
+    run_tool(&mut cmd, &format!("renaming the allocations of {}", obj.display()), "install binutils (objcopy)")?;
+    crate::atomic::persist(tmp, &out)?;
     Ok(out)
 }

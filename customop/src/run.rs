@@ -294,12 +294,15 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     let placed =
         o.args.iter().zip(files.inputs.iter_mut()).enumerate().map(|(i, (a, m))| parse_arg(op, i, a, direct.then_some(m))).collect::<Result<Vec<_>>>()?;
     let inputs_done = started.elapsed();
-    let temp = match (&o.out, direct) {
-        (Some(out), true) => {
-            let name = out.file_name().map(|n| format!(".{}.", n.to_string_lossy())).unwrap_or_default();
-            Some(crate::atomic::temp_in(crate::atomic::parent(out), &name, ".tmp")?)
+    // Where the output goes is settled before anything runs: a directory
+    // is refused with nothing done; a device or FIFO gets no temporary
+    // (the bytes come back and are written into it).
+    let temp = match &o.out {
+        Some(out) => {
+            let t = crate::atomic::temp_for(out)?;
+            t.filter(|_| direct)
         }
-        _ => None,
+        None => None,
     };
     files.output = temp.as_ref().map(|t| t.to_path_buf());
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
@@ -369,7 +372,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
     let output = Array { dtype, shape, data };
     let persisting = Instant::now();
     match (&o.out, temp) {
-        (Some(out), Some(t)) => crate::atomic::persist(t, out)?,
+        (Some(out), Some(t)) => crate::atomic::persist_output(t, out)?,
         (Some(out), None) => npy::write(out, &output)?,
         _ => {}
     }

@@ -270,3 +270,83 @@ fn sources_gxx_compiles_build_and_run_and_a_long_name_is_refused() {
     assert_eq!(o.status.code(), Some(2), "{}", text(&o));
     assert!(text(&o).contains("--name is 300 characters long: at most 64"), "{}", text(&o));
 }
+
+/// `-o` names where the output goes, never what replaces it: a symlink
+/// stays a link (its target written, a dangling one's created), a device
+/// or FIFO is written into and stays one, a directory is refused with
+/// nothing changed. Private nodes in a scratch folder, never /dev itself.
+#[test]
+fn an_output_path_is_written_never_replaced() {
+    use std::os::unix::fs::FileTypeExt;
+    let d = kernel_dir("out_nodes", "affine.cpp", "shape.cpp", "2.0f");
+    let out = d.join("build");
+    assert!(build(&d, "affine.cpp", "shape.cpp", &out).status.success());
+    let x = npy_file("out_nodes_x.npy", &f32s(&[3], &[1.0, 2.0, 3.0]));
+    let run_to = |o: &Path| customop(&["run", &s(&out), "affine", &s(&x), "-o", &s(o)]);
+    let file_type = |p: &Path| std::fs::symlink_metadata(p).unwrap().file_type();
+    let want = [3.0f32, 5.0, 7.0];
+
+    // A link into results/, relative, and a dangling one.
+    std::fs::create_dir_all(d.join("results")).unwrap();
+    std::fs::write(d.join("results/y.npy"), b"old").unwrap();
+    let link = d.join("link.npy");
+    std::os::unix::fs::symlink("results/y.npy", &link).unwrap();
+    let o = run_to(&link);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(file_type(&link).is_symlink(), "the link was replaced");
+    assert_eq!(customop::npy::read(&d.join("results/y.npy")).unwrap().to_f32(), want);
+    let dangling = d.join("dangling.npy");
+    std::os::unix::fs::symlink("results/new.npy", &dangling).unwrap();
+    assert!(run_to(&dangling).status.success());
+    assert!(file_type(&dangling).is_symlink());
+    assert_eq!(customop::npy::read(&d.join("results/new.npy")).unwrap().to_f32(), want);
+    let leftovers: Vec<_> = std::fs::read_dir(&d.join("results")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(leftovers.len(), 2, "a temporary was left: {leftovers:?}");
+
+    // A FIFO streams the .npy to its reader, as `-o >(python consume.py)`.
+    let fifo = d.join("pipe");
+    let c = std::ffi::CString::new(s(&fifo)).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o644) }, 0);
+    let reader = {
+        let fifo = fifo.clone();
+        std::thread::spawn(move || std::fs::read(fifo).unwrap())
+    };
+    let o = run_to(&fifo);
+    assert!(o.status.success(), "{}", text(&o));
+    let got = reader.join().unwrap();
+    let streamed = d.join("streamed.npy");
+    std::fs::write(&streamed, &got).unwrap();
+    assert_eq!(customop::npy::read(&streamed).unwrap().to_f32(), want);
+    assert!(file_type(&fifo).is_fifo());
+
+    // A directory: refused before the run, its content unchanged.
+    let dir = d.join("outdir");
+    std::fs::create_dir_all(&dir).unwrap();
+    let o = run_to(&dir);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("it is a directory; name a file inside it; nothing was written"), "{}", text(&o));
+    assert_eq!(std::fs::read_dir(&dir).unwrap().count(), 0);
+
+    // Character devices like /dev/null (1,3) and /dev/full (1,7): root only.
+    let null = d.join("null");
+    let c = std::ffi::CString::new(s(&null)).unwrap();
+    // SAFETY: `c` is a NUL-terminated path that lives across the call.
+    if unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 3)) } != 0 {
+        // SAFETY: geteuid has no preconditions.
+        assert_ne!(unsafe { libc::geteuid() }, 0, "mknod failed as root: {}", std::io::Error::last_os_error());
+        eprintln!("skipped the device nodes: mknod needs root");
+        return;
+    }
+    let o = run_to(&null);
+    assert!(o.status.success(), "{}", text(&o));
+    assert!(file_type(&null).is_char_device(), "the device node was replaced");
+    let full = d.join("full");
+    let c = std::ffi::CString::new(s(&full)).unwrap();
+    // SAFETY: as above.
+    assert_eq!(unsafe { libc::mknod(c.as_ptr(), libc::S_IFCHR | 0o666, libc::makedev(1, 7)) }, 0);
+    let o = run_to(&full);
+    assert_eq!(o.status.code(), Some(5), "{}", text(&o));
+    assert!(text(&o).contains("No space left on device"), "{}", text(&o));
+    assert!(file_type(&full).is_char_device());
+}

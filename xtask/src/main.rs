@@ -371,7 +371,7 @@ fn script_path(l: &layout::Layout) -> Result<PathBuf> {
     let text = layout::script(l);
     // Rewrite only on change, so that timestamps stay meaningful.
     if std::fs::read_to_string(&p).ok().as_deref() != Some(text.as_str()) {
-        std::fs::write(&p, text).map_err(|e| format!("{}: {e}", p.display()))?;
+        customop_outpath::write(&p, text.as_bytes()).map_err(|e| format!("{}: {e}", p.display()))?;
     }
     Ok(p)
 }

@@ -48,7 +48,7 @@ pub(crate) fn run_example() -> Result<u8> {
     std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
     let x = input();
     let x_npy = work.join("x.npy");
-    std::fs::write(&x_npy, npy_f32(&SHAPE, &x)?).map_err(|e| format!("{}: {e}", x_npy.display()))?;
+    customop_outpath::write(&x_npy, &npy_f32(&SHAPE, &x)?).map_err(|e| format!("{}: {e}", x_npy.display()))?;
 
     let src = root().join("examples/vendor-relu");
     let dir = work.join("relu_ops");

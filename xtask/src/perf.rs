@@ -59,7 +59,7 @@ pub fn bench_report() -> Result {
     }
     print!("{md}");
     let out = dir.join("ratios.md");
-    std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    customop_outpath::write(&out, md.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
     println!("xtask: written to {}", out.display());
     Ok(())
 }
@@ -362,7 +362,7 @@ pub fn check() -> Result {
     md.push('\n');
     eprint!("{md}");
     let out = perf_dir().join("report.md");
-    std::fs::write(&out, &md).map_err(|e| format!("{}: {e}", out.display()))?;
+    customop_outpath::write(&out, md.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))?;
     let missing: Vec<_> = b.keys().filter(|k| !f.contains_key(*k)).collect();
     if !missing.is_empty() {
         return Err(format!("budgets without a measurement: {missing:?}"));

@@ -109,7 +109,7 @@ fn class_file(elf: &Path, out: &Path) -> Result {
         };
         lines.push_str(&format!("{cls} {a:x} {:x}\n", a + sz));
     }
-    std::fs::write(out, lines).map_err(|e| format!("{}: {e}", out.display()))
+    customop_outpath::write(out, lines.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))
 }
 
 /// The `-plugin` argument for `elf`: marker, skipped DMA engine, classes.
@@ -136,7 +136,7 @@ fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], val
     c.current_dir(root()).arg("run").arg(dir).arg(op);
     for (k, (shape, v)) in inputs.iter().enumerate() {
         let p = dir.join(format!("{op}-in{k}.npy"));
-        std::fs::write(&p, npy_f32(shape, v)?).map_err(|e| format!("{}: {e}", p.display()))?;
+        customop_outpath::write(&p, &npy_f32(shape, v)?).map_err(|e| format!("{}: {e}", p.display()))?;
         c.arg(p);
     }
     for v in values {

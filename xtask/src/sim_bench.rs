@@ -106,17 +106,21 @@ fn build(bin: &Path, multicore: bool) -> Result<PathBuf> {
 fn write_input(path: &Path, n: usize) -> Result {
     use std::io::Write;
     let err = |e: std::io::Error| format!("{}: {e}", path.display());
-    let mut w = std::io::BufWriter::new(std::fs::File::create(path).map_err(err)?);
-    w.write_all(&customop_npy::render_header(customop_npy::Dtype::Fp32, &[n as u64])?).map_err(err)?;
-    let mut s = 0x9e37_79b9_7f4a_7c15u64;
-    for _ in 0..n {
-        s ^= s << 13;
-        s ^= s >> 7;
-        s ^= s << 17;
-        let v = ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0;
-        w.write_all(&v.to_le_bytes()).map_err(err)?;
-    }
-    w.flush().map_err(err)
+    let header = customop_npy::render_header(customop_npy::Dtype::Fp32, &[n as u64])?;
+    customop_outpath::write_with(path, |f| {
+        let mut w = std::io::BufWriter::new(f);
+        w.write_all(&header)?;
+        let mut s = 0x9e37_79b9_7f4a_7c15u64;
+        for _ in 0..n {
+            s ^= s << 13;
+            s ^= s >> 7;
+            s ^= s << 17;
+            let v = ((s >> 40) as f32 / (1u64 << 24) as f32 - 0.5) * 8.0;
+            w.write_all(&v.to_le_bytes())?;
+        }
+        w.flush()
+    })
+    .map_err(err)
 }
 
 /// Checks that `out` holds the ReLU of `x`, bit for bit, reading both a
