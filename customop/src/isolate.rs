@@ -111,7 +111,7 @@ pub fn run(job: impl FnOnce(&mut Channel) -> Vec<u8>, timeout: Option<Duration>,
         return Err(e);
     }
     if pid == 0 {
-        child(parent, res_r, res_w, err_r, err_w, job);
+        child(parent, res_w, err_r, err_w, job);
     }
     close(res_w);
     close(err_w);
@@ -121,23 +121,10 @@ pub fn run(job: impl FnOnce(&mut Channel) -> Vec<u8>, timeout: Option<Duration>,
     r
 }
 
-/// The child's side: dies with the parent, stderr into the pipe, SIGINT
-/// back to its default (Ctrl-C ends it; the parent decides what that
-/// means), the job, its result, `_exit`.
-fn child(parent: libc::pid_t, res_r: RawFd, res_w: RawFd, err_r: RawFd, err_w: RawFd, job: impl FnOnce(&mut Channel) -> Vec<u8>) -> ! {
-    // SAFETY: plain system calls on this process and on descriptors it
-    // owns; a child whose parent died before the prctl exits at once.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::close(res_r);
-        libc::close(err_r);
-        libc::dup2(err_w, 2);
-        libc::close(err_w);
-    }
+/// The child's side: [`child_prologue`], the job, its result, `_exit`.
+/// (The parent's end of the result pipe goes with every other descriptor.)
+fn child(parent: libc::pid_t, res_w: RawFd, err_r: RawFd, err_w: RawFd, job: impl FnOnce(&mut Channel) -> Vec<u8>) -> ! {
+    child_prologue(parent, err_r, err_w, &[res_w]);
     let mut ch = Channel { fd: res_w };
     let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| job(&mut ch)));
     let code = match r {
@@ -158,6 +145,69 @@ pub(crate) fn pipe() -> io::Result<(RawFd, RawFd)> {
         return Err(io::Error::last_os_error());
     }
     Ok((fds[0], fds[1]))
+}
+
+/// What a forked child (a run's, or a library's worker) does first: it
+/// dies with the parent (a child whose parent died before the prctl
+/// exits at once); SIGINT goes back to its default (Ctrl-C ends it; the
+/// parent decides what that means); its stderr goes into the pipe
+/// `err_w` (`err_r` is the parent's end); and every other descriptor it
+/// inherited is closed but 0, 1 and `keep`.
+///
+/// Why close them: a fork copies every descriptor the process has open at
+/// that moment, whichever thread opened it: another thread's compiler
+/// pipe (whose reader then waits for an end of file that never comes
+/// while the child lives), a build directory's lock (held, then, as long
+/// as the child), a sibling run's pipes. A library's worker lives as long
+/// as the library: what it kept would block a rebuild of that library
+/// forever (issue: reload under load).
+pub(crate) fn child_prologue(parent: libc::pid_t, err_r: RawFd, err_w: RawFd, keep: &[RawFd]) {
+    // SAFETY: plain system calls on this process and on descriptors it
+    // owns.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != parent {
+            libc::_exit(1);
+        }
+        libc::signal(libc::SIGINT, libc::SIG_DFL);
+        libc::close(err_r);
+        libc::dup2(err_w, 2);
+        if err_w != 2 {
+            libc::close(err_w);
+        }
+    }
+    close_inherited(keep);
+}
+
+/// Closes every descriptor from 3 up but those in `keep`.
+pub(crate) fn close_inherited(keep: &[RawFd]) {
+    let mut keep: Vec<u32> = keep.iter().filter(|&&f| f > 2).map(|&f| f as u32).collect();
+    keep.sort_unstable();
+    let mut from = 3u32;
+    for k in keep.iter().copied().chain([u32::MAX]) {
+        if k > from {
+            let to = if k == u32::MAX { u32::MAX } else { k - 1 };
+            // SAFETY: close_range(2) on this process's own descriptor
+            // table; no pointer is involved.
+            let rc = unsafe { libc::syscall(libc::SYS_close_range, from, to, 0u32) };
+            if rc != 0 {
+                close_listed(from, to);
+            }
+        }
+        from = from.max(k.saturating_add(1));
+    }
+}
+
+/// close_range's fallback (Linux before 5.9): the open descriptors in
+/// `[from, to]`, as /proc lists them, closed one by one.
+fn close_listed(from: u32, to: u32) {
+    let open: Vec<u32> = match std::fs::read_dir("/proc/self/fd") {
+        Ok(d) => d.flatten().filter_map(|e| e.file_name().to_str()?.parse().ok()).collect(),
+        Err(_) => return,
+    };
+    for fd in open.into_iter().filter(|f| (from..=to).contains(f)) {
+        close(fd as RawFd);
+    }
 }
 
 pub(crate) fn close(fd: RawFd) {
@@ -342,6 +392,49 @@ mod tests {
         .unwrap();
         assert!(matches!(o.ended, Ended::Finished(ref r) if r.len() == 200_000 && r[0] == 7), "{o:?}");
         assert_eq!(o.phase, 2);
+    }
+
+    /// A descriptor another thread had open at the fork (a compiler's
+    /// pipe, a build lock) is closed in the child: the pipe's reader sees
+    /// its end while the child still runs.
+    #[test]
+    fn a_child_keeps_no_descriptor_it_inherited() {
+        let (r, w) = pipe().unwrap();
+        let o = run(
+            move |_| {
+                // SAFETY: F_GETFD on a descriptor number; no pointer.
+                let open = |fd| unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1;
+                let (a, b) = (open(r), open(w));
+                // The reader's end of file, seen while this child lives.
+                std::thread::sleep(Duration::from_millis(300));
+                vec![u8::from(a), u8::from(b), u8::from(open(2))]
+            },
+            None,
+            &mut || false,
+        );
+        close(w);
+        let mut buf = [0u8; 1];
+        // SAFETY: reading into a live one-byte buffer.
+        let n = unsafe { libc::read(r, buf.as_mut_ptr().cast(), 1) };
+        close(r);
+        let o = o.unwrap();
+        assert!(matches!(o.ended, Ended::Finished(ref b) if b[..] == [0, 0, 1]), "{o:?}");
+        assert_eq!(n, 0, "the pipe's write end stayed open");
+        // close_inherited keeps exactly what it is told (and 0 to 2).
+        let kept = run(
+            |ch| {
+                let (a, b) = pipe().unwrap();
+                let (c, d) = pipe().unwrap();
+                close_inherited(&[b, d, ch.fd]);
+                // SAFETY: F_GETFD on descriptor numbers; no pointer.
+                let open = |fd| u8::from(unsafe { libc::fcntl(fd, libc::F_GETFD) } != -1);
+                vec![open(a), open(b), open(c), open(d), open(2)]
+            },
+            None,
+            &mut || false,
+        )
+        .unwrap();
+        assert!(matches!(kept.ended, Ended::Finished(ref b) if b[..] == [0, 1, 0, 1, 1]), "{kept:?}");
     }
 
     #[test]

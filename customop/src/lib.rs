@@ -37,6 +37,7 @@ pub mod run;
 pub mod scan;
 pub mod schema;
 pub mod shape;
+pub mod shape_cache;
 pub mod sim;
 pub mod staticlib;
 pub mod stderr_log;

@@ -21,7 +21,6 @@ mod doorbell;
 mod early_output;
 mod phase;
 mod serve;
-mod shape_cache;
 mod shared_page;
 mod shm;
 mod wire;
@@ -127,7 +126,7 @@ impl Worker {
             return Err(e);
         }
         if pid == 0 {
-            serve(parent, api, ops, sv[1], sv[0], err_r, err_w, shm, phase, bell);
+            serve(parent, api, ops, sv[1], err_r, err_w, shm, phase, bell);
         }
         isolate::close(sv[1]);
         isolate::close(err_w);

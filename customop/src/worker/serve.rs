@@ -4,7 +4,6 @@
 use super::doorbell::{spin_until, Doorbell};
 use super::early_output::{output_ready, Notice};
 use super::phase::Phase;
-use super::shape_cache::ShapeCache;
 use super::shm::Shm;
 use super::wire::{decode_request, read_exact};
 use super::{Staged, ALIGN, KERNEL, SHAPE};
@@ -13,37 +12,18 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{Channel, FRAME_RESULT};
 use crate::schema::Op;
 use crate::shape::{OutputSpec, Value};
+use crate::shape_cache::ShapeCache;
 use crate::sim::{Sim, SimApi};
 use std::os::fd::RawFd;
 
-/// The worker's side: dies with the parent; stderr into the pipe; SIGINT
-/// to its default; then serves requests until the socket ends.
+/// The worker's side: the forked child's prologue (`isolate::child_prologue`:
+/// dies with the parent, stderr into the pipe, SIGINT to its default, no
+/// descriptor but its own); then serves requests until the socket ends.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn serve(
-    parent: libc::pid_t,
-    api: SimApi,
-    ops: &[Op],
-    ctl: RawFd,
-    other: RawFd,
-    err_r: RawFd,
-    err_w: RawFd,
-    mut shm: Shm,
-    phase: Phase,
-    bell: Doorbell,
-) -> ! {
-    // SAFETY: plain system calls on this process and on descriptors it
-    // owns; a worker whose parent died before the prctl exits at once.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != parent {
-            libc::_exit(1);
-        }
-        libc::signal(libc::SIGINT, libc::SIG_DFL);
-        libc::close(other);
-        libc::close(err_r);
-        libc::dup2(err_w, 2);
-        libc::close(err_w);
-    }
+pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm, phase: Phase, bell: Doorbell) -> ! {
+    // (The parent's end of the socket goes with every other descriptor
+    // the worker does not use.)
+    crate::isolate::child_prologue(parent, err_r, err_w, &[ctl, shm.fd]);
     // Served on a thread with a run thread's stack and more: a one-core
     // kernel then runs on it (`Simulator::launch`), whose painted stack
     // pages stay in from one call to the next.
