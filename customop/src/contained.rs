@@ -66,6 +66,25 @@ pub fn shape_and_run(
     })
 }
 
+/// Evaluates `op`'s shape function alone on `values` in a child process
+/// within `bounds`: what a fake tensor needs while PyTorch traces
+/// (`torch.compile`, `torch.export`). A crash or a hang there ends the
+/// child, and is the same error as in an eager call, not the caller's
+/// death.
+pub fn shape_only(api: SimApi, op: &Op, values: &[shape::Value], bounds: Bounds<'_>) -> Result<OutputSpec> {
+    let job = |ch: &mut Channel| {
+        ch.phase(SHAPE);
+        encode(&shape::evaluate(&api, op, values).map(|spec| (spec, None)))
+    };
+    let o = isolate::run(job, bounds.timeout, bounds.interrupted)
+        .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the shape function's process: {e}", op.name)))?;
+    let bytes = judge(op, None, bounds.timeout, bounds.option, o)?;
+    let decoded = decode(&bytes).unwrap_or_else(|| {
+        Err(Error::new(ErrorKind::Environment, format!("op `{}`: the shape function's process sent a result that does not decode", op.name)))
+    });
+    decoded.map(|(spec, _)| spec)
+}
+
 /// What the end of a run's process means: its result's bytes, or the
 /// error naming the op, the stage it was in, the signal or the bound,
 /// with its crash report (also a persistent worker's, `worker`).

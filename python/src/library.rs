@@ -13,7 +13,10 @@ use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
-use std::sync::Arc;
+use customop::contained::Bounds;
+use customop::shape::{OutputSpec, Value};
+use customop::shape_cache::ShapeCache;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 /// What the build did, for `Library.build_log` (the cache's evidence).
@@ -46,17 +49,27 @@ pub struct Library {
     log: BuildLog,
     /// `load(timeout=)`: every op's default time bound.
     timeout: Option<Duration>,
+    /// The shape functions' answers for fake tensors (`Op::output_spec`).
+    shapes: Arc<Mutex<ShapeCache>>,
 }
 
 impl Library {
     fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>) -> Self {
         let pool = Arc::new(Pool::new(api, schema.ops.clone()));
-        Self { schema, api, pool, dir, log, timeout }
+        Self { schema, api, pool, dir, log, timeout, shapes: Arc::default() }
     }
 
     fn op(&self, op: &OpSchema) -> Op {
         let index = self.schema.ops.iter().position(|o| o.name == op.name).unwrap_or(0);
-        Op { op: op.clone(), api: self.api, multicore: self.schema.multicore, timeout: self.timeout, pool: Arc::clone(&self.pool), index }
+        Op {
+            op: op.clone(),
+            api: self.api,
+            multicore: self.schema.multicore,
+            timeout: self.timeout,
+            pool: Arc::clone(&self.pool),
+            index,
+            shapes: Arc::clone(&self.shapes),
+        }
     }
 }
 
@@ -149,6 +162,8 @@ pub struct Op {
     /// The library's run process, and this op's index in its table.
     pub(crate) pool: Arc<Pool>,
     index: usize,
+    /// The library's shape answers for fake tensors.
+    shapes: Arc<Mutex<ShapeCache>>,
 }
 
 /// A `timeout=` value: None (no bound) or a number of seconds above 0.
@@ -204,6 +219,37 @@ fn failed_to_py(py: Python<'_>, f: invoke::Failed) -> PyErr {
 }
 
 impl Op {
+    /// The output's spec from the shape function alone, as a fake tensor
+    /// needs it: answered from the library's cache, else evaluated in a
+    /// child process (a crash or a hang there is the eager call's error,
+    /// within the library's `timeout=`; the interpreter lives on), with
+    /// the GIL released and Ctrl-C watched as `run_contained` does.
+    pub(crate) fn output_spec(&self, py: Python<'_>, values: &[Value]) -> PyResult<OutputSpec> {
+        let lock = || self.shapes.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(spec) = lock().get(self.index, values) {
+            return Ok(spec);
+        }
+        let mut stop: Option<PyErr> = None;
+        let spec = py.detach(|| {
+            let mut interrupted = || match Python::attach(|py| py.check_signals()) {
+                Ok(()) => false,
+                Err(e) => {
+                    stop = Some(e);
+                    true
+                }
+            };
+            let bounds = Bounds { timeout: self.timeout, option: "timeout=", interrupted: &mut interrupted };
+            customop::contained::shape_only(self.api, &self.op, values, bounds)
+        });
+        if let Some(e) = stop {
+            return Err(e);
+        }
+        py.check_signals()?;
+        let spec = spec.map_err(|e| errors::to_py(py, &e))?;
+        lock().insert(self.index, values, spec.clone());
+        Ok(spec)
+    }
+
     /// Runs a call staged in the library's worker (`invoke::finish`),
     /// with the GIL released and Ctrl-C watched as `run_contained` does.
     pub(crate) fn finish_in_worker<'a>(

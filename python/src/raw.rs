@@ -1,9 +1,10 @@
 //! The two entry points `neuroncustomop.custom_op` (the PyTorch layer)
 //! builds its ops on, private to the package:
 //!
-//! - `_output_spec(op, args)`: the shape function alone, evaluated on the
-//!   host (no kernel runs): what a fake tensor needs. A tensor argument is
-//!   described as `(dtype_name, shape)`.
+//! - `_output_spec(op, args)`: the shape function alone (no kernel runs),
+//!   in a child process as every op call, its answers kept per op, dtypes
+//!   and shapes: what a fake tensor needs. A tensor argument is described
+//!   as `(dtype_name, shape)`.
 //! - `_run_bytes(op, args, cores)`: the kernel run on a fresh simulator,
 //!   in a child process as every op call (a crash, a timeout or Ctrl-C
 //!   ends the child, not the interpreter). A tensor argument is
@@ -23,7 +24,7 @@ use crate::library::{cores_of, Op};
 use crate::report::{self, Report};
 use customop::npy::{Array, Dtype};
 use customop::run::Placed;
-use customop::shape::{self, Value};
+use customop::shape::Value;
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema};
 use numpy::{PyArray1, PyReadonlyArray1};
 use pyo3::exceptions::PyValueError;
@@ -119,7 +120,7 @@ fn shape_values(args: &[Described<'_>]) -> Vec<Value> {
 #[pyfunction]
 pub fn _output_spec(py: Python<'_>, op: &Op, args: &Bound<'_, PyTuple>) -> PyResult<(&'static str, Vec<u64>)> {
     let described = describe_all(py, &op.op, args, false)?;
-    let spec = shape::evaluate(&op.api, &op.op, &shape_values(&described)).map_err(|e| errors::to_py(py, &e))?;
+    let spec = op.output_spec(py, &shape_values(&described))?;
     Ok((dtype_name(spec.dtype)?, spec.shape))
 }
 
