@@ -29,6 +29,7 @@ Importing this module imports torch; ``import neuroncustomop`` does not.
 
 import os
 import shlex
+import threading
 
 import torch
 
@@ -86,13 +87,24 @@ _HINTS = {
 # checked when the op is called (it marshals as 32 bits).
 _SCHEMA_TYPES = {"tensor": "Tensor", "scalar": "Scalar", "int": "int", "long_long": "int", "float": "float", "double": "float"}
 
-# NEURON_LIBRARY name -> (torch.library.Library, the native Library).
+class _Registration:
+    """One NEURON_LIBRARY's registration: torch's library object, the native
+    library behind it, what its kernels call (``{op: (Op, cores, report)}``,
+    swapped on a reload) and the schemas registered."""
+
+    def __init__(self, tlib, lib, current, schema):
+        self.tlib, self.lib, self.current, self.schema = tlib, lib, current, schema
+
+
+# NEURON_LIBRARY name -> its _Registration.
 _REGISTERED = {}
+# Registering and reloading are one thread's at a time.
+_RELOADING = threading.Lock()
 
 
 def registered():
     """The libraries this process registered: ``{NEURON_LIBRARY name: neuroncustomop.Library}``."""
-    return {ns: lib for ns, (_, lib) in _REGISTERED.items()}
+    return {ns: r.lib for ns, r in _REGISTERED.items()}
 
 
 def _dtype_name(op, i, t):
@@ -145,8 +157,13 @@ def _described(op, args):
     return tuple(out), device or torch.device("cpu")
 
 
-def _cpu_kernel(op, qualname, cores, report):
+def _cpu_kernel(current, name, qualname):
+    """The CPU kernel of ``torch.ops.<ns>.<name>``: the op, cores and
+    report callback are read from ``current`` once per call, so that a
+    reload swaps them between calls without touching the registration."""
+
     def kernel(*args):
+        op, cores, report = current[name]
         if len(args) != len(op.kinds):
             raise _bad_input(f"op `{op.name}` takes {len(op.kinds)} argument(s) ({', '.join(op.params)}), {len(args)} given")
         packed = tuple(_packed(op, i, a) for i, a in enumerate(args))
@@ -161,8 +178,9 @@ def _cpu_kernel(op, qualname, cores, report):
     return kernel
 
 
-def _fake_kernel(op):
+def _fake_kernel(current, name):
     def fake(*args):
+        op = current[name][0]
         described, device = _described(op, args)
         try:
             dtype, shape = _native._output_spec(op, described)
@@ -197,26 +215,42 @@ def _register(lib, cores, report):
         raise _usage(f"cores=8: `{lib.name}` was built without multicore=True: a single-core op runs on 1 core")
     if report is not None and not callable(report):
         raise _usage("report=: give a callable, called as report(op_name, neuroncustomop.Report) after each successful run")
-    old = _REGISTERED.pop(ns, None)
-    if old is not None:
-        # Reloading replaces the ops: the old registrations go first.
-        old[0]._destroy()
-    try:
-        tlib = torch.library.Library(ns, "DEF")
-    except RuntimeError as e:
-        raise _usage(f"NEURON_LIBRARY({ns}): torch already has a library of that name ({e})") from None
-    for name in lib.ops:
-        # By subscript: an op named `name` or `ops` is shadowed as an attribute.
-        op = lib[name]
-        qualname = f"{ns}::{name}"
-        params = ", ".join(f"{_SCHEMA_TYPES[k]} arg{i}" for i, k in enumerate(op.kinds))
-        tlib.define(f"{name}({params}) -> Tensor")
-        tlib.impl(name, _cpu_kernel(op, f"{ns}.{name}", cores, report), "CPU")
-        torch.library.register_fake(qualname, _fake_kernel(op), lib=tlib)
-        setup_context, backward = _no_derivative(f"{ns}.{name}")
-        torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=tlib)
-    _REGISTERED[ns] = (tlib, lib)
+    ops = {name: (lib[name], cores, report) for name in lib.ops}  # by subscript: `name`, `ops` are attributes
+    schema = {name: _schema(name, op) for name, (op, _, _) in ops.items()}
+    with _RELOADING:
+        old = _REGISTERED.get(ns)
+        if old is not None and old.schema == schema:
+            # Reloading with the same ops and signatures: the registrations
+            # stay and the ops they call are swapped. A call made before
+            # runs on the old library, one made after on the new; no call
+            # meets an op being unregistered (torch's dispatcher is not
+            # safe against that while other threads call it).
+            old.current.update(ops)
+            old.lib = lib
+            return lib
+        if old is not None:
+            # Other ops or signatures: the old registrations go first.
+            del _REGISTERED[ns]
+            old.tlib._destroy()
+        try:
+            tlib = torch.library.Library(ns, "DEF")
+        except RuntimeError as e:
+            raise _usage(f"NEURON_LIBRARY({ns}): torch already has a library of that name ({e})") from None
+        current = dict(ops)
+        for name in ops:
+            qualname = f"{ns}::{name}"
+            tlib.define(schema[name])
+            tlib.impl(name, _cpu_kernel(current, name, f"{ns}.{name}"), "CPU")
+            torch.library.register_fake(qualname, _fake_kernel(current, name), lib=tlib)
+            setup_context, backward = _no_derivative(f"{ns}.{name}")
+            torch.library.register_autograd(qualname, backward, setup_context=setup_context, lib=tlib)
+        _REGISTERED[ns] = _Registration(tlib, lib, current, schema)
     return lib
+
+
+def _schema(name, op):
+    params = ", ".join(f"{_SCHEMA_TYPES[k]} arg{i}" for i, k in enumerate(op.kinds))
+    return f"{name}({params}) -> Tensor"
 
 
 def _include_flags(paths):
@@ -240,6 +274,7 @@ def load(
     *,
     cores=None,
     report=None,
+    timeout=None,
 ):
     """Builds the library (unchanged sources are not rebuilt) and registers
     its ops as ``torch.ops.<NEURON_LIBRARY name>.<op>``, replacing any
@@ -248,7 +283,9 @@ def load(
     ``~/.cache/neuroncustomop/NAME``. Extras: ``cores`` (1 or 8: every run's
     cores, by default 8 for a multicore build, else 1) and ``report`` (a
     callable, given ``(op_name, neuroncustomop.Report)`` after each
-    successful run; a failed run's error carries its report).
+    successful run; a failed run's error carries its report) and
+    ``timeout`` (seconds: every run's bound, and the shape function's while
+    tracing; ``None``, the default: no bound).
     Returns the ``neuroncustomop.Library`` (its NumPy ops work too)."""
     flags = extra_cflags if extra_cflags is not None else []
     includes = _include_flags(extra_include_paths if extra_include_paths is not None else [])
@@ -260,7 +297,7 @@ def load(
         except TypeError:
             raise _usage("extra_cflags: give a list of strings") from None
     try:
-        lib = _native.load(name, compute_srcs, shape_srcs, build_directory=build_directory, multicore=multicore, extra_cflags=flags, verbose=verbose)
+        lib = _native.load(name, compute_srcs, shape_srcs, build_directory=build_directory, multicore=multicore, extra_cflags=flags, verbose=verbose, timeout=timeout)
     except _native.Error as e:
         raise _converted(e) from None
     return _register(lib, cores, report)
