@@ -166,7 +166,7 @@ impl Toolchain {
     pub fn flags(&self, include: &Path, user: &[String]) -> Vec<String> {
         let mut f: Vec<String> = FRONT_END_FLAGS.iter().map(|s| (*s).to_owned()).collect();
         f.insert(2, mcpu_flag());
-        // libc++ configured for the device (SPEC §11): our `__config_site`
+        // libc++ configured for the device: our `__config_site`
         // first (zig's `__config` includes none), then our one-message
         // stand-ins for the headers the device cannot have, then libc++'s
         // headers, which `#include_next` the C headers below. `-I`, not
