@@ -132,6 +132,9 @@ struct BuildArgs {
     /// Extra compiler flags, split as a shell would (repeatable).
     #[arg(long, value_name = "\"...\"", allow_hyphen_values = true)]
     cflags: Vec<String>,
+    /// Extra linker flags for libNAME.so (-L, -l, ...), split as a shell would (repeatable).
+    #[arg(long, value_name = "\"...\"", allow_hyphen_values = true)]
+    ldflags: Vec<String>,
     /// The host library to link [default: the one built with this tool].
     #[arg(long, value_name = "libneuroncustomop.a")]
     staticlib: Option<PathBuf>,
@@ -189,6 +192,10 @@ impl BuildArgs {
             cflags.extend(split_flags(c)?);
         }
         let out = self.out.unwrap_or_else(|| PathBuf::from("build").join(&self.name));
+        let mut ldflags = Vec::new();
+        for l in &self.ldflags {
+            ldflags.extend(split_flags(l)?);
+        }
         let verbose = self.verbose;
         Ok((
             BuildOptions {
@@ -199,6 +206,7 @@ impl BuildArgs {
                 target: self.target,
                 out,
                 cflags,
+                ldflags,
                 staticlib: self.staticlib,
                 include: self.include,
             },

@@ -109,12 +109,22 @@ pub struct Error {
     pub kind: ErrorKind,
     /// What to tell the user.
     pub message: String,
+    /// A failed kernel run: the runtime's error code (`docs/errors.md`),
+    /// which is not the exit status (both are numbers, from different
+    /// tables).
+    pub runtime_error: Option<i32>,
 }
 
 impl Error {
     /// An error of `kind`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
+        Self { kind, message: message.into(), runtime_error: None }
+    }
+
+    /// This error, for a run that failed with the runtime's error `code`.
+    pub fn with_runtime_error(mut self, code: i32) -> Self {
+        self.runtime_error = Some(code);
+        self
     }
 
     /// An I/O error on `path`.

@@ -166,7 +166,7 @@ pub fn shape_values(placed: &[Placed]) -> Vec<Value> {
 /// the report.
 pub fn run_failed(op: &str, cores: u32, rc: i32, msg: &str, on: Option<&str>, report: &str) -> Error {
     let on = on.map(|o| format!(" ({o})")).unwrap_or_default();
-    Error::new(ErrorKind::RunFailed, format!("op `{op}` failed on {cores} core(s): error {rc}: {msg}{on}\n{report}"))
+    Error::new(ErrorKind::RunFailed, format!("op `{op}` failed on {cores} core(s): error {rc}: {msg}{on}\n{report}")).with_runtime_error(rc)
 }
 
 fn bad(msg: String) -> Error {
