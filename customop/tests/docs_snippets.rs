@@ -107,7 +107,12 @@ fn run_doc(doc_path: &str) -> Vec<String> {
 fn readmes_shell_snippets_run_as_printed() {
     let out = run_doc("README.md");
     assert_eq!(out.len(), 1, "README's quick start is one block");
-    assert!(out[0].contains("run: 1 core(s), ok") && out[0].contains("relu_forward(const torch::Tensor&) -> torch::Tensor\n      compute relu_forward, shape relu_fwd_shape, declared at shape.cpp:"), "{}", out[0]);
+    assert!(
+        out[0].contains("run: 1 core(s), ok")
+            && out[0].contains("relu_forward(const torch::Tensor&) -> torch::Tensor\n      compute relu_forward, shape relu_fwd_shape, declared at shape.cpp:"),
+        "{}",
+        out[0]
+    );
 }
 
 #[test]
