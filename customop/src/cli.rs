@@ -471,8 +471,7 @@ mod tests {
     #[test]
     fn the_exit_status_footer_lists_exactly_the_statuses_the_tool_returns() {
         let footer = EXIT_STATUS.split("\n\n").next().unwrap();
-        let mut listed: Vec<i32> =
-            footer.split(|c: char| c == ',' || c == '\n' || c == ':').filter_map(|item| item.split_whitespace().next()?.parse().ok()).collect();
+        let mut listed: Vec<i32> = footer.split([',', '\n', ':']).filter_map(|item| item.split_whitespace().next()?.parse().ok()).collect();
         listed.sort_unstable();
         let mut want: Vec<i32> = std::iter::once(0).chain(ErrorKind::ALL.iter().map(|k| k.exit_code())).collect();
         want.sort_unstable();

@@ -177,6 +177,22 @@ pub struct Op {
     dir: PathBuf,
 }
 
+/// An emulated run's report in the simulator's form, which `Report`
+/// reads: with `on="both"`, the simulator's report (the emulated cores
+/// agreed with it, or the run failed); with `"qemu"`, each emulated
+/// core's status as a core line (their printf lines are dropped).
+fn report_of_emulated(text: &str, cores: u32) -> String {
+    let (sim, emulated): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !l.starts_with("qemu core ") && !l.starts_with("  printf: "));
+    if sim.first().is_some_and(|l| l.starts_with("run")) {
+        return sim.iter().map(|l| format!("{l}\n")).collect();
+    }
+    let mut out = format!("run: {cores} core(s), ok\n");
+    for l in emulated.iter().filter_map(|l| l.strip_prefix("qemu core ")) {
+        out.push_str(&format!("core {}\n", l.replacen(": returned ", ": launcher returned ", 1)));
+    }
+    out
+}
+
 fn on_name(on: On) -> &'static str {
     match on {
         On::Sim => "sim",
@@ -276,7 +292,7 @@ impl Op {
         let _ = std::fs::remove_dir_all(&tmp);
         py.check_signals()?;
         let r = ran.map_err(|e| errors::to_py(py, &e))?;
-        Ok((r.output, r.report))
+        Ok((r.output, report_of_emulated(&r.report, cores)))
     }
 
     /// Runs a call staged in the library's worker (`invoke::finish`),
@@ -528,7 +544,8 @@ pub fn load(
     // verbose=True: each compile command and its output (warnings too) on
     // stderr as it runs; the warnings are kept in build_log either way.
     let level = if verbose { Level::Verbose } else { Level::Quiet };
-    let (built, warnings) = py.detach(|| progress::scoped(level, || build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))));
+    let (built, warnings) =
+        py.detach(|| progress::scoped(level, || build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))));
     let (b, schema, api) = built.map_err(fail)?;
     let show = |p: &PathBuf| p.display().to_string();
     let log = BuildLog {

@@ -27,7 +27,7 @@ def test_load_inline_builds_source_strings_and_reuses_them(tmp_path):
     assert (tmp_path / "b" / "inline" / "compute0.cpp").read_text() == RELU
     again = neuroncustomop.load_inline("inl", [RELU], [SHAPE], build_directory=tmp_path / "b")
     assert again.build_log.compiled == [] and not again.build_log.linked
-    changed = RELU.replace("0.0f : 0.0f", "0.0f : 1.0f")
+    changed = RELU.replace("in_acc[i][j] : 0.0f;", "in_acc[i][j] : 1.0f;")
     assert changed != RELU
     ops2 = neuroncustomop.load_inline("inl", [changed], [SHAPE], build_directory=tmp_path / "b")
     assert ops2.relu_forward(X)[0, 0] == 1.0
