@@ -19,7 +19,9 @@ rm -rf "$venv"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
 python -m pip install --quiet --upgrade pip
-python -m pip install --quiet maturin numpy pytest ml_dtypes
+# ziglang: the emulated cores' compiler, as docs/quickstart.md installs it
+# (the tests of on="qemu" and the quick start's snippets use it).
+python -m pip install --quiet maturin numpy pytest ml_dtypes ziglang==0.17.1
 # torch for neuroncustomop.custom_op's tests, from PyPI. Its Linux x86_64
 # wheel is the CUDA build: it depends on the nvidia-* / cuda-* wheels and
 # does not import without their libraries (libtorch links them), so they

@@ -32,6 +32,9 @@ pub struct BuildOptions {
     pub out: PathBuf,
     /// Extra compiler flags.
     pub cflags: Vec<String>,
+    /// Extra linker flags for the host library (`-L`, `-l`, ...), after
+    /// the objects.
+    pub ldflags: Vec<String>,
     /// The host staticlib (default: found, see [`crate::staticlib`]).
     pub staticlib: Option<PathBuf>,
     /// The headers' directory (default: `NEURON_INCLUDE`, else the
@@ -206,7 +209,7 @@ fn host_build(
     let mtime = meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
     let mut key = cache::hash_str(&format!("{} {} {mtime}", staticlib.display(), meta.len()));
     // The flags and the set of objects (a source added or dropped relinks).
-    for f in cc.flags.iter().map(String::as_str).chain(objects.iter().filter_map(|o| o.to_str())) {
+    for f in cc.flags.iter().chain(&o.ldflags).map(String::as_str).chain(objects.iter().filter_map(|o| o.to_str())) {
         key = cache::fnv1a(key, f.as_bytes());
         key = cache::fnv1a(key, &[0]);
     }
@@ -221,7 +224,7 @@ fn host_build(
         // Linked under a temporary name, renamed over the old library
         // only once whole: a failed or killed link keeps the last good one.
         let tmp = atomic::temp_in(&bd.tmp(), "lib-", ".so")?;
-        link::shared_object(&cc, bd.work(), &objects, &staticlib, &tmp)?;
+        link::shared_object(&cc, bd.work(), &objects, &o.ldflags, &staticlib, &tmp)?;
         let output = cache::hash_file(&tmp).ok_or_else(|| Error::new(ErrorKind::Compile, format!("linking {} wrote nothing", library.display())))?;
         atomic::persist(tmp, library)?;
         atomic::write(&link_stamp, cache::Stamp { command: key, output, inputs }.render().as_bytes())?;

@@ -1,21 +1,74 @@
-//! The command line: `customop build ...` and `customop run ...`, parsed
-//! with clap; a usage error exits with status 2 ([`ErrorKind::Usage`]).
+//! The command line: `customop build ...`, `customop run ...` and
+//! `customop ops DIR`, parsed with clap; a usage error exits with status 2
+//! ([`ErrorKind::Usage`]).
 
 use crate::build::{build, BuildOptions};
 use crate::compiler::{split_flags, Outcome};
 use crate::error::{Error, ErrorKind, Result};
+use crate::progress::{self, Level};
 use crate::run::{run, RunOptions};
 use crate::schema::Target;
+use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Parser, Subcommand};
 use std::path::PathBuf;
 use std::time::Duration;
 
-/// What the exit statuses mean (shown under `--help`).
+/// What the exit statuses mean and the environment the tool reads (shown
+/// under `--help`; a test checks the statuses against [`ErrorKind::ALL`]).
 const EXIT_STATUS: &str = "\
-exit status: 0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input,
-             7 kernel failed, 8 shape function failed, 9 target not supported yet, 10 environment,
-             11 the simulator and the emulated device disagree (--on both), 12 the kernel or shape
-             function crashed, 13 --timeout passed";
+EXIT STATUS:
+  0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input, 7 kernel failed,
+  8 shape function failed, 10 environment, 11 the simulator and the emulated device disagree
+  (--on both), 12 the kernel or shape function crashed, 13 --timeout passed, 130 interrupted (Ctrl-C)
+
+ENVIRONMENT:
+  CXX                        the host C++ compiler [default: g++]
+  NEURON_INCLUDE             the headers' directory [default: the repository's include/]
+  NEURON_STATICLIB           the host libneuroncustomop.a to link [default: the one built with customop]
+  NEURON_SIM_HBM_GIB         the simulated HBM's size in GiB [default: 64]
+  NEURON_SIM_SANITIZE=0      turn off the simulator's element checks (unwritten, cross-core, overlaps)
+  CUSTOMOP_QEMU_TIMEOUT      seconds an emulated run may take without --timeout [default: 120]
+  CUSTOMOP_XTENSA_LIBS       a directory with prebuilt device runtimes (else cargo builds them)
+  PYTHON                     the Python with ziglang, for device builds [default: python3]
+  OBJCOPY                    objcopy, for device builds [default: objcopy]";
+
+/// A value among `names`, parsed by `parse` (whose message a bad value
+/// gets); `--help` lists the names as `[possible values: ...]`.
+#[derive(Clone)]
+struct Choices<T> {
+    names: &'static [(&'static str, &'static str)],
+    parse: fn(&str) -> Result<T>,
+}
+
+impl<T: Clone + Send + Sync + 'static> TypedValueParser for Choices<T> {
+    type Value = T;
+
+    fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &std::ffi::OsStr) -> std::result::Result<T, clap::Error> {
+        let s = value.to_string_lossy();
+        (self.parse)(&s).map_err(|e| {
+            let arg = arg.map_or_else(String::new, |a| format!(" for '{a}'"));
+            clap::Error::raw(clap::error::ErrorKind::InvalidValue, format!("invalid value '{s}'{arg}: {}\n", e.message)).with_cmd(cmd)
+        })
+    }
+
+    fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
+        Some(Box::new(self.names.iter().map(|(n, help)| PossibleValue::new(*n).help(*help))))
+    }
+}
+
+const TARGETS: Choices<Target> = Choices {
+    names: &[
+        ("sim", "the host simulator"),
+        ("qemu", "the emulated Xtensa cluster and the host simulator"),
+        ("q7", "the device's FLL images (not runnable here)"),
+    ],
+    parse: Target::parse,
+};
+
+const PLACES: Choices<crate::run::On> = Choices {
+    names: &[("sim", "the host simulator"), ("qemu", "the emulated Xtensa cluster (a --target qemu build)"), ("both", "both, outputs compared bit for bit")],
+    parse: crate::run::On::parse,
+};
 
 /// Builds vendor-style custom-op kernels and runs them on the host
 /// simulator or the emulated cluster.
@@ -30,6 +83,19 @@ struct Cli {
 enum Command {
     Build(BuildArgs),
     Run(RunArgs),
+    Ops(OpsArgs),
+}
+
+/// List a built library's ops with their signatures.
+///
+/// Reads DIR's schema (written by `customop build`): each op, the compute
+/// function's parameter types, its shape function and where
+/// NEURON_LIBRARY declares it.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_STATUS)]
+struct OpsArgs {
+    /// The build directory.
+    dir: PathBuf,
 }
 
 /// Build a library of ops from compute and shape sources.
@@ -45,23 +111,30 @@ struct BuildArgs {
     #[arg(long)]
     name: String,
     /// A compute source (repeatable).
-    #[arg(long, value_name = "A.cpp")]
+    #[arg(long, value_name = "A.cpp", required = true)]
     compute: Vec<PathBuf>,
     /// A shape source with NEURON_LIBRARY (repeatable).
-    #[arg(long, value_name = "S.cpp")]
+    #[arg(long, value_name = "S.cpp", required = true)]
     shape: Vec<PathBuf>,
     /// Build the kernel for the 8 cores.
     #[arg(long)]
     multicore: bool,
-    /// sim, qemu or q7.
-    #[arg(long, default_value = "sim", value_parser = |s: &str| Target::parse(s).map_err(|e| e.message))]
+    /// What to build for.
+    #[arg(long, default_value = "sim", value_parser = TARGETS)]
     target: Target,
-    /// The build directory [default: build/NAME].
+    /// The build directory, where libNAME.so goes [default: build/NAME].
     #[arg(long, value_name = "DIR")]
     out: Option<PathBuf>,
+    /// Print each compile and link command and everything it prints
+    /// (warnings too; without -v, warnings are summarised at the end).
+    #[arg(short, long)]
+    verbose: bool,
     /// Extra compiler flags, split as a shell would (repeatable).
     #[arg(long, value_name = "\"...\"", allow_hyphen_values = true)]
     cflags: Vec<String>,
+    /// Extra linker flags for libNAME.so (-L, -l, ...), split as a shell would (repeatable).
+    #[arg(long, value_name = "\"...\"", allow_hyphen_values = true)]
+    ldflags: Vec<String>,
     /// The host library to link [default: the one built with this tool].
     #[arg(long, value_name = "libneuroncustomop.a")]
     staticlib: Option<PathBuf>,
@@ -78,7 +151,7 @@ struct BuildArgs {
 /// emulated cluster (per-core status and printf shown); --on both runs it
 /// on the simulator and on QEMU and compares the outputs bit for bit. The
 /// shape function and the simulator's run go in a child process: a crash
-/// is reported (core, op, signal, address), --timeout stops them after
+/// is reported (core, op, signal, address); --timeout stops any run after
 /// SECONDS. --timings prints where a run on the simulator spent its time.
 #[derive(clap::Args, Debug)]
 #[command(after_help = EXIT_STATUS)]
@@ -90,7 +163,7 @@ struct RunArgs {
     /// The op's arguments: .npy files and numbers (negative ones too).
     #[arg(value_name = "ARG")]
     args: Vec<String>,
-    /// Where the output goes.
+    /// The output file (a .npy file; `build --out` is a directory).
     #[arg(short = 'o', long = "out", value_name = "OUT.npy")]
     out: PathBuf,
     /// 1 or 8 [default: 8 for a --multicore build, else 1].
@@ -99,10 +172,11 @@ struct RunArgs {
     /// Print the run's report.
     #[arg(long)]
     report: bool,
-    /// Where the kernel runs: sim, qemu or both.
-    #[arg(long, default_value = "sim", value_parser = |s: &str| crate::run::On::parse(s).map_err(|e| e.message))]
+    /// Where the kernel runs.
+    #[arg(long, default_value = "sim", value_parser = PLACES)]
     on: crate::run::On,
-    /// Stop the shape function and the run after SECONDS.
+    /// Stop the shape function and the run after SECONDS, on the simulator
+    /// and on the emulated cluster alike (exit status 13).
     #[arg(long, value_name = "SECONDS", value_parser = |v: &str| crate::contained::parse_timeout(v, "--timeout").map_err(|e| e.message))]
     timeout: Option<Duration>,
     /// Print where a run on the simulator spent its time (inputs, setup,
@@ -112,23 +186,32 @@ struct RunArgs {
 }
 
 impl BuildArgs {
-    fn options(self) -> Result<BuildOptions> {
+    fn options(self) -> Result<(BuildOptions, bool)> {
         let mut cflags = Vec::new();
         for c in &self.cflags {
             cflags.extend(split_flags(c)?);
         }
         let out = self.out.unwrap_or_else(|| PathBuf::from("build").join(&self.name));
-        Ok(BuildOptions {
-            name: self.name,
-            compute: self.compute,
-            shape: self.shape,
-            multicore: self.multicore,
-            target: self.target,
-            out,
-            cflags,
-            staticlib: self.staticlib,
-            include: self.include,
-        })
+        let mut ldflags = Vec::new();
+        for l in &self.ldflags {
+            ldflags.extend(split_flags(l)?);
+        }
+        let verbose = self.verbose;
+        Ok((
+            BuildOptions {
+                name: self.name,
+                compute: self.compute,
+                shape: self.shape,
+                multicore: self.multicore,
+                target: self.target,
+                out,
+                cflags,
+                ldflags,
+                staticlib: self.staticlib,
+                include: self.include,
+            },
+            verbose,
+        ))
     }
 }
 
@@ -144,7 +227,10 @@ impl RunArgs {
 /// version) with its exit status. A usage error is an [`ErrorKind::Usage`]
 /// error carrying clap's message (what is wrong, the usage line).
 enum Parsed {
-    Build(BuildOptions),
+    /// The options, `-v`.
+    Build(BuildOptions, bool),
+    /// `customop ops DIR`.
+    Ops(PathBuf),
     /// The options, `--report`, `--timings`.
     Run(RunOptions, bool, bool),
     Print(String),
@@ -172,7 +258,8 @@ fn parse(args: &[String]) -> Result<Parsed> {
     let args = mark_numbers(args);
     let argv = std::iter::once("customop").chain(args.iter().map(String::as_str));
     match Cli::try_parse_from(argv) {
-        Ok(Cli { command: Command::Build(b) }) => Ok(Parsed::Build(b.options()?)),
+        Ok(Cli { command: Command::Build(b) }) => b.options().map(|(o, v)| Parsed::Build(o, v)),
+        Ok(Cli { command: Command::Ops(o) }) => Ok(Parsed::Ops(o.dir)),
         Ok(Cli { command: Command::Run(r) }) => {
             let (o, report, timings) = r.options();
             Ok(Parsed::Run(o, report, timings))
@@ -187,8 +274,14 @@ fn parse(args: &[String]) -> Result<Parsed> {
 
 fn dispatch(args: &[String]) -> Result<()> {
     match parse(args)? {
-        Parsed::Build(o) => {
-            let b = build(&o)?;
+        Parsed::Ops(dir) => {
+            print!("{}", crate::ops_list::describe(&dir)?);
+            Ok(())
+        }
+        Parsed::Build(o, verbose) => {
+            let (b, warnings) = progress::scoped(if verbose { Level::Verbose } else { Level::Steps }, || build(&o));
+            show_warnings(&warnings, verbose);
+            let b = b?;
             let compiled = b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).count();
             let ops: Vec<&str> = b.schema.ops.iter().map(|o| o.name.as_str()).collect();
             println!(
@@ -258,6 +351,25 @@ fn dispatch(args: &[String]) -> Result<()> {
     }
 }
 
+/// The warnings of compiles that passed, on stderr: with `-v` they were
+/// streamed already, so only counted; without it, each diagnostic line.
+fn show_warnings(warnings: &[progress::Warning], verbose: bool) {
+    for w in warnings {
+        let lines = w.headlines();
+        if verbose {
+            eprintln!("customop: {}: {} line(s) of warnings (above)", w.what, lines.len());
+            continue;
+        }
+        eprintln!("customop: {} printed:", w.what);
+        for l in lines {
+            eprintln!("  {l}");
+        }
+    }
+    if !warnings.is_empty() && !verbose {
+        eprintln!("customop: -v shows each command and its full output");
+    }
+}
+
 /// Runs the command line; returns the exit status (messages on stderr).
 pub fn main(args: &[String]) -> i32 {
     match dispatch(args) {
@@ -286,7 +398,7 @@ mod tests {
 
     fn parse_build(a: &[&str]) -> Result<BuildOptions> {
         match parse(&[&["build"], a].concat().iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())? {
-            Parsed::Build(o) => Ok(o),
+            Parsed::Build(o, _) => Ok(o),
             _ => panic!("not a build"),
         }
     }
@@ -335,10 +447,52 @@ mod tests {
     fn help_is_printed_per_command_and_exits_zero() {
         for cmd in [&["--help"][..], &["help"], &["build", "--help"], &["run", "-h"], &["help", "run"]] {
             let Ok(Parsed::Print(text)) = parse(&v(cmd)) else { panic!("{cmd:?} is not help") };
-            assert!(text.contains("Usage: customop") && text.contains("exit status: 0 ok, 2 usage"), "{cmd:?}: {text}");
+            assert!(text.contains("Usage: customop") && text.contains("EXIT STATUS:\n  0 ok, 2 usage") && text.contains("ENVIRONMENT:"), "{cmd:?}: {text}");
         }
         let Ok(Parsed::Print(run)) = parse(&v(&["run", "--help"])) else { panic!() };
         assert!(run.contains("--timeout <SECONDS>") && run.contains("<DIR> <OP> [ARG]..."), "{run}");
         assert_eq!(main(&v(&["build", "--help"])), 0);
+    }
+
+    #[test]
+    fn help_shows_possible_values_and_required_flags() {
+        let Ok(Parsed::Print(run)) = parse(&v(&["run", "--help"])) else { panic!() };
+        assert!(run.contains("Possible values:") && run.contains("- qemu:") && run.contains("- both:"), "{run}");
+        let Ok(Parsed::Print(build)) = parse(&v(&["build", "--help"])) else { panic!() };
+        assert!(build.contains("--name <NAME> --compute <A.cpp> --shape <S.cpp>"), "the usage line shows the required flags: {build}");
+        assert!(build.contains("- q7:") && build.contains("-v, --verbose"), "{build}");
+        // The short form (-h) lists them in brackets.
+        let Ok(Parsed::Print(short)) = parse(&v(&["run", "-h"])) else { panic!() };
+        assert!(short.contains("[possible values: sim, qemu, both]"), "{short}");
+        let e = parse_build(&["--name", "k", "--compute", "a.cpp"]).unwrap_err();
+        assert!(e.kind == ErrorKind::Usage && e.message.contains("--shape <S.cpp>"), "{e}");
+    }
+
+    #[test]
+    fn the_exit_status_footer_lists_exactly_the_statuses_the_tool_returns() {
+        let footer = EXIT_STATUS.split("\n\n").next().unwrap();
+        let mut listed: Vec<i32> = footer.split([',', '\n', ':']).filter_map(|item| item.split_whitespace().next()?.parse().ok()).collect();
+        listed.sort_unstable();
+        let mut want: Vec<i32> = std::iter::once(0).chain(ErrorKind::ALL.iter().map(|k| k.exit_code())).collect();
+        want.sort_unstable();
+        assert_eq!(listed, want, "{footer}");
+    }
+
+    #[test]
+    fn the_environment_section_names_the_variables_the_tool_reads() {
+        for var in [
+            "CXX",
+            "NEURON_INCLUDE",
+            crate::staticlib::ENV_OVERRIDE,
+            "NEURON_SIM_HBM_GIB",
+            "NEURON_SIM_SANITIZE",
+            "CUSTOMOP_QEMU_TIMEOUT",
+            crate::xtensa::devlib::ENV_DIR,
+            "PYTHON",
+            "OBJCOPY",
+        ] {
+            let listed = EXIT_STATUS.contains(&format!("\n  {var} ")) || EXIT_STATUS.contains(&format!("\n  {var}="));
+            assert!(listed, "{var} is not in ENVIRONMENT");
+        }
     }
 }

@@ -155,14 +155,19 @@ pub fn die_with_parent(cmd: &mut Command) {
 /// (`hint` says what to install or set).
 pub fn run_tool(cmd: &mut Command, what: &str, hint: &str) -> Result<()> {
     die_with_parent(cmd);
+    crate::progress::detail(&format!("customop: {what}: {}", shell_line(cmd)));
     let out =
         cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("{what}: cannot run {}: {e} ({hint})", cmd.get_program().to_string_lossy())))?;
+    let printed = format!("{}{}", String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
     if !out.status.success() {
-        return Err(Error::new(
-            ErrorKind::Compile,
-            format!("{what} failed ({}):\n{}{}", shell_line(cmd), String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr)),
-        ));
+        return Err(Error::new(ErrorKind::Compile, format!("{what} failed ({}):\n{printed}", shell_line(cmd))));
     }
+    // A tool that passed but printed (a compiler's warnings): streamed
+    // with -v, and kept for the build's summary either way.
+    if !printed.trim().is_empty() {
+        crate::progress::detail(printed.trim_end());
+    }
+    crate::progress::warned(what, &printed);
     Ok(())
 }
 

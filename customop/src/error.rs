@@ -25,8 +25,6 @@ pub enum ErrorKind {
     RunFailed,
     /// The op's shape function failed on the host (8).
     ShapeFailed,
-    /// The target exists but is not supported yet (9).
-    NotYet,
     /// The environment lacks something: the host staticlib, the
     /// compiler, the simulator entry points in the built library, the
     /// Xtensa toolchain, QEMU (10).
@@ -56,7 +54,6 @@ impl ErrorKind {
             Self::BadInput => 6,
             Self::RunFailed => 7,
             Self::ShapeFailed => 8,
-            Self::NotYet => 9,
             Self::Environment => 10,
             Self::Mismatch => 11,
             Self::Crashed => 12,
@@ -75,7 +72,6 @@ impl ErrorKind {
             Self::BadInput => "bad_input",
             Self::RunFailed => "run_failed",
             Self::ShapeFailed => "shape_failed",
-            Self::NotYet => "not_yet",
             Self::Environment => "environment",
             Self::Mismatch => "mismatch",
             Self::Crashed => "crashed",
@@ -85,7 +81,7 @@ impl ErrorKind {
     }
 
     /// Every kind.
-    pub const ALL: [Self; 13] = [
+    pub const ALL: [Self; 12] = [
         Self::Usage,
         Self::Refused,
         Self::Compile,
@@ -93,7 +89,6 @@ impl ErrorKind {
         Self::BadInput,
         Self::RunFailed,
         Self::ShapeFailed,
-        Self::NotYet,
         Self::Environment,
         Self::Mismatch,
         Self::Crashed,
@@ -114,12 +109,22 @@ pub struct Error {
     pub kind: ErrorKind,
     /// What to tell the user.
     pub message: String,
+    /// A failed kernel run: the runtime's error code (`docs/errors.md`),
+    /// which is not the exit status (both are numbers, from different
+    /// tables).
+    pub runtime_error: Option<i32>,
 }
 
 impl Error {
     /// An error of `kind`.
     pub fn new(kind: ErrorKind, message: impl Into<String>) -> Self {
-        Self { kind, message: message.into() }
+        Self { kind, message: message.into(), runtime_error: None }
+    }
+
+    /// This error, for a run that failed with the runtime's error `code`.
+    pub fn with_runtime_error(mut self, code: i32) -> Self {
+        self.runtime_error = Some(code);
+        self
     }
 
     /// An I/O error on `path`.

@@ -13,6 +13,7 @@
 //! - [`xtensa`]: the device build (toolchain, FLL and QEMU images);
 //! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`;
 //!   [`qemu_blob`], [`qemu_run`], [`differential`]: its `--on qemu|both`.
+//! - [`ops_list`]: `customop ops`; [`progress`]: what a build prints as it runs.
 
 pub mod atomic;
 pub mod build;
@@ -31,6 +32,8 @@ pub mod kernel_heap;
 pub mod link;
 pub mod loaded;
 pub mod npy;
+pub mod ops_list;
+pub mod progress;
 pub mod qemu_blob;
 pub mod qemu_run;
 pub mod run;

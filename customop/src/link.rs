@@ -57,20 +57,21 @@ fn version_script(dir: &Path) -> Result<PathBuf> {
     Ok(path)
 }
 
-/// Links `objects` with `staticlib` into the shared object `out` (a
-/// temporary the caller renames into place); the version script goes in
-/// `dir`.
-pub fn shared_object(cc: &Compiler, dir: &Path, objects: &[PathBuf], staticlib: &Path, out: &Path) -> Result<()> {
+/// Links `objects` (then the user's `ldflags`) with `staticlib` into the
+/// shared object `out` (a temporary the caller renames into place); the
+/// version script goes in `dir`.
+pub fn shared_object(cc: &Compiler, dir: &Path, objects: &[PathBuf], ldflags: &[String], staticlib: &Path, out: &Path) -> Result<()> {
     let map = version_script(dir)?;
     let mut cmd = Command::new(&cc.cxx);
     cmd.arg("-shared").arg("-o").arg(out);
-    cmd.args(objects);
+    cmd.args(objects).args(ldflags);
     cmd.arg(format!("-Wl,--version-script={}", map.display())).arg("-Wl,-Bsymbolic").arg("-Wl,--no-undefined");
     for e in EXPORTS.iter().filter(|e| e.starts_with("neuron_")) {
         cmd.arg(format!("-Wl,-u,{e}"));
     }
     cmd.arg(staticlib).args(["-lpthread", "-ldl", "-lm"]);
     crate::compiler::die_with_parent(&mut cmd);
+    crate::progress::detail(&format!("customop: linking {}: {}", out.display(), shell_line(&cmd)));
     let res = cmd.output().map_err(|e| Error::new(ErrorKind::Environment, format!("cannot run the linker {}: {e}", cc.cxx.display())))?;
     if !res.status.success() {
         return Err(Error::new(

@@ -85,10 +85,14 @@ fn env_error(msg: String) -> Error {
     Error::new(ErrorKind::Environment, msg)
 }
 
-/// Runs `image` on `cores` emulated cores with `blob` loaded.
-pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32) -> Result<QemuRun> {
+/// Runs `image` on `cores` emulated cores with `blob` loaded. `bound`:
+/// the user's time bound and the option that gave it (`--timeout`,
+/// `timeout=`), a [`ErrorKind::TimedOut`] when passed; without it,
+/// `CUSTOMOP_QEMU_TIMEOUT` (or [`DEFAULT_TIMEOUT`]) seconds.
+pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Option<(Duration, &str)>) -> Result<QemuRun> {
     std::fs::write(blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file, e))?;
-    let timeout = std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT);
+    let default = Duration::from_secs(std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT));
+    let timeout = bound.map_or(default, |(d, _)| d);
     // `-semihosting-config` and `-device` are comma-separated lists: a
     // literal comma is doubled.
     let esc = |p: &Path| p.display().to_string().replace(',', ",,");
@@ -123,7 +127,7 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32) -> Result<Qe
         if let Some(st) = child.try_wait().map_err(|e| env_error(format!("waiting for {QEMU}: {e}")))? {
             break Some(st);
         }
-        if start.elapsed() >= Duration::from_secs(timeout) {
+        if start.elapsed() >= timeout {
             let _ = child.kill();
             let _ = child.wait();
             break None;
@@ -134,7 +138,16 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32) -> Result<Qe
     let stderr = err_t.join().unwrap_or_default();
     let all = format!("{stdout}{stderr}");
     let Some(status) = status else {
-        return Err(Error::new(ErrorKind::RunFailed, format!("the emulated run did not finish in {timeout} s (CUSTOMOP_QEMU_TIMEOUT); its output:\n{all}")));
+        return Err(match bound {
+            Some((d, option)) => Error::new(
+                ErrorKind::TimedOut,
+                format!("the emulated run did not finish within {option} {} s and was stopped; its output:\n{all}", d.as_secs_f64()),
+            ),
+            None => Error::new(
+                ErrorKind::RunFailed,
+                format!("the emulated run did not finish in {} s (CUSTOMOP_QEMU_TIMEOUT; --timeout sets a bound); its output:\n{all}", timeout.as_secs()),
+            ),
+        });
     };
     let parsed = parse(&stdout, cores, blob.out_bytes);
     match (status.code(), parsed) {

@@ -166,7 +166,7 @@ pub fn shape_values(placed: &[Placed]) -> Vec<Value> {
 /// the report.
 pub fn run_failed(op: &str, cores: u32, rc: i32, msg: &str, on: Option<&str>, report: &str) -> Error {
     let on = on.map(|o| format!(" ({o})")).unwrap_or_default();
-    Error::new(ErrorKind::RunFailed, format!("op `{op}` failed on {cores} core(s): error {rc}: {msg}{on}\n{report}"))
+    Error::new(ErrorKind::RunFailed, format!("op `{op}` failed on {cores} core(s): error {rc}: {msg}{on}\n{report}")).with_runtime_error(rc)
 }
 
 fn bad(msg: String) -> Error {
@@ -332,7 +332,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             (data, report)
         }
         On::Qemu => {
-            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout)?;
             if q.code() != 0 {
                 return Err(failed("on the emulated cluster", q.code(), &api.error_message(q.code()), &q.report()));
             }
@@ -340,7 +340,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         }
         On::Both => {
             let SimRun { rc, report: sim_report, data, .. } = sim_run()?;
-            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores)?;
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout)?;
             let report = format!("{sim_report}{}", q.report());
             // Checks only the simulator can make (which elements were
             // written, by which core): a failure there with a passing
@@ -568,7 +568,15 @@ impl std::io::Write for EarlyWriteback<'_> {
 }
 
 /// Runs the op on the emulated cluster (the build's image).
-fn run_qemu(dir: &Path, schema: &Schema, op: &Op, placed: &[Placed], spec: &OutputSpec, cores: u32) -> Result<crate::qemu_run::QemuRun> {
+fn run_qemu(
+    dir: &Path,
+    schema: &Schema,
+    op: &Op,
+    placed: &[Placed],
+    spec: &OutputSpec,
+    cores: u32,
+    timeout: Option<Duration>,
+) -> Result<crate::qemu_run::QemuRun> {
     let args: Vec<crate::qemu_blob::Arg> = placed
         .iter()
         .map(|p| match p {
@@ -582,7 +590,7 @@ fn run_qemu(dir: &Path, schema: &Schema, op: &Op, placed: &[Placed], spec: &Outp
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = dir.join(format!("invocation-{}-{n}.bin", std::process::id()));
-    let r = crate::qemu_run::run(&image, &blob, &file, cores);
+    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")));
     let _ = std::fs::remove_file(&file);
     r
 }

@@ -64,6 +64,7 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
         target: customop::Target::Sim,
         out: out.clone(),
         cflags: vec![],
+        ldflags: vec![],
         staticlib: None,
         include: None,
     };

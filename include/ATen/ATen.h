@@ -1,4 +1,4 @@
-// The vendor's tensor library (SPEC §11), namespaces at and torch (the
+// The vendor's tensor library, namespaces at and torch (the
 // same names; torch::Tensor is at::Tensor) and c10, plus torch::neuron's
 // TCM allocator and a kernel's printf. <torch/torch.h> is this header.
 //

@@ -4,7 +4,7 @@
 // Each is a call of the neuron:: function beneath, i.e. of one C export:
 // there is one implementation of each operation.
 //
-// Elementwise, no broadcasting, no type promotion (SPEC §11). A failure
+// Elementwise, no broadcasting, no type promotion. A failure
 // fails the op, as libtorch's exception would: the invocation's status
 // becomes the error's code (neuron_fail_invocation), the run reports it,
 // and meanwhile an allocating form returns an undefined tensor and an

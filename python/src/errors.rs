@@ -1,7 +1,9 @@
 //! `neuroncustomop.Error`: every expected failure (a bad call, a build
-//! that does not compile, a kernel that fails) raises it, with `.code`
-//! (the `customop` exit status of that kind, documented in
-//! `docs/kernel-guide.md`), `.kind` (its name) and `.message`.
+//! that does not compile, a kernel that fails) raises it, with
+//! `.exit_code` (the `customop` exit status of that kind, documented in
+//! `docs/kernel-guide.md`; `.code` is the same number, its older name),
+//! `.kind` (its name), `.error` (a failed kernel's runtime error code,
+//! `docs/errors.md`, else None) and `.message`.
 
 use customop::Error as ToolError;
 use customop::ErrorKind;
@@ -13,7 +15,9 @@ pyo3::create_exception!(
     neuroncustomop,
     Error,
     pyo3::exceptions::PyException,
-    "A failure of neuroncustomop: `.code` (the customop exit status of its kind), `.kind` and `.message`."
+    "A failure of neuroncustomop. `.exit_code`: the customop exit status of its kind (2 usage, 4 compile, 6 bad input, \
+     7 kernel failed, 12 crashed, 13 timed out, ...; `.code` is the same number). `.kind`: its name. `.error`: when the \
+     kernel failed, the runtime's error code (docs/errors.md; not an exit status), else None. `.message`: what happened."
 );
 
 pyo3::create_exception!(
@@ -93,6 +97,8 @@ fn exception(py: Python<'_>, ty: &Bound<'_, PyType>, e: &ToolError, extra: &[(&s
     let build = || -> PyResult<PyErr> {
         let exc = ty.call1((PyString::new(py, &e.message),))?;
         exc.setattr("code", e.kind.exit_code())?;
+        exc.setattr("exit_code", e.kind.exit_code())?;
+        exc.setattr("error", e.runtime_error)?;
         exc.setattr("kind", e.kind.name())?;
         exc.setattr("message", &e.message)?;
         for (name, value) in extra {

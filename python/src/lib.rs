@@ -42,5 +42,7 @@ fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<report::Report>()?;
     m.add_class::<report::CoreReport>()?;
     m.add("ACCEPTED_DTYPES", arrays::ACCEPTED)?;
+    // The package's version (maturin takes the wheel's from this crate too).
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

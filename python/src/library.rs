@@ -7,15 +7,17 @@ use crate::report::{self, Report};
 use crate::staticlib_path;
 use customop::build::{build, BuildOptions};
 use customop::compiler::{split_flags, Outcome};
+use customop::contained::Bounds;
+use customop::progress::{self, Level};
+use customop::run::On;
+use customop::shape::{OutputSpec, Value};
+use customop::shape_cache::ShapeCache;
 use customop::sim::SimApi;
 use customop::worker::{Call, Finished, Pool};
 use customop::{ArgKind, Error, ErrorKind, Op as OpSchema, Schema, Target};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyString, PyTuple};
 use std::path::PathBuf;
-use customop::contained::Bounds;
-use customop::shape::{OutputSpec, Value};
-use customop::shape_cache::ShapeCache;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -29,6 +31,9 @@ pub struct BuildLog {
     pub cached: Vec<String>,
     /// Whether the shared object was linked (false: it was current).
     pub linked: bool,
+    /// What compiles and links that passed printed (warnings), each as
+    /// `"compiling relu.cpp:\n<the compiler's output>"`.
+    pub warnings: Vec<String>,
 }
 
 #[pymethods]
@@ -51,12 +56,14 @@ pub struct Library {
     timeout: Option<Duration>,
     /// The shape functions' answers for fake tensors (`Op::output_spec`).
     shapes: Arc<Mutex<ShapeCache>>,
+    /// `load(on=)`: where its ops run.
+    on: On,
 }
 
 impl Library {
-    fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>) -> Self {
+    fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>, on: On) -> Self {
         let pool = Arc::new(Pool::new(api, schema.ops.clone()));
-        Self { schema, api, pool, dir, log, timeout, shapes: Arc::default() }
+        Self { schema, api, pool, dir, log, timeout, shapes: Arc::default(), on }
     }
 
     fn op(&self, op: &OpSchema) -> Op {
@@ -69,6 +76,8 @@ impl Library {
             pool: Arc::clone(&self.pool),
             index,
             shapes: Arc::clone(&self.shapes),
+            on: self.on,
+            dir: self.dir.clone(),
         }
     }
 }
@@ -126,6 +135,12 @@ impl Library {
         self.schema.libraries.clone()
     }
 
+    /// Where the ops run: `"sim"`, `"qemu"` or `"both"` (`load(on=)`).
+    #[getter]
+    fn on(&self) -> &'static str {
+        on_name(self.on)
+    }
+
     /// Built with `multicore=True` (ops then default to 8 cores).
     #[getter]
     fn multicore(&self) -> bool {
@@ -164,6 +179,42 @@ pub struct Op {
     index: usize,
     /// The library's shape answers for fake tensors.
     shapes: Arc<Mutex<ShapeCache>>,
+    /// Where it runs (`load(on=)`), and the build directory (an emulated
+    /// run reads the image there).
+    pub(crate) on: On,
+    dir: PathBuf,
+}
+
+/// An emulated run's report in the simulator's form, which `Report`
+/// reads: with `on="both"`, the simulator's report (the emulated cores
+/// agreed with it, or the run failed); with `"qemu"`, each emulated
+/// core's status as a core line (their printf lines are dropped).
+fn report_of_emulated(text: &str, cores: u32) -> String {
+    let (sim, emulated): (Vec<&str>, Vec<&str>) = text.lines().partition(|l| !l.starts_with("qemu core ") && !l.starts_with("  printf: "));
+    if sim.first().is_some_and(|l| l.starts_with("run")) {
+        return sim.iter().map(|l| format!("{l}\n")).collect();
+    }
+    let mut out = format!("run: {cores} core(s), ok\n");
+    for l in emulated.iter().filter_map(|l| l.strip_prefix("qemu core ")) {
+        out.push_str(&format!("core {}\n", l.replacen(": returned ", ": launcher returned ", 1)));
+    }
+    out
+}
+
+fn on_name(on: On) -> &'static str {
+    match on {
+        On::Sim => "sim",
+        On::Qemu => "qemu",
+        On::Both => "both",
+    }
+}
+
+/// An `on=` value: `"sim"`, `"qemu"` or `"both"`.
+fn on_of(obj: Option<&Bound<'_, PyAny>>) -> customop::Result<On> {
+    let Some(o) = obj.filter(|o| !o.is_none()) else { return Ok(On::Sim) };
+    let bad = || usage(format!("on={}: give \"sim\", \"qemu\" or \"both\"", o.repr().map(|r| r.to_string()).unwrap_or_default()));
+    let s: String = o.extract().map_err(|_| bad())?;
+    On::parse(&s).map_err(|_| bad())
 }
 
 /// A `timeout=` value: None (no bound) or a number of seconds above 0.
@@ -248,6 +299,39 @@ impl Op {
         let spec = spec.map_err(|e| errors::to_py(py, &e))?;
         lock().insert(self.index, values, spec.clone());
         Ok(spec)
+    }
+
+    /// Runs the op on the emulated cluster (`on="qemu"`) or on it and the
+    /// simulator (`"both"`): through `customop run`'s own function, the
+    /// tensors handed over as `.npy` files in a private directory. Returns
+    /// the output and the report's text.
+    pub(crate) fn run_emulated(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<(customop::npy::Array, String)> {
+        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let tmp = std::env::temp_dir().join(format!("neuroncustomop-{}-{n}", std::process::id()));
+        let (op, dir, on, timeout) = (&self.op, &self.dir, self.on, timeout.or(self.timeout));
+        let ran = py.detach(|| {
+            std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+            let mut args = Vec::with_capacity(placed.len());
+            for (i, p) in placed.iter().enumerate() {
+                args.push(match p {
+                    Placed::Tensor(a) => {
+                        let f = tmp.join(format!("arg{i}.npy"));
+                        customop::npy::write(&f, a)?;
+                        f.display().to_string()
+                    }
+                    Placed::Value { value: customop::shape::Value::Int(v), .. } => v.to_string(),
+                    Placed::Value { value: customop::shape::Value::Float(v), .. } => format!("{v:?}"),
+                    Placed::Value { .. } => return Err(bad_input(format!("argument {} of op `{}`: not a number", i + 1, op.name))),
+                });
+            }
+            let o = customop::run::RunOptions { dir: dir.clone(), op: op.name.clone(), args, out: None, cores: Some(cores), on, timeout };
+            customop::run::run(&o)
+        });
+        let _ = std::fs::remove_dir_all(&tmp);
+        py.check_signals()?;
+        let r = ran.map_err(|e| errors::to_py(py, &e))?;
+        Ok((r.output, report_of_emulated(&r.report, cores)))
     }
 
     /// Runs a call staged in the library's worker (`invoke::finish`),
@@ -337,7 +421,8 @@ impl Op {
             let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
             return Err(errors::to_py(py, &e));
         }
-        let (out, report_text) = match self.pool.try_call() {
+        let emulated = self.on != On::Sim;
+        let (out, report_text) = match self.pool.try_call().filter(|_| !emulated) {
             // The library's worker: arguments copied once into its memory,
             // the output once out of it.
             Some(mut call) => {
@@ -353,14 +438,20 @@ impl Op {
                 };
                 (out, done.run.take().map(|r| r.1).unwrap_or_default())
             }
-            // Another thread's call holds it: a one-shot child.
+            // Another thread's call holds it (a one-shot child), or the
+            // run is on the emulated cluster.
             None => {
                 let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
                 for (i, a) in args.iter().enumerate() {
                     placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
                 }
-                let ran = self.run_contained(py, &placed, cores, timeout)?;
-                (crate::arrays::to_python(py, ran.output)?, ran.report)
+                if emulated {
+                    let (output, report) = self.run_emulated(py, &placed, cores, timeout)?;
+                    (crate::arrays::to_python(py, output)?, report)
+                } else {
+                    let ran = self.run_contained(py, &placed, cores, timeout)?;
+                    (crate::arrays::to_python(py, ran.output)?, ran.report)
+                }
             }
         };
         if !report {
@@ -421,12 +512,14 @@ fn paths(obj: &Bound<'_, PyAny>, what: &str) -> customop::Result<Vec<PathBuf>> {
         .collect()
 }
 
-fn cflags(obj: Option<&Bound<'_, PyAny>>) -> customop::Result<Vec<String>> {
+/// `extra_cflags` / `extra_ldflags` (`what`): a list of strings, or one
+/// string split as a shell would.
+fn flags_of(obj: Option<&Bound<'_, PyAny>>, what: &str) -> customop::Result<Vec<String>> {
     let Some(obj) = obj.filter(|o| !o.is_none()) else { return Ok(Vec::new()) };
     if let Ok(s) = obj.extract::<String>() {
         return split_flags(&s);
     }
-    obj.extract::<Vec<String>>().map_err(|_| usage("extra_cflags: give a list of strings"))
+    obj.extract::<Vec<String>>().map_err(|_| usage(format!("{what}: give a list of strings")))
 }
 
 /// The default build directory: `$XDG_CACHE_HOME/neuroncustomop/NAME`
@@ -444,7 +537,7 @@ fn default_dir(name: &str) -> PathBuf {
 #[pyfunction]
 // The vendor's `custom_op.load` keywords, one parameter each.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None))]
+#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None, extra_ldflags = None, on = None))]
 pub fn load(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
@@ -455,8 +548,11 @@ pub fn load(
     extra_cflags: Option<&Bound<'_, PyAny>>,
     verbose: Option<&Bound<'_, PyAny>>,
     timeout: Option<&Bound<'_, PyAny>>,
+    extra_ldflags: Option<&Bound<'_, PyAny>>,
+    on: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
+    let on = on_of(on).map_err(fail)?;
     let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
     // Taken as objects and checked here: a wrong type is a
     // neuroncustomop.Error naming the keyword, not PyO3's bare TypeError.
@@ -476,17 +572,26 @@ pub fn load(
         Some(d) => d.extract::<PathBuf>().map_err(|_| fail(usage("build_directory: give a path")))?,
         None => default_dir(&name),
     };
-    let cflags = cflags(extra_cflags).map_err(fail)?;
+    let cflags = flags_of(extra_cflags, "extra_cflags").map_err(fail)?;
+    let ldflags = flags_of(extra_ldflags, "extra_ldflags").map_err(fail)?;
+    // The emulated cluster runs a --target qemu build (which also builds
+    // the simulator's library).
+    let target = if on == On::Sim { Target::Sim } else { Target::Qemu };
     let staticlib = staticlib_path::find(py)?;
-    let opts = BuildOptions { name, compute, shape, multicore, target: Target::Sim, out: out.clone(), cflags, staticlib: Some(staticlib), include: None };
+    let opts = BuildOptions { name, compute, shape, multicore, target, out: out.clone(), cflags, ldflags, staticlib: Some(staticlib), include: None };
     // The compiler runs for seconds: other Python threads go on meanwhile.
-    let built = py.detach(|| build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))).map_err(fail)?;
-    let (b, schema, api) = built;
+    // verbose=True: each compile command and its output (warnings too) on
+    // stderr as it runs; the warnings are kept in build_log either way.
+    let level = if verbose { Level::Verbose } else { Level::Quiet };
+    let (built, warnings) =
+        py.detach(|| progress::scoped(level, || build(&opts).and_then(|b| customop::run::load(&out).map(|(schema, api)| (b, schema, api)))));
+    let (b, schema, api) = built.map_err(fail)?;
     let show = |p: &PathBuf| p.display().to_string();
     let log = BuildLog {
         compiled: b.objects.iter().filter(|(_, o)| *o == Outcome::Compiled).map(|(p, _)| show(p)).collect(),
         cached: b.objects.iter().filter(|(_, o)| *o == Outcome::Cached).map(|(p, _)| show(p)).collect(),
         linked: b.linked,
+        warnings: warnings.iter().map(|w| format!("{}:\n{}", w.what, w.output.trim_end())).collect(),
     };
     if verbose {
         let ops: Vec<&str> = b.schema.ops.iter().map(|o| o.name.as_str()).collect();
@@ -507,14 +612,19 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library::new(schema, api, out, log, timeout))
+    Ok(Library::new(schema, api, out, log, timeout, on))
 }
 
 /// A library built before (by `load`, here or in another process, or by
 /// `customop build`): its build directory, or the shared object in it.
+/// `timeout=` and `on=` as for `load` (`on` other than `"sim"` needs a
+/// `--target qemu` build).
 #[pyfunction]
-pub fn load_built(py: Python<'_>, path: PathBuf) -> PyResult<Library> {
+#[pyo3(signature = (path, timeout = None, on = None))]
+pub fn load_built(py: Python<'_>, path: PathBuf, timeout: Option<&Bound<'_, PyAny>>, on: Option<&Bound<'_, PyAny>>) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
+    let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
+    let on = on_of(on).map_err(fail)?;
     let dir = if path.is_dir() { path.clone() } else { path.parent().map(PathBuf::from).unwrap_or_default() };
     if !path.exists() {
         return Err(fail(Error::new(ErrorKind::Io, format!("{}: no such file or directory (give a build directory or the lib*.so in it)", path.display()))));
@@ -528,5 +638,5 @@ pub fn load_built(py: Python<'_>, path: PathBuf) -> PyResult<Library> {
             schema.library_file
         ))));
     }
-    Ok(Library::new(schema, api, dir, BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false }, None))
+    Ok(Library::new(schema, api, dir, BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false, warnings: Vec::new() }, timeout, on))
 }

@@ -97,7 +97,7 @@ pub struct Report {
     pub failed_threads: Vec<u32>,
     /// The output elements no core wrote, when some were not.
     pub unwritten: Option<String>,
-    /// What the device would refuse or misrun (SPEC §12) besides the
+    /// What the device would refuse or misrun besides the
     /// verdict: `(code, reason)`.
     pub device_limits: Vec<(i64, String)>,
     /// What runs on the device, but not as it did here.

@@ -72,7 +72,7 @@ pub fn multicore_accessor_reason(op: &str, c: &CoreReport) -> Option<String> {
     let tensor = c.multicore_refused.as_deref()?;
     Some(std::format!(
         "op `{op}`, core {}: an element or stream accessor on {tensor} in a multicore run: on the device only tcm_accessor() gives correct results \
-         in multicore mode (SPEC §12); stage the data through tcm_accessor() and tcm_malloc()",
+         in multicore mode; stage the data through tcm_accessor() and tcm_malloc()",
         c.cpu
     ))
 }

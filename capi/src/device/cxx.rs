@@ -1,4 +1,4 @@
-//! What libc++ needs out of line on the device (SPEC §11): `operator new`
+//! What libc++ needs out of line on the device: `operator new`
 //! and `delete` in every form on the core's libc heap, `std::nothrow`, the
 //! abort paths of a `-fno-exceptions` build (`neuron_libcxx_abort`, which
 //! the device `__config_site` routes `_LIBCPP_VERBOSE_ABORT` to) and the

@@ -84,7 +84,12 @@ pub fn archive(r: Runtime) -> Result<PathBuf> {
     let manifest = root.join("kernels/Cargo.toml");
     let mut cmd = Command::new(&cargo);
     cmd.current_dir(&root).args(["xtask", "build-xtensa", "--release", "--manifest-path"]).arg(&manifest).args(["-p", r.package()]);
-    let out = cmd.output().map_err(|e| {
+    crate::progress::step(&format!(
+        "building the device runtime {} for Xtensa with cargo (only when it changed; the first time takes about a minute)",
+        r.package()
+    ));
+    crate::progress::detail(&format!("customop: {}", crate::compiler::shell_line(&cmd)));
+    let out = cargo_with_progress(&mut cmd).map_err(|e| {
         Error::new(ErrorKind::Environment, format!("cannot run {} to build the device runtime {}: {e}", Path::new(&cargo).display(), r.package()))
     })?;
     if !out.status.success() {
@@ -95,7 +100,7 @@ pub fn archive(r: Runtime) -> Result<PathBuf> {
                  it needs the Rust toolchain nightly-2026-10-15 with rust-src):\n{}",
                 r.package(),
                 r.package(),
-                String::from_utf8_lossy(&out.stderr)
+                out.stderr
             ),
         ));
     }
@@ -104,4 +109,35 @@ pub fn archive(r: Runtime) -> Result<PathBuf> {
         return Err(Error::new(ErrorKind::Environment, format!("the device runtime built, but {} is missing", p.display())));
     }
     Ok(p)
+}
+
+/// What cargo did: its status and its stderr.
+struct Ran {
+    status: std::process::ExitStatus,
+    stderr: String,
+}
+
+/// Runs cargo with its stderr read line by line: each crate it compiles
+/// is a progress step (how far the build is), every line a `-v` detail.
+fn cargo_with_progress(cmd: &mut Command) -> std::io::Result<Ran> {
+    use std::io::BufRead;
+    cmd.stdout(std::process::Stdio::null()).stderr(std::process::Stdio::piped());
+    let mut child = cmd.spawn()?;
+    let mut stderr = String::new();
+    let mut crates = 0;
+    if let Some(err) = child.stderr.take() {
+        for line in std::io::BufReader::new(err).lines() {
+            let line = line?;
+            crate::progress::detail(&line);
+            if let Some(what) = line.trim_start().strip_prefix("Compiling ") {
+                crates += 1;
+                if crate::progress::level() == crate::progress::Level::Steps {
+                    crate::progress::step(&format!("  device runtime: crate {crates}: {what}"));
+                }
+            }
+            stderr.push_str(&line);
+            stderr.push('\n');
+        }
+    }
+    Ok(Ran { status: child.wait()?, stderr })
 }

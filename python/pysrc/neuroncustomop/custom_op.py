@@ -20,9 +20,9 @@ ops of a library built before (in this process or another). Each op is a
   ``backward`` call the ops (grad mode is off inside both, so this kernel
   never runs there).
 
-Failures raise :class:`OpError`, a ``neuroncustomop.Error`` (``.code``,
-``.kind``, ``.message``, and ``.report`` for a failed run) that is also a
-``RuntimeError``, which is what torch code expects from an op.
+Failures raise :class:`OpError`, a ``neuroncustomop.Error`` (``.exit_code``,
+``.kind``, ``.error``, ``.message``, and ``.report`` for a failed run) that
+is also a ``RuntimeError``, which is what torch code expects from an op.
 
 Importing this module imports torch; ``import neuroncustomop`` does not.
 """
@@ -40,13 +40,14 @@ __all__ = ["OpError", "load", "load_library", "registered"]
 
 class OpError(_native.Error, RuntimeError):
     """A failure of a custom op or of ``load``: a ``neuroncustomop.Error``
-    (``.code``, ``.kind``, ``.message``, ``.report`` for a failed run) that
-    is also a ``RuntimeError``."""
+    (``.exit_code``, ``.kind``, ``.error``, ``.message``, ``.report`` for a
+    failed run) that is also a ``RuntimeError``."""
 
 
-def _error(code, kind, message, report=None):
+def _error(code, kind, message, report=None, error=None):
     e = OpError(message)
-    e.code, e.kind, e.message = code, kind, message
+    e.code = e.exit_code = code
+    e.kind, e.message, e.error = kind, message, error
     if report is not None:
         e.report = report
     return e
@@ -54,7 +55,7 @@ def _error(code, kind, message, report=None):
 
 def _converted(e):
     """The ``OpError`` for a native ``neuroncustomop.Error``."""
-    return _error(e.code, e.kind, e.message, getattr(e, "report", None))
+    return _error(e.exit_code, e.kind, e.message, getattr(e, "report", None), getattr(e, "error", None))
 
 
 def _usage(message):
@@ -275,6 +276,8 @@ def load(
     cores=None,
     report=None,
     timeout=None,
+    extra_ldflags=None,
+    on="sim",
 ):
     """Builds the library (unchanged sources are not rebuilt) and registers
     its ops as ``torch.ops.<NEURON_LIBRARY name>.<op>``, replacing any
@@ -283,9 +286,11 @@ def load(
     ``~/.cache/neuroncustomop/NAME``. Extras: ``cores`` (1 or 8: every run's
     cores, by default 8 for a multicore build, else 1) and ``report`` (a
     callable, given ``(op_name, neuroncustomop.Report)`` after each
-    successful run; a failed run's error carries its report) and
-    ``timeout`` (seconds: every run's bound, and the shape function's while
-    tracing; ``None``, the default: no bound).
+    successful run; a failed run's error carries its report), ``timeout``
+    (seconds: every run's bound, and the shape function's while tracing; ``None``, the default: no bound), ``extra_ldflags`` (linker flags,
+    as ``torch.utils.cpp_extension``'s) and ``on`` (``"sim"``, ``"qemu"``
+    or ``"both"``: where each run goes; the emulated cores need a
+    ``--target qemu`` build, which ``load`` then makes).
     Returns the ``neuroncustomop.Library`` (its NumPy ops work too)."""
     flags = extra_cflags if extra_cflags is not None else []
     includes = _include_flags(extra_include_paths if extra_include_paths is not None else [])
@@ -297,18 +302,29 @@ def load(
         except TypeError:
             raise _usage("extra_cflags: give a list of strings") from None
     try:
-        lib = _native.load(name, compute_srcs, shape_srcs, build_directory=build_directory, multicore=multicore, extra_cflags=flags, verbose=verbose, timeout=timeout)
+        lib = _native.load(
+            name,
+            compute_srcs,
+            shape_srcs,
+            build_directory=build_directory,
+            multicore=multicore,
+            extra_cflags=flags,
+            verbose=verbose,
+            timeout=timeout,
+            extra_ldflags=extra_ldflags,
+            on=on,
+        )
     except _native.Error as e:
         raise _converted(e) from None
     return _register(lib, cores, report)
 
 
-def load_library(path, *, cores=None, report=None):
+def load_library(path, *, cores=None, report=None, timeout=None, on="sim"):
     """Registers the ops of a library built before (by ``load`` here or in
     another process, or by ``customop build``): ``path`` is its
     ``lib<name>.so`` or its build directory. Same extras as ``load``."""
     try:
-        lib = _native.load_built(os.fspath(path))
+        lib = _native.load_built(os.fspath(path), timeout=timeout, on=on)
     except _native.Error as e:
         raise _converted(e) from None
     except TypeError:

@@ -1,0 +1,102 @@
+"""The conventions of torch.utils.cpp_extension and the vendor's
+custom_op.load: __version__, load_inline, on=, timeout=, extra_ldflags,
+load_built, and errors that keep the exit status and the runtime's error
+code apart."""
+
+import importlib.metadata
+
+import numpy as np
+import pytest
+
+import neuroncustomop
+from conftest import REPO
+
+RELU = (REPO / "examples" / "relu" / "relu.cpp").read_text()
+SHAPE = (REPO / "examples" / "relu" / "shape.cpp").read_text()
+X = np.linspace(-2, 2, 12, dtype=np.float32).reshape(3, 4)
+
+
+def test_the_version_is_the_packages():
+    assert neuroncustomop.__version__ == importlib.metadata.version("neuroncustomop")
+    assert "load_inline" in neuroncustomop.__all__ and "load_built" in neuroncustomop.__all__
+
+
+def test_load_inline_builds_source_strings_and_reuses_them(tmp_path):
+    ops = neuroncustomop.load_inline("inl", [RELU], [SHAPE], build_directory=tmp_path / "b")
+    np.testing.assert_array_equal(ops.relu_forward(X), np.maximum(X, 0))
+    assert (tmp_path / "b" / "inline" / "compute0.cpp").read_text() == RELU
+    again = neuroncustomop.load_inline("inl", [RELU], [SHAPE], build_directory=tmp_path / "b")
+    assert again.build_log.compiled == [] and not again.build_log.linked
+    changed = RELU.replace("in_acc[i][j] : 0.0f;", "in_acc[i][j] : 1.0f;")
+    assert changed != RELU
+    ops2 = neuroncustomop.load_inline("inl", [changed], [SHAPE], build_directory=tmp_path / "b")
+    assert ops2.relu_forward(X)[0, 0] == 1.0
+    with pytest.raises(neuroncustomop.Error) as e:
+        neuroncustomop.load_inline("inl", 3, [SHAPE], build_directory=tmp_path / "b")
+    assert e.value.exit_code == 2 and "compute_sources" in e.value.message
+
+
+def test_a_compile_warning_is_kept_and_ldflags_reach_the_linker(tmp_path):
+    warn = RELU.replace("{\n    torch::Tensor t_out", "{\n    int unused = 1;\n    torch::Tensor t_out", 1)
+    ops = neuroncustomop.load_inline("w", [warn], [SHAPE], build_directory=tmp_path / "w", extra_cflags=["-Wall"])
+    assert any("unused variable" in w for w in ops.build_log.warnings), ops.build_log.warnings
+    with pytest.raises(neuroncustomop.Error) as e:
+        neuroncustomop.load_inline("l", [RELU], [SHAPE], build_directory=tmp_path / "l", extra_ldflags=["-lno_such_library_42"])
+    assert e.value.exit_code == 4 and "no_such_library_42" in e.value.message
+
+
+def test_load_built_opens_a_build_and_takes_timeout_and_on(tmp_path):
+    built = neuroncustomop.load_inline("lb", [RELU], [SHAPE], build_directory=tmp_path / "lb")
+    lib = neuroncustomop.load_built(built.build_directory, timeout=30)
+    np.testing.assert_array_equal(lib.relu_forward(X), np.maximum(X, 0))
+    assert lib.on == "sim"
+    with pytest.raises(neuroncustomop.Error) as e:
+        neuroncustomop.load_built(built.build_directory, on="gpu")
+    assert e.value.exit_code == 2 and "on='gpu'" in e.value.message
+
+
+def test_a_failed_run_carries_the_exit_status_and_the_runtimes_error_apart(built):
+    lib = built("failing")
+    op = lib[lib.ops[0]]
+    with pytest.raises(neuroncustomop.Error) as e:
+        op(*[np.ones((4, 4), np.float32) if k == "tensor" else 1 for k in op.kinds])
+    assert e.value.exit_code == 7 == e.value.code
+    assert isinstance(e.value.error, int) and e.value.error != 0
+    assert f"error {e.value.error}:" in e.value.message
+    with pytest.raises(neuroncustomop.Error) as e:
+        lib[lib.ops[0]](1, 2, 3, 4, 5, 6, 7)
+    assert e.value.exit_code == 6 and e.value.error is None
+
+
+@pytest.mark.parametrize("on", ["qemu", "both"])
+def test_the_emulated_cores_from_python(tmp_path, on):
+    ops = neuroncustomop.load_inline("q", [RELU], [SHAPE], build_directory=tmp_path / "q", on=on, timeout=300)
+    assert ops.on == on
+    y = ops.relu_forward(X)
+    np.testing.assert_array_equal(y, np.maximum(X, 0))
+    y, report = ops.relu_forward(X, report=True)
+    assert report.ok
+
+
+def test_custom_op_load_takes_timeout_extra_ldflags_and_on(tmp_path):
+    import os
+
+    if not os.environ.get("NEURONCUSTOMOP_REQUIRE_TORCH"):
+        pytest.importorskip("torch")
+    import torch
+
+    from neuroncustomop import custom_op
+
+    src = tmp_path / "src"
+    src.mkdir()
+    (src / "relu.cpp").write_text(RELU)
+    (src / "shape.cpp").write_text(SHAPE.replace("my_ops", "conv_ops"))
+    lib = custom_op.load(
+        name="conv", compute_srcs=[src / "relu.cpp"], shape_srcs=[src / "shape.cpp"], build_directory=tmp_path / "b", timeout=60, extra_ldflags=["-lm"], on="both"
+    )
+    assert lib.on == "both"
+    t = torch.from_numpy(X.copy())
+    assert torch.equal(torch.ops.conv_ops.relu_forward(t), torch.relu(t))
+    with pytest.raises(custom_op.OpError) as e:
+        custom_op.load(name="conv", compute_srcs=[src / "relu.cpp"], shape_srcs=[src / "shape.cpp"], build_directory=tmp_path / "b", timeout=0)
+    assert e.value.exit_code == 2 and "timeout=" in e.value.message
