@@ -174,3 +174,22 @@ fn a_core_reading_what_another_core_writes_fails() {
     let dir = built("device_rules_mc", &["--multicore"]);
     fails(&dir, "peek_neighbour", &ramp(64), &[], &["error 116", "op `peek_neighbour`", "of the output, which core", "no barrier between cores"]);
 }
+
+#[test]
+fn a_recursion_whose_deep_frames_call_no_library_function_is_judged_by_its_depth() {
+    // ~130 KiB of frames, none calling the library, in a kernel that asks
+    // for 64 KiB: it would overflow on the device. The twin (~32 KiB) fits.
+    let roomy = built("stack_recursion", &["--cflags", "-DSTACK_SIZE=65536"]);
+    fails(&roomy, "deep_recursion", &ramp(16), &[], &["error 112", "op `deep_recursion`, core 0", "the 65536 B its -DSTACK_SIZE asks for", "-DSTACK_SIZE="]);
+    let (o, _) = passes(&roomy, "shallow_recursion", &ramp(16), &[]);
+    assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
+    // Without -DSTACK_SIZE: ~20 KiB over the 8 KiB local stack fails, ~2 KiB passes.
+    let dir = built("stack_recursion", &[]);
+    fails(&dir, "local_overflow", &ramp(16), &[], &["error 112", "local stack of 8192 B"]);
+    let (o, t) = passes(&dir, "local_fits", &ramp(16), &[]);
+    assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
+    assert!(t.contains("of the 8192 B it has on the device"), "{t}");
+    // On 8 cores each core's recursion is judged.
+    let mc = built("stack_recursion", &["--multicore", "--cflags", "-DSTACK_SIZE=65536"]);
+    fails(&mc, "deep_recursion", &ramp(16), &["--cores", "8"], &["error 112", "core 7"]);
+}

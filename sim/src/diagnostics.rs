@@ -10,9 +10,10 @@ use std::vec::Vec;
 /// far past the device's 8 KiB local stack and the usual `-DSTACK_SIZE`,
 /// but bounded, because the paint and its scan are paid on every run (a
 /// whole MiB cost a 16-element Python op call ~30 µs, issue 28). A
-/// kernel that goes deeper is reported as "more than" this; the stack
-/// rule (error 112) does not use the paint but the stack pointer at the
-/// kernel's library calls, so it judges any depth.
+/// kernel that goes deeper is reported as "more than" this. The stack
+/// rule (error 112) takes the deeper of the stack pointer at the kernel's
+/// library calls (any depth) and the paint's lowest touched byte when the
+/// library's frames cannot explain it (`device_limits::kernel_stack`).
 pub const STACK_PAINT_BYTES: usize = 128 << 10;
 /// Stack size of a run thread (room for the paint and the kernel).
 pub const RUN_THREAD_STACK: usize = 8 << 20;
@@ -55,6 +56,14 @@ impl StackPaint {
     /// lowest word was overwritten too (the use may go deeper: the bytes
     /// are then a lower bound, the whole painted span).
     pub fn high_water(&self) -> (u64, bool) {
+        let (lowest, beyond) = self.lowest_touched();
+        ((self.top - lowest + PAINT_GAP) as u64, beyond)
+    }
+
+    /// The lowest address something overwrote since the paint (the
+    /// painted top when nothing did), and whether the paint's lowest word
+    /// was overwritten too (the use may then go deeper).
+    pub fn lowest_touched(&self) -> (usize, bool) {
         // SAFETY: as in `paint_stack`: [low, top) is this thread's mapped
         // stack, 8-aligned, below every live frame (we are called from
         // the painter's caller, above `top`); the kernel that used it has
@@ -66,9 +75,9 @@ impl StackPaint {
         if let Some(i) = block.and_then(|b| words[b * 64..].iter().position(|&w| w != PAINT_WORD).map(|i| b * 64 + i)) {
             // The first overwritten byte of the first overwritten word.
             let lead = words[i].to_ne_bytes().iter().take_while(|&&b| b == PAINT).count();
-            return ((self.top - (self.low + i * 8 + lead) + PAINT_GAP) as u64, i == 0);
+            return (self.low + i * 8 + lead, i == 0);
         }
-        (PAINT_GAP as u64, false)
+        (self.top, false)
     }
 }
 

@@ -955,10 +955,11 @@ fn run_core(core: &mut SimCore, rep: &mut Option<CoreReport>, i: usize, op: &str
     let (requested, sp) = core.launch_stack();
     r.stack_requested = requested;
     r.unoptimised_kernel = core.unoptimised_kernel();
-    // Measured where the kernel calls the library: the
-    // painted high water also holds the host runtime's
-    // frames, several KiB in a debug build.
-    r.kernel_stack = if sp == 0 { 0 } else { sp.saturating_sub(core.take_sp_low()) as u64 };
+    // Measured where the kernel calls the library (the painted high water
+    // also holds the host library's frames, several KiB in a debug build),
+    // and where its frames that call no library function left the paint.
+    let (lowest, _) = paint.lowest_touched();
+    r.kernel_stack = super::device_limits::kernel_stack(sp, core.take_sp_low(), lowest);
     *rep = Some(r);
 }
 
