@@ -140,7 +140,19 @@ mod tests {
     fn states_that_outlive_their_sanitizer_are_freed() {
         let spare = Spare::default();
         let a = States::new(BIG, &spare);
+        let kept = Arc::downgrade(&spare);
         drop(spare);
+        // The sanitizer (the spare's one owner) is gone: the region holds
+        // no strong reference that would keep the spare, and its states
+        // have nowhere to go back to.
+        assert!(kept.upgrade().is_none(), "the region kept the sanitizer's spare alive");
+        assert!(a.spare.as_ref().is_some_and(|w| w.upgrade().is_none()));
+        // Dropped without a spare: freed, not kept (nothing to observe them
+        // but a new spare, which starts empty).
         drop(a);
+        let fresh_spare = Spare::default();
+        assert!(fresh_spare.lock().unwrap().is_none());
+        let b = States::new(BIG, &fresh_spare);
+        assert!(b.iter().all(|s| s.load(Ordering::Relaxed) == UNWRITTEN));
     }
 }
