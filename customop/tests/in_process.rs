@@ -248,3 +248,26 @@ fn a_call_after_one_with_the_same_shapes_still_finds_what_its_kernel_left_unwrit
     assert!(rep.contains("105000 of 120000 output elements were never written: [15000, 120000)"), "{rep}");
     assert_eq!(call(&y, 8).unwrap(), relu_of(&y));
 }
+
+#[test]
+fn a_larger_call_never_stages_over_the_last_outputs_fill_ahead() {
+    let (ops, api, index) = relu_library();
+    // The worker fills the last output's place ahead 300 ms late: the
+    // next call's larger input overlaps that place, and the kernel must
+    // read the input's own bytes there, not the sentinel.
+    let pool = customop::worker::Pool::new(api, ops).with_slow_fill_ahead(std::time::Duration::from_millis(300));
+    let call = |x: &customop::npy::Array| -> Vec<u8> {
+        let mut call = pool.try_call().unwrap();
+        call.tensor(x.dtype, x.shape.clone(), &x.data).unwrap();
+        let mut done = call.run(index, &["x".into()], 8, None, "timeout=", &mut || false).unwrap();
+        let (rc, report) = done.run.clone().unwrap();
+        assert_eq!(rc, 0, "{report}");
+        done.take_early().unwrap_or_else(|| done.output().to_vec())
+    };
+    let x = f32s(&[100_000], &values(100_000, -3.0, 3.0, 28));
+    let y = f32s(&[300_000], &values(300_000, -3.0, 3.0, 29));
+    for _ in 0..2 {
+        assert_eq!(call(&x), relu_of(&x));
+        assert_eq!(call(&y), relu_of(&y), "the larger input was overwritten by the last output's fill ahead");
+    }
+}

@@ -1,6 +1,7 @@
-//! Three counters in a page shared by the parent and its worker (made
+//! Four counters in a page shared by the parent and its worker (made
 //! before the fork): requests posted, replies sent, replies the parent is
-//! done with (it reads nothing of that call's memory again). Before it blocks on
+//! done with (it reads nothing of that call's memory again), and calls
+//! whose output the worker is done filling ahead. Before it blocks on
 //! the socket, each side spins a short while (giving the CPU away each
 //! turn) for the other's count to reach what it waits for: a side that
 //! is not asleep when the other writes to the socket needs no wake-up,
@@ -18,7 +19,8 @@ use std::time::{Duration, Instant};
 pub(super) const SPIN: Duration = Duration::from_micros(250);
 
 /// The shared page: `posted` at byte 0, `replied` at byte 64, `released`
-/// at byte 128 (apart, so the writers do not share a cache line).
+/// at byte 128, `settled` at byte 192 (apart, so the writers do not share
+/// a cache line).
 pub(super) struct Doorbell {
     page: SharedPage,
 }
@@ -43,6 +45,14 @@ impl Doorbell {
     /// ends, after it last read that call's output.
     pub(super) fn released(&self) -> &AtomicU64 {
         self.page.u64_at(128)
+    }
+
+    /// Calls after which the worker no longer writes the call memory
+    /// before the next request: it stores the count once its fill ahead
+    /// of that call's output place is done (or skipped). The parent
+    /// writes the next call's arguments over that place only after it.
+    pub(super) fn settled(&self) -> &AtomicU64 {
+        self.page.u64_at(192)
     }
 }
 

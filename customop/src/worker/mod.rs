@@ -82,6 +82,9 @@ struct Worker {
     bell: Doorbell,
     /// Requests sent to it.
     sent: u64,
+    /// Where the last call's output lay in the call memory: the worker
+    /// may fill it ahead after that call (until `settled` says it is done).
+    last_out: Option<(usize, usize)>,
     /// The simulator's environment ([`SIM_ENV`]) it was forked with.
     env: Vec<Option<std::ffi::OsString>>,
 }
@@ -100,7 +103,7 @@ fn sim_env() -> Vec<Option<std::ffi::OsString>> {
 const KEEP_BYTES: usize = 256 << 20;
 
 impl Worker {
-    fn spawn(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Self> {
+    fn spawn(api: SimApi, ops: &[Op], shm: Shm, fill_delay: Option<Duration>) -> io::Result<Self> {
         let phase = Phase::new()?;
         let bell = Doorbell::new()?;
         let mut sv = [0; 2];
@@ -126,13 +129,13 @@ impl Worker {
             return Err(e);
         }
         if pid == 0 {
-            serve(parent, api, ops, sv[1], err_r, err_w, shm, phase, bell);
+            serve(parent, api, ops, sv[1], err_r, err_w, shm, phase, bell, fill_delay);
         }
         isolate::close(sv[1]);
         isolate::close(err_w);
         // SAFETY: setting a flag on our own descriptor.
         unsafe { libc::fcntl(err_r, libc::F_SETFL, libc::fcntl(err_r, libc::F_GETFL) | libc::O_NONBLOCK) };
-        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, phase, bell, sent: 0, env: sim_env() })
+        Ok(Self { pid, owner: parent, ctl: sv[0], err: err_r, shm, phase, bell, sent: 0, last_out: None, env: sim_env() })
     }
 
     /// Whether the worker is not this process's to use: it has ended (and
@@ -140,6 +143,19 @@ impl Worker {
     fn gone(&self) -> bool {
         // SAFETY: getpid has no preconditions.
         self.owner != unsafe { libc::getpid() } || !matches!(isolate::reap_now(self.pid), Ok(None))
+    }
+}
+
+impl Worker {
+    /// Waits until the worker is done with the call memory after the last
+    /// call (its fill ahead ended or skipped), or is gone.
+    fn wait_settled(&self) {
+        while !spin_until(self.bell.settled(), self.sent) {
+            if self.gone() {
+                return;
+            }
+            std::thread::sleep(Duration::from_micros(50));
+        }
     }
 }
 
@@ -165,13 +181,13 @@ type SpawnJob = Box<dyn FnOnce() + Send>;
 static SPAWNER: Mutex<Option<(libc::pid_t, std::sync::mpsc::Sender<SpawnJob>)>> = Mutex::new(None);
 
 /// [`Worker::spawn`], on the spawner thread.
-fn fork_worker(api: SimApi, ops: &[Op], shm: Shm) -> io::Result<Worker> {
+fn fork_worker(api: SimApi, ops: &[Op], shm: Shm, fill_delay: Option<Duration>) -> io::Result<Worker> {
     // SAFETY: getpid has no preconditions.
     let me = unsafe { libc::getpid() };
     let ops = ops.to_vec();
     let (tx, rx) = std::sync::mpsc::sync_channel(1);
     let job: SpawnJob = Box::new(move || {
-        let _ = tx.send(Worker::spawn(api, &ops, shm));
+        let _ = tx.send(Worker::spawn(api, &ops, shm, fill_delay));
     });
     let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
     // None yet, or one of the process this one was forked from (its thread
@@ -203,12 +219,23 @@ pub struct Pool {
     slot: Mutex<Option<Worker>>,
     /// A call holds the worker.
     busy: AtomicBool,
+    /// Tests only: the worker waits this long before each fill ahead.
+    fill_delay: Option<Duration>,
 }
 
 impl Pool {
     /// The (not yet started) worker of the library `api`, whose ops are `ops`.
     pub fn new(api: SimApi, ops: Vec<Op>) -> Self {
-        Self { api, ops, slot: Mutex::new(None), busy: AtomicBool::new(false) }
+        Self { api, ops, slot: Mutex::new(None), busy: AtomicBool::new(false), fill_delay: None }
+    }
+
+    /// For a test: a pool whose worker waits `d` before each fill ahead
+    /// of an output's place, to show a call never stages over a fill
+    /// still going on.
+    #[doc(hidden)]
+    pub fn with_slow_fill_ahead(mut self, d: Duration) -> Self {
+        self.fill_delay = Some(d);
+        self
     }
 
     /// Starts a call, or None while another thread's call holds the
@@ -271,7 +298,10 @@ impl Finished<'_> {
     pub fn output(&mut self) -> &[u8] {
         let (at, len) = self.out;
         match self.call.guard.as_mut() {
-            Some(w) => &w.shm.bytes()[at..at + len],
+            // SAFETY: the worker wrote the output before its reply and
+            // writes the call memory again only after this call is
+            // released (its drop, after this borrow of it ends).
+            Some(w) => unsafe { w.shm.range(at, len) }.unwrap_or(&[]),
             None => &[],
         }
     }
@@ -287,7 +317,7 @@ impl<'a> Call<'a> {
         if self.guard.is_none() {
             let base = self.pool.api.staging.map_or(0, |s| s.area_offset());
             let w = Shm::new(base)
-                .and_then(|shm| fork_worker(self.pool.api, &self.pool.ops, shm))
+                .and_then(|shm| fork_worker(self.pool.api, &self.pool.ops, shm, self.pool.fill_delay))
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             self.guard = Some(w);
         }
@@ -295,7 +325,9 @@ impl<'a> Call<'a> {
     }
 
     /// Stages a tensor, its bytes `data` copied into the region: where the
-    /// simulator places it, with the staging simulator.
+    /// simulator places it, with the staging simulator. Bytes over the last
+    /// call's output place wait for the worker's fill ahead of it to end
+    /// (both sides would write them at once).
     pub fn tensor(&mut self, dtype: Dtype, shape: Vec<u64>, data: &[u8]) -> Result<()> {
         let len = data.len();
         let staging = self.pool.api.staging;
@@ -306,9 +338,17 @@ impl<'a> Call<'a> {
         let used = used.ok_or_else(|| Error::new(ErrorKind::BadInput, format!("a tensor argument of {len} bytes is larger than the simulated HBM")))?;
         let w = self.worker()?;
         w.shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's argument memory to {} bytes: {e}", at + len)))?;
+        if w.last_out.is_some_and(|(o, n)| at < o + n && o < at + len) {
+            w.wait_settled();
+        }
         // No page hashes: the run takes them only if its kernel makes a
         // raw pointer (`neuron_hal_mock::sanitizer`).
-        w.shm.bytes()[at..at + len].copy_from_slice(data);
+        // SAFETY: the caller's turn: the worker reads the call memory only
+        // after the request, and writes it before then only over the last
+        // output's place, which it has settled (just above) when these
+        // bytes overlap it.
+        let dst = unsafe { w.shm.range_mut(at, len) }.ok_or_else(|| Error::new(ErrorKind::Environment, "a staged tensor outside the call memory"))?;
+        dst.copy_from_slice(data);
         self.used = used;
         self.staged.push(Staged::Tensor { dtype, shape, at, len });
         Ok(())
@@ -347,7 +387,7 @@ impl<'a> Call<'a> {
             let mut dead = self.guard.take().expect("a worker ran the call");
             let shm = std::mem::replace(&mut dead.shm, Shm { fd: -1, ptr: NonNull::dangling(), len: 0, base: 0 });
             drop(dead);
-            let w = fork_worker(self.pool.api, &self.pool.ops, shm)
+            let w = fork_worker(self.pool.api, &self.pool.ops, shm, self.pool.fill_delay)
                 .map_err(|e| Error::new(ErrorKind::Environment, format!("cannot start the run's worker process: {e}")))?;
             early = None;
             o = exchange(self.guard.insert(w), &req, timeout, interrupted, &mut early);
@@ -375,6 +415,9 @@ impl<'a> Call<'a> {
             return Err(bad());
         }
         let early = early.and_then(|e| e.take_if(at, len)).filter(|_| run.as_ref().is_some_and(|r| r.rc == 0));
+        if let Some(w) = self.guard.as_mut() {
+            w.last_out = Some((at, len));
+        }
         Ok(Finished { spec, run: run.map(|r| (r.rc, r.report)), call: self, out: (at, len), early })
     }
 }
@@ -421,7 +464,9 @@ fn exchange(w: &mut Worker, req: &[u8], timeout: Option<Duration>, interrupted: 
                 // that cannot be mapped leaves it to the result).
                 if let Some((at, len)) = early_output::place(payload) {
                     if at.checked_add(len).is_some_and(|end| w.shm.follow(end).is_ok()) {
-                        *early = Early::copy(w.shm.bytes(), at, len);
+                        // SAFETY: the frame says the output is final: the
+                        // worker's verdict writes no byte of it.
+                        *early = unsafe { w.shm.range(at, len) }.map(|b| Early::copy(b, at));
                     }
                 }
             }

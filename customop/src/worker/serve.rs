@@ -20,7 +20,18 @@ use std::os::fd::RawFd;
 /// dies with the parent, stderr into the pipe, SIGINT to its default, no
 /// descriptor but its own); then serves requests until the socket ends.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, err_r: RawFd, err_w: RawFd, mut shm: Shm, phase: Phase, bell: Doorbell) -> ! {
+pub(super) fn serve(
+    parent: libc::pid_t,
+    api: SimApi,
+    ops: &[Op],
+    ctl: RawFd,
+    err_r: RawFd,
+    err_w: RawFd,
+    mut shm: Shm,
+    phase: Phase,
+    bell: Doorbell,
+    fill_delay: Option<std::time::Duration>,
+) -> ! {
     // (The parent's end of the socket goes with every other descriptor
     // the worker does not use.)
     crate::isolate::child_prologue(parent, err_r, err_w, &[ctl, shm.fd]);
@@ -32,7 +43,7 @@ pub(super) fn serve(parent: libc::pid_t, api: SimApi, ops: &[Op], ctl: RawFd, er
         .stack_size(neuroncustomop::host::diagnostics::RUN_THREAD_STACK + (4 << 20))
         .spawn(move || {
             keep_alt_stack();
-            serve_loop(api, &ops, ctl, &mut shm, &phase, &bell)
+            serve_loop(api, &ops, ctl, &mut shm, &phase, &bell, fill_delay)
         })
         .map(|t| t.join().unwrap_or(101));
     let code = serving.unwrap_or(1);
@@ -59,7 +70,7 @@ fn keep_alt_stack() {
 }
 
 /// Answers requests until the socket ends: the worker's exit status.
-fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase, bell: &Doorbell) -> i32 {
+fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase, bell: &Doorbell, fill_delay: Option<std::time::Duration>) -> i32 {
     let mut ch = Channel { fd: ctl };
     // Before the simulator: it outlives the simulator it is given to.
     let notice = Notice { ctl };
@@ -75,10 +86,16 @@ fn serve_loop(api: SimApi, ops: &[Op], ctl: RawFd, shm: &mut Shm, phase: &Phase,
         // rather than in the run.
         if let (Some((at, len)), Some(s)) = (ahead.take(), sim.as_mut()) {
             if spin_until(bell.released(), served) {
+                if let Some(d) = fill_delay {
+                    std::thread::sleep(d);
+                }
                 // A failed fill ahead leaves the fill to the run.
                 let _ = s.prefill_output(at as u64, len as u64);
             }
         }
+        // Done with the call memory until the next request: the caller may
+        // stage over the last output's place.
+        bell.settled().store(served, std::sync::atomic::Ordering::Release);
         // A short spin for the next request before the blocking read (see
         // `doorbell`): a caller that calls again at once finds this side awake.
         spin_until(bell.posted(), served + 1);
@@ -182,7 +199,10 @@ fn job(
                     s.arg_tensor_staged(dtype.code(), shape, *at as u64, &what)?
                 }
                 Staged::Tensor { dtype, shape, at, len } => {
-                    let data = shm.bytes().get(*at..at + len).ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
+                    // SAFETY: the worker's turn: the caller staged before
+                    // its request and touches the call memory again only
+                    // after the reply.
+                    let data = unsafe { shm.range(*at, *len) }.ok_or_else(|| Error::new(ErrorKind::Environment, "an argument outside the run's memory"))?;
                     s.arg_tensor(dtype.code(), shape, data, &what)?
                 }
                 Staged::Value { kind, dtype, bytes, .. } => s.arg_value(kind.code(), dtype.code(), bytes, &what)?,
@@ -200,7 +220,9 @@ fn job(
             let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
             let at = region.next_multiple_of(ALIGN);
             shm.grow(at + len).map_err(|e| Error::new(ErrorKind::Environment, format!("cannot grow the run's output memory: {e}")))?;
-            s.read_output_into(&mut shm.bytes()[at..at + len])?;
+            // SAFETY: the worker's turn, as above.
+            let dst = unsafe { shm.range_mut(at, len) }.ok_or_else(|| Error::new(ErrorKind::Environment, "the output outside the run's memory"))?;
+            s.read_output_into(dst)?;
             out = (at, len);
         }
         Ok((spec, Some(SimRun { rc, report, data: Vec::new(), timings: Default::default() })))

@@ -88,9 +88,32 @@ impl Shm {
         unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, self.base as libc::off_t, self.len as libc::off_t) };
     }
 
-    pub(super) fn bytes(&mut self) -> &mut [u8] {
-        // SAFETY: the view is `len` bytes, mapped for our lifetime.
-        unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr(), self.len) }
+    /// The view's bytes `[at, at + len)`; None when they are not all in
+    /// the view.
+    ///
+    /// # Safety
+    /// The other process shares these bytes: it must not write them while
+    /// the slice lives. The call protocol gives each side its turn (the
+    /// caller stages before the request, the worker writes the output
+    /// before its reply or its output frame, and fills ahead only after
+    /// the caller's release): the caller names the turn it holds.
+    pub(super) unsafe fn range(&self, at: usize, len: usize) -> Option<&[u8]> {
+        let end = at.checked_add(len).filter(|&e| e <= self.len)?;
+        // SAFETY: `[at, end)` lies in the view, mapped while `self` lives;
+        // the caller's contract keeps the other side from writing it.
+        Some(unsafe { std::slice::from_raw_parts(self.ptr.as_ptr().add(at), end - at) })
+    }
+
+    /// The view's bytes `[at, at + len)` to write; None when they are not
+    /// all in the view.
+    ///
+    /// # Safety
+    /// As [`Shm::range`]: the other process neither reads nor writes these
+    /// bytes while the slice lives.
+    pub(super) unsafe fn range_mut(&mut self, at: usize, len: usize) -> Option<&mut [u8]> {
+        let end = at.checked_add(len).filter(|&e| e <= self.len)?;
+        // SAFETY: as in `range`; `&mut self` makes it this side's only view.
+        Some(unsafe { std::slice::from_raw_parts_mut(self.ptr.as_ptr().add(at), end - at) })
     }
 }
 
@@ -117,15 +140,18 @@ mod tests {
         // SAFETY: duplicating our own descriptor for a second view.
         let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0, base: 0 };
         a.grow(1 << 20).unwrap();
-        a.bytes()[(1 << 20) - 1] = 9;
+        // SAFETY (here and below): one thread, no other process.
+        unsafe { a.range_mut((1 << 20) - 1, 1).unwrap()[0] = 9 };
         b.follow(a.len).unwrap();
-        assert_eq!(b.bytes()[(1 << 20) - 1], 9);
+        assert_eq!(unsafe { b.range((1 << 20) - 1, 1) }.unwrap(), [9]);
+        assert!(unsafe { b.range(b.len, 1) }.is_none(), "past the view");
+        assert!(unsafe { b.range(usize::MAX, 2) }.is_none(), "an overflowing range");
         // Never shrunk below what the other side made it.
         b.grow(10).unwrap();
         b.grow(b.len + 1).unwrap();
         assert!(b.len >= 1 << 20);
         a.release();
-        assert_eq!(b.bytes()[(1 << 20) - 1], 0);
+        assert_eq!(unsafe { b.range((1 << 20) - 1, 1) }.unwrap(), [0]);
     }
 
     #[test]
@@ -134,7 +160,8 @@ mod tests {
         let mut a = Shm::new(base).unwrap();
         a.grow(3 << 20).unwrap();
         assert_eq!(a.len, 4 << 20);
-        a.bytes()[5] = 7;
+        // SAFETY: one thread, no other process.
+        unsafe { a.range_mut(5, 1).unwrap()[0] = 7 };
         let mut at = [0u8; 1];
         // SAFETY: pread into a local byte from our own descriptor.
         assert_eq!(unsafe { libc::pread(a.fd, at.as_mut_ptr().cast(), 1, (base + 5) as libc::off_t) }, 1);
@@ -149,6 +176,7 @@ mod tests {
         assert_eq!(unsafe { libc::fstat(a.fd, &mut st) }, 0);
         assert_eq!(st.st_size as u64, 8 << 30);
         a.release();
-        assert_eq!(a.bytes()[5], 0);
+        // SAFETY: one thread, no other process.
+        assert_eq!(unsafe { a.range(5, 1) }.unwrap(), [0]);
     }
 }
