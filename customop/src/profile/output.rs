@@ -90,6 +90,9 @@ fn charged(frames: &[Frame]) -> (&Frame, bool) {
     }
 }
 
+/// A line's key: file, line, function, library's.
+type LineKey = (String, u32, String, bool);
+
 /// The figures of `raw`.
 pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
     let m = MODEL;
@@ -117,7 +120,7 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
             )
         })
         .collect();
-    let mut per_line: BTreeMap<(String, u32, String, bool), (u64, u64, u64)> = BTreeMap::new();
+    let mut per_line: BTreeMap<LineKey, (u64, u64, u64)> = BTreeMap::new();
     let mut folded: BTreeMap<String, f64> = BTreeMap::new();
     let mut functions: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
     let keys: std::collections::BTreeSet<(u32, u64)> = raw.insns.keys().chain(raw.mem.keys()).copied().collect();
