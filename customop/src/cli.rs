@@ -6,7 +6,7 @@ use crate::build::{build, BuildOptions};
 use crate::compiler::{split_flags, Outcome};
 use crate::error::{Error, ErrorKind, Result};
 use crate::progress::{self, Level};
-use crate::run::{run, RunOptions};
+use crate::run::RunOptions;
 use crate::schema::Target;
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::{Parser, Subcommand};
@@ -183,6 +183,11 @@ struct RunArgs {
     /// copy-in, kernel per core, verdict, copy-out).
     #[arg(long)]
     timings: bool,
+    /// Profile the emulated run (--on qemu or both) into DIR: the top
+    /// lines with a modeled device time, DIR/profile.json,
+    /// DIR/flamegraph.svg, DIR/trace.json (docs/profiling.md).
+    #[arg(long, value_name = "DIR")]
+    profile: Option<PathBuf>,
 }
 
 impl BuildArgs {
@@ -217,9 +222,14 @@ impl BuildArgs {
 
 impl RunArgs {
     /// The options, and whether `--report` and `--timings` were given.
-    fn options(self) -> (RunOptions, bool, bool) {
+    fn options(self) -> (RunOptions, bool, bool, Option<PathBuf>) {
         let args = self.args.into_iter().map(|a| a.strip_prefix(NUMBER_MARK).map_or_else(|| a.clone(), str::to_owned)).collect();
-        (RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout }, self.report, self.timings)
+        (
+            RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout },
+            self.report,
+            self.timings,
+            self.profile,
+        )
     }
 }
 
@@ -231,8 +241,8 @@ enum Parsed {
     Build(BuildOptions, bool),
     /// `customop ops DIR`.
     Ops(PathBuf),
-    /// The options, `--report`, `--timings`.
-    Run(RunOptions, bool, bool),
+    /// The options, `--report`, `--timings`, `--profile`.
+    Run(RunOptions, bool, bool, Option<PathBuf>),
     Print(String),
 }
 
@@ -247,7 +257,7 @@ const NUMBER_MARK: &str = "\u{1}";
 fn mark_numbers(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
-        let option_value = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--cores" | "--on" | "--timeout");
+        let option_value = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--cores" | "--on" | "--timeout" | "--profile");
         let number = a.starts_with('-') && a.parse::<f64>().is_ok();
         out.push(if args.first().is_some_and(|c| c == "run") && number && !option_value { format!("{NUMBER_MARK}{a}") } else { a.clone() });
     }
@@ -261,8 +271,8 @@ fn parse(args: &[String]) -> Result<Parsed> {
         Ok(Cli { command: Command::Build(b) }) => b.options().map(|(o, v)| Parsed::Build(o, v)),
         Ok(Cli { command: Command::Ops(o) }) => Ok(Parsed::Ops(o.dir)),
         Ok(Cli { command: Command::Run(r) }) => {
-            let (o, report, timings) = r.options();
-            Ok(Parsed::Run(o, report, timings))
+            let (o, report, timings, profile) = r.options();
+            Ok(Parsed::Run(o, report, timings, profile))
         }
         Err(e) if matches!(e.kind(), clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion) => Ok(Parsed::Print(e.render().to_string())),
         Err(e) => {
@@ -312,8 +322,8 @@ fn dispatch(args: &[String]) -> Result<()> {
             );
             Ok(())
         }
-        Parsed::Run(o, report, timings) => {
-            let r = run(&o)?;
+        Parsed::Run(o, report, timings, profile) => {
+            let r = crate::run::run_profiled(&o, profile.as_deref())?;
             // The emulated run's report is its only status: always shown.
             if report || o.on != crate::run::On::Sim {
                 print!("{}", r.report);
@@ -322,6 +332,9 @@ fn dispatch(args: &[String]) -> Result<()> {
                 (Some(t), true) => println!("{t}"),
                 (None, true) => println!("timings: only for a run on the simulator alone (--on sim)"),
                 _ => {}
+            }
+            if let Some(p) = &r.profile {
+                print!("{p}");
             }
             let agreement = match r.nans_differing {
                 0 => String::from(": outputs bit-identical"),
@@ -391,7 +404,7 @@ mod tests {
 
     fn parse_run(a: &[&str]) -> Result<(RunOptions, bool)> {
         match parse(&[&["run"], a].concat().iter().map(|s| (*s).to_owned()).collect::<Vec<_>>())? {
-            Parsed::Run(o, r, _) => Ok((o, r)),
+            Parsed::Run(o, r, _, _) => Ok((o, r)),
             _ => panic!("not a run"),
         }
     }

@@ -33,6 +33,7 @@ pub mod link;
 pub mod loaded;
 pub mod npy;
 pub mod ops_list;
+pub mod profile;
 pub mod progress;
 pub mod qemu_blob;
 pub mod qemu_run;

@@ -89,7 +89,9 @@ fn env_error(msg: String) -> Error {
 /// the user's time bound and the option that gave it (`--timeout`,
 /// `timeout=`), a [`ErrorKind::TimedOut`] when passed; without it,
 /// `CUSTOMOP_QEMU_TIMEOUT` (or [`DEFAULT_TIMEOUT`]) seconds.
-pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Option<(Duration, &str)>) -> Result<QemuRun> {
+/// `plugin`: a `-plugin` value (`--profile`'s), which takes the place of
+/// [`PLUGIN_ENV`]'s.
+pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Option<(Duration, &str)>, plugin: Option<&str>) -> Result<QemuRun> {
     std::fs::write(blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file, e))?;
     let default = Duration::from_secs(std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT));
     let timeout = bound.map_or(default, |(d, _)| d);
@@ -105,7 +107,9 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Optio
     // so every core's lines arrive in order on stdout.
     cmd.args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]);
     cmd.args(["-semihosting-config", &semi, "-device", &loader]).arg("-kernel").arg(image);
-    if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
+    if let Some(p) = plugin {
+        cmd.arg("-plugin").arg(p);
+    } else if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
         let log = std::env::var_os(PLUGIN_LOG_ENV).ok_or_else(|| env_error(format!("{PLUGIN_ENV} is set but {PLUGIN_LOG_ENV} (its log file) is not")))?;
         cmd.arg("-plugin").arg(plugin).args(["-d", "plugin", "-D"]).arg(log);
     }

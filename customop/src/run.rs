@@ -137,6 +137,8 @@ pub struct RunOutcome {
     pub nans_differing: usize,
     /// Where the time went (a run on the simulator alone).
     pub timings: Option<Timings>,
+    /// `--profile`: the profile's report (its files are in the directory).
+    pub profile: Option<String>,
 }
 
 /// One argument, ready to place.
@@ -276,6 +278,16 @@ pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
 
 /// Runs an op.
 pub fn run(o: &RunOptions) -> Result<RunOutcome> {
+    run_profiled(o, None)
+}
+
+/// [`run`], with `--on qemu|both` profiled into directory `profile`
+/// ([`crate::profile`]).
+pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome> {
+    if profile.is_some() && o.on == On::Sim {
+        return Err(bad("--profile profiles the emulated device: add --on qemu or --on both (the simulator's host times say nothing of the device's)".into()));
+    }
+    let mut profiled = None;
     let started = Instant::now();
     let (schema, api) = load(&o.dir)?;
     let op = schema.op(&o.op)?;
@@ -332,7 +344,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
             (data, report)
         }
         On::Qemu => {
-            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout)?;
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout, profile, &mut profiled)?;
             if q.code() != 0 {
                 return Err(failed("on the emulated cluster", q.code(), &api.error_message(q.code()), &q.report()));
             }
@@ -340,7 +352,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         }
         On::Both => {
             let SimRun { rc, report: sim_report, data, .. } = sim_run()?;
-            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout)?;
+            let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout, profile, &mut profiled)?;
             let report = format!("{sim_report}{}", q.report());
             // Checks only the simulator can make (which elements were
             // written, by which core): a failure there with a passing
@@ -382,7 +394,7 @@ pub fn run(o: &RunOptions) -> Result<RunOutcome> {
         t.total = started.elapsed();
         t
     });
-    Ok(RunOutcome { output, report, cores, nans_differing, timings })
+    Ok(RunOutcome { output, report, cores, nans_differing, timings, profile: profiled })
 }
 
 /// The cores an op built with (or without) `multicore` runs on when
@@ -568,6 +580,7 @@ impl std::io::Write for EarlyWriteback<'_> {
 }
 
 /// Runs the op on the emulated cluster (the build's image).
+#[allow(clippy::too_many_arguments)] // one private call site pair; a struct would only rename them
 fn run_qemu(
     dir: &Path,
     schema: &Schema,
@@ -576,6 +589,8 @@ fn run_qemu(
     spec: &OutputSpec,
     cores: u32,
     timeout: Option<Duration>,
+    profile: Option<&Path>,
+    profiled: &mut Option<String>,
 ) -> Result<crate::qemu_run::QemuRun> {
     let args: Vec<crate::qemu_blob::Arg> = placed
         .iter()
@@ -590,9 +605,16 @@ fn run_qemu(
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = dir.join(format!("invocation-{}-{n}.bin", std::process::id()));
-    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")));
+    let session = profile.map(|_| crate::profile::start(&dir.join(crate::workdir::WORK_DIR), &image)).transpose()?;
+    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")), session.as_ref().map(|s| s.plugin_arg.as_str()));
     let _ = std::fs::remove_file(&file);
-    r
+    let r = r?;
+    if let (Some(s), Some(out)) = (session, profile) {
+        if r.code() == 0 {
+            *profiled = Some(crate::profile::finish(s, &image, cores, out)?);
+        }
+    }
+    Ok(r)
 }
 
 #[cfg(test)]

@@ -1,0 +1,66 @@
+//! `customop run ... --on qemu|both --profile DIR`: the emulated run under
+//! the profile plugin ([`plugin`]), its counts ([`raw`]) mapped to lines
+//! ([`lines`]) and to a modeled device time ([`model`]), written as
+//! `DIR/profile.json`, `DIR/flamegraph.svg` and `DIR/trace.json`
+//! ([`output`]), and the report's top lines.
+
+pub mod classes;
+pub mod lines;
+pub mod model;
+pub mod output;
+pub mod plugin;
+pub mod raw;
+
+use crate::error::{Error, Result};
+use neuron_image::elf::Elf;
+use std::path::{Path, PathBuf};
+
+/// One profiled run in the making: the plugin's QEMU argument and where
+/// its counts go.
+pub struct Session {
+    /// QEMU's `-plugin` value.
+    pub plugin_arg: String,
+    /// The counts file (removed when the session ends).
+    pub counts: tempfile::TempPath,
+    _classes: tempfile::TempPath,
+}
+
+/// Builds the plugin under `work` and describes `image` to it.
+pub fn start(work: &Path, image: &Path) -> Result<Session> {
+    let so = plugin::built(work)?;
+    let bytes = std::fs::read(image).map_err(|e| Error::io("read", image, e))?;
+    let elf =
+        Elf::parse(&bytes).map_err(|e| Error::new(crate::error::ErrorKind::BadInput, format!("{}: {e}; rebuild it with `customop build`", image.display())))?;
+    let dir = work.join("profile");
+    let classes = crate::atomic::temp_in(&dir, "classes-", ".txt")?;
+    std::fs::write(&classes, classes::file(&elf)).map_err(|e| Error::io("write", &classes, e))?;
+    let counts = crate::atomic::temp_in(&dir, "counts-", ".txt")?;
+    // QEMU splits `-plugin` at commas: a path with one cannot be passed.
+    for p in [so.as_path(), classes.as_ref(), counts.as_ref()] {
+        if p.display().to_string().contains(',') {
+            return Err(Error::new(
+                crate::error::ErrorKind::BadInput,
+                format!("--profile: {} has a comma, which QEMU's -plugin option cannot carry; use a build directory without one", p.display()),
+            ));
+        }
+    }
+    let plugin_arg = format!("{},out={},classes={}", so.display(), counts.display(), classes.display());
+    Ok(Session { plugin_arg, counts, _classes: classes })
+}
+
+/// Reads the counts of a finished run of `image` on `cores` cores, writes
+/// the profile into `out` and returns the report's text.
+pub fn finish(s: Session, image: &Path, cores: u32, out: &Path) -> Result<String> {
+    let raw = raw::read(&s.counts)?;
+    let bytes = std::fs::read(image).map_err(|e| Error::io("read", image, e))?;
+    let elf = Elf::parse(&bytes).map_err(|e| Error::new(crate::error::ErrorKind::BadInput, format!("{}: {e}", image.display())))?;
+    let lines = lines::Lines::open(image, &elf)?;
+    let p = output::analyse(&raw, &lines, cores);
+    output::write_all(&p, out)?;
+    Ok(output::report(&p, out))
+}
+
+/// The files a profile writes into its directory.
+pub fn files(dir: &Path) -> [PathBuf; 3] {
+    [dir.join(output::PROFILE_JSON), dir.join(output::FLAMEGRAPH), dir.join(output::TRACE)]
+}

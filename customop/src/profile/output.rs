@@ -1,0 +1,329 @@
+//! The profile's figures (per core, per line), the files written from
+//! them (`profile.json`, `flamegraph.svg` from folded stacks through
+//! `inferno`, `trace.json` in the Chrome trace event format) and the
+//! report's text.
+
+use super::lines::{is_library, Frame, Lines};
+use super::model::{Model, MODEL};
+use super::raw::Raw;
+use crate::error::{Error, ErrorKind, Result};
+use serde::Serialize;
+use std::collections::BTreeMap;
+use std::path::Path;
+
+/// The profile's JSON file.
+pub const PROFILE_JSON: &str = "profile.json";
+/// The flame graph.
+pub const FLAMEGRAPH: &str = "flamegraph.svg";
+/// The trace of the cores on one time axis.
+pub const TRACE: &str = "trace.json";
+/// Lines the report prints.
+pub const TOP_LINES: usize = 10;
+/// HBM window accesses from which the report advises staging.
+pub const ADVICE_MIN_HBM: u64 = 1024;
+
+/// One core's figures.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Core {
+    pub core: u32,
+    pub instructions: u64,
+    /// Of which the library's (runtime, its headers, compiler builtins).
+    pub library_instructions: u64,
+    pub hbm_window_accesses: u64,
+    pub tcm_accesses: u64,
+    pub stack_accesses: u64,
+    pub dma_bytes: u64,
+    pub dma_descriptors: u64,
+    pub dma_to_tcm_bytes: u64,
+    pub dma_to_hbm_bytes: u64,
+    pub modeled_ns: f64,
+}
+
+/// One source line's figures, summed over the cores.
+#[derive(Clone, Debug, Serialize, PartialEq)]
+pub struct Line {
+    pub file: String,
+    pub line: u32,
+    pub function: String,
+    /// The library's line (else the kernel's).
+    pub library: bool,
+    pub instructions: u64,
+    pub hbm_window_accesses: u64,
+    pub tcm_accesses: u64,
+    pub modeled_ns: f64,
+    /// Of the op's summed modeled time.
+    pub share: f64,
+}
+
+/// A whole profile, as `profile.json` holds it.
+#[derive(Clone, Debug, Serialize)]
+pub struct Profile {
+    /// The op's modeled time: the slowest core's.
+    pub modeled_ns: f64,
+    pub model: Model,
+    pub cores: Vec<Core>,
+    /// Heaviest first.
+    pub lines: Vec<Line>,
+    /// Folded stacks (`core N;outer;...;inner file:line` ps).
+    #[serde(skip)]
+    pub folded: Vec<String>,
+    /// Per core, per outermost function: modeled ns (the trace).
+    #[serde(skip)]
+    pub functions: BTreeMap<u32, Vec<(String, f64)>>,
+}
+
+impl Profile {
+    /// The kernel's heaviest source line (line 0, code the compiler made
+    /// without a line, is not one).
+    pub fn hottest_kernel_line(&self) -> Option<&Line> {
+        self.lines.iter().find(|l| !l.library && l.line > 0)
+    }
+}
+
+/// The line an address is charged to: its innermost kernel frame (so a
+/// library header's code inlined into the kernel counts for the kernel's
+/// line that used it), else its innermost frame.
+fn charged(frames: &[Frame]) -> (&Frame, bool) {
+    match frames.iter().rev().find(|f| !is_library(&f.file)) {
+        Some(f) => (f, false),
+        None => (frames.last().expect("never empty"), true),
+    }
+}
+
+/// A line's key: file, line, function, library's.
+type LineKey = (String, u32, String, bool);
+
+/// The figures of `raw`.
+pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
+    let m = MODEL;
+    let mut frames_of: BTreeMap<u64, Vec<Frame>> = BTreeMap::new();
+    for &(_, a) in raw.insns.keys().chain(raw.mem.keys()) {
+        frames_of.entry(a).or_insert_with(|| lines.frames(a));
+    }
+    let mut per_core: BTreeMap<u32, Core> = (0..cores)
+        .map(|c| {
+            (
+                c,
+                Core {
+                    core: c,
+                    instructions: 0,
+                    library_instructions: 0,
+                    hbm_window_accesses: 0,
+                    tcm_accesses: 0,
+                    stack_accesses: 0,
+                    dma_bytes: 0,
+                    dma_descriptors: 0,
+                    dma_to_tcm_bytes: 0,
+                    dma_to_hbm_bytes: 0,
+                    modeled_ns: 0.0,
+                },
+            )
+        })
+        .collect();
+    let mut per_line: BTreeMap<LineKey, (u64, u64, u64)> = BTreeMap::new();
+    let mut folded: BTreeMap<String, f64> = BTreeMap::new();
+    let mut functions: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
+    let keys: std::collections::BTreeSet<(u32, u64)> = raw.insns.keys().chain(raw.mem.keys()).copied().collect();
+    for (core, a) in keys {
+        let n = raw.insns.get(&(core, a)).copied().unwrap_or(0);
+        let mem = raw.mem.get(&(core, a)).copied().unwrap_or_default();
+        let hbm = mem.hbm_loads + mem.hbm_stores;
+        let frames = &frames_of[&a];
+        let (f, library) = charged(frames);
+        let c = per_core.entry(core).or_insert_with(|| Core {
+            core,
+            instructions: 0,
+            library_instructions: 0,
+            hbm_window_accesses: 0,
+            tcm_accesses: 0,
+            stack_accesses: 0,
+            dma_bytes: 0,
+            dma_descriptors: 0,
+            dma_to_tcm_bytes: 0,
+            dma_to_hbm_bytes: 0,
+            modeled_ns: 0.0,
+        });
+        c.instructions += n;
+        c.library_instructions += if library { n } else { 0 };
+        c.hbm_window_accesses += hbm;
+        c.tcm_accesses += mem.tcm;
+        c.stack_accesses += mem.stack;
+        let e = per_line.entry((f.file.clone(), f.line, f.function.clone(), library)).or_default();
+        e.0 += n;
+        e.1 += hbm;
+        e.2 += mem.tcm;
+        let ns = m.ns(n, hbm, 0, 0);
+        let mut stack = format!("core {core}");
+        for fr in frames {
+            stack.push(';');
+            stack.push_str(&fr.function.replace(';', ":"));
+        }
+        let inner = frames.last().expect("never empty");
+        if inner.line > 0 {
+            stack.push_str(&format!(";{}:{}", short(&inner.file).replace(';', ":"), inner.line));
+        }
+        *folded.entry(stack).or_default() += ns;
+        *functions.entry(core).or_default().entry(frames[0].function.clone()).or_default() += ns;
+    }
+    for (core, d) in &raw.dma {
+        if let Some(c) = per_core.get_mut(core) {
+            c.dma_bytes = d.bytes();
+            c.dma_descriptors = d.descriptors();
+            c.dma_to_tcm_bytes = d.to_tcm_bytes;
+            c.dma_to_hbm_bytes = d.to_hbm_bytes;
+            let ns = m.ns(0, 0, d.bytes(), d.descriptors());
+            *folded.entry(format!("core {core};[DMA]")).or_default() += ns;
+            *functions.entry(*core).or_default().entry("[DMA]".into()).or_default() += ns;
+        }
+    }
+    for c in per_core.values_mut() {
+        c.modeled_ns = m.ns(c.instructions, c.hbm_window_accesses, c.dma_bytes, c.dma_descriptors);
+    }
+    let total: f64 = per_core.values().map(|c| c.modeled_ns).sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut lines_out: Vec<Line> = per_line
+        .into_iter()
+        .map(|((file, line, function, library), (n, hbm, tcm))| {
+            let ns = m.ns(n, hbm, 0, 0);
+            Line { file, line, function, library, instructions: n, hbm_window_accesses: hbm, tcm_accesses: tcm, modeled_ns: ns, share: ns / total }
+        })
+        .collect();
+    lines_out.sort_by(|a, b| b.modeled_ns.total_cmp(&a.modeled_ns).then_with(|| a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
+    let cores_out: Vec<Core> = per_core.into_values().collect();
+    let modeled_ns = cores_out.iter().map(|c| c.modeled_ns).fold(0.0, f64::max);
+    Profile {
+        modeled_ns,
+        model: m,
+        cores: cores_out,
+        lines: lines_out,
+        folded: folded.into_iter().map(|(s, ns)| format!("{s} {}", (ns * 1000.0).round().max(1.0) as u64)).collect(),
+        functions: functions.into_iter().map(|(c, f)| (c, f.into_iter().collect())).collect(),
+    }
+}
+
+/// A path's last two components (the flame graph's labels stay short).
+fn short(file: &str) -> String {
+    let parts: Vec<&str> = file.rsplit('/').take(2).collect();
+    parts.into_iter().rev().collect::<Vec<_>>().join("/")
+}
+
+fn ms(ns: f64) -> String {
+    if ns >= 1e6 {
+        format!("{:.2} ms", ns / 1e6)
+    } else {
+        format!("{:.1} µs", ns / 1e3)
+    }
+}
+
+/// Thousands separated by commas.
+fn grouped(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, ch) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// The Chrome trace: one thread per core; its outermost functions and
+/// its DMA one after another, each as long as its modeled time.
+pub fn trace(p: &Profile) -> serde_json::Value {
+    let mut events = vec![serde_json::json!({"name": "process_name", "ph": "M", "pid": 1, "args": {"name": "op (modeled device time)"}})];
+    for c in &p.cores {
+        events.push(serde_json::json!({"name": "thread_name", "ph": "M", "pid": 1, "tid": c.core, "args": {"name": format!("core {}", c.core)}}));
+        events.push(serde_json::json!({"name": format!("core {}", c.core), "ph": "X", "pid": 1, "tid": c.core, "ts": 0.0, "dur": c.modeled_ns / 1e3,
+            "args": {"instructions": c.instructions, "hbm_window_accesses": c.hbm_window_accesses, "dma_bytes": c.dma_bytes}}));
+        let mut fs = p.functions.get(&c.core).cloned().unwrap_or_default();
+        fs.sort_by(|a, b| b.1.total_cmp(&a.1));
+        let mut t = 0.0;
+        for (name, ns) in fs {
+            events.push(serde_json::json!({"name": name, "ph": "X", "pid": 1, "tid": c.core, "ts": t / 1e3, "dur": ns / 1e3}));
+            t += ns;
+        }
+    }
+    serde_json::json!({"traceEvents": events, "displayTimeUnit": "ns"})
+}
+
+/// The flame graph's SVG.
+pub fn flamegraph(p: &Profile) -> Result<Vec<u8>> {
+    let mut opts = inferno::flamegraph::Options::default();
+    opts.title = "modeled device time (ps)".into();
+    opts.count_name = "ps".into();
+    let mut svg = Vec::new();
+    inferno::flamegraph::from_lines(&mut opts, p.folded.iter().map(String::as_str), &mut svg)
+        .map_err(|e| Error::new(ErrorKind::Environment, format!("--profile: the flame graph could not be drawn: {e}")))?;
+    Ok(svg)
+}
+
+/// Writes the three files into `dir` (created if missing).
+pub fn write_all(p: &Profile, dir: &Path) -> Result<()> {
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::new(ErrorKind::BadInput, format!("--profile {}: not a directory; give a directory (it is created if missing)", dir.display())));
+    }
+    std::fs::create_dir_all(dir).map_err(|e| Error::io("create the profile directory", dir, e))?;
+    let json = serde_json::to_vec_pretty(p).map_err(|e| Error::new(ErrorKind::Environment, format!("--profile: {e}")))?;
+    crate::atomic::write(&dir.join(PROFILE_JSON), &json)?;
+    crate::atomic::write(&dir.join(FLAMEGRAPH), &flamegraph(p)?)?;
+    let t = serde_json::to_vec(&trace(p)).map_err(|e| Error::new(ErrorKind::Environment, format!("--profile: {e}")))?;
+    crate::atomic::write(&dir.join(TRACE), &t)
+}
+
+/// The report: the op's modeled time, per core, the top lines, advice.
+pub fn report(p: &Profile, dir: &Path) -> String {
+    let mut s = format!("profile: modeled device time {} (the slowest of {} core(s))\n", ms(p.modeled_ns), p.cores.len());
+    for c in &p.cores {
+        s.push_str(&format!(
+            "  core {}: {} instructions ({} library), {} HBM window accesses, {} DMA bytes in {} descriptors: {}\n",
+            c.core,
+            grouped(c.instructions),
+            grouped(c.library_instructions),
+            grouped(c.hbm_window_accesses),
+            grouped(c.dma_bytes),
+            grouped(c.dma_descriptors),
+            ms(c.modeled_ns)
+        ));
+    }
+    s.push_str(&format!("  {:<40} {:>12} {:>10} {:>10} {:>11} {:>6}\n", "line", "instructions", "HBM", "DMA bytes", "modeled", "share"));
+    let dma: u64 = p.cores.iter().map(|c| c.dma_bytes).sum();
+    let dma_ns: f64 = p.cores.iter().map(|c| MODEL.ns(0, 0, c.dma_bytes, c.dma_descriptors)).sum();
+    let total: f64 = p.cores.iter().map(|c| c.modeled_ns).sum::<f64>().max(f64::MIN_POSITIVE);
+    let mut rows: Vec<(String, u64, u64, u64, f64)> = p
+        .lines
+        .iter()
+        .map(|l| {
+            let at = match (l.line, l.file.is_empty()) {
+                (0, true) => l.function.clone(),
+                (0, false) => format!("{}:? (no line)", short(&l.file)),
+                _ => format!("{}:{}", short(&l.file), l.line),
+            };
+            let at = if l.library { format!("[lib] {at}") } else { at };
+            (at, l.instructions, l.hbm_window_accesses, 0, l.modeled_ns)
+        })
+        .collect();
+    if dma > 0 {
+        rows.push(("[DMA]".into(), 0, 0, dma, dma_ns));
+        rows.sort_by(|a, b| b.4.total_cmp(&a.4));
+    }
+    for (at, n, hbm, d, ns) in rows.into_iter().take(TOP_LINES) {
+        let at: String =
+            if at.chars().count() > 40 { format!("…{}", at.chars().rev().take(39).collect::<Vec<_>>().into_iter().rev().collect::<String>()) } else { at };
+        s.push_str(&format!("  {at:<40} {:>12} {:>10} {:>10} {:>11} {:>5.1}%\n", grouped(n), grouped(hbm), grouped(d), ms(ns), 100.0 * ns / total));
+    }
+    let hbm: u64 = p.cores.iter().map(|c| c.hbm_window_accesses).sum();
+    if hbm >= ADVICE_MIN_HBM {
+        if let Some(l) = p.hottest_kernel_line() {
+            s.push_str(&format!(
+                "advice: {}:{}: {} element accesses to HBM through the windows in a loop, ~{} modeled; staged through TCM in 1,024-element chunks (docs/kernel-guide.md, TCM staging): ~{}\n",
+                short(&l.file),
+                l.line,
+                grouped(hbm),
+                ms(hbm as f64 * MODEL.hbm_window_access_ns),
+                ms(MODEL.staged_ns(hbm))
+            ));
+        }
+    }
+    s.push_str(&format!("profile written to {} (profile.json, flamegraph.svg, trace.json)\n", dir.display()));
+    s
+}

@@ -1,0 +1,98 @@
+//! `customop run --on qemu --profile DIR` on the vendor's three relus
+//! ([32, 4096] float32): element accessor, TCM staging in 1,024-element
+//! chunks on 1 core, the same over 8 cores with `get_dst_tensor()`. Each
+//! output is NumPy's relu; each kernel's hottest line is its loop body;
+//! profile.json, flamegraph.svg and trace.json parse; and the modeled
+//! times give the vendor's ratios (docs/profiling.md).
+//!
+//! Needs the Xtensa toolchain and qemu-system-xtensa, as tests/device_qemu.rs.
+
+mod common;
+use common::*;
+use customop::npy;
+use std::path::Path;
+
+/// Runs `op` profiled; returns profile.json, the report's text.
+fn profiled(dir: &Path, op: &str, x: &str, cores: u32, want: &[f32]) -> (serde_json::Value, String, std::path::PathBuf) {
+    let out = scratch("out").join(format!("{op}.npy"));
+    let prof = scratch("prof").join(op);
+    let _ = std::fs::remove_dir_all(&prof);
+    let (d, o, p, c) = (dir.display().to_string(), out.display().to_string(), prof.display().to_string(), cores.to_string());
+    let t = customop_ok(&["run", &d, op, x, "-o", &o, "--cores", &c, "--on", "qemu", "--profile", &p]);
+    let got = npy::read(&out).unwrap();
+    let got: Vec<f32> = got.data.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    assert!(got.iter().zip(want).all(|(a, b)| a.to_bits() == b.to_bits()), "{op}: the output is not relu");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(prof.join("profile.json")).unwrap()).unwrap();
+    (json, t, prof)
+}
+
+/// The line of `file` that carries the `// loop body` comment.
+fn loop_body(file: &Path) -> u64 {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines().position(|l| l.contains("// loop body")).unwrap() as u64 + 1
+}
+
+fn hottest_kernel_line(json: &serde_json::Value) -> (String, u64) {
+    let l = json["lines"].as_array().unwrap().iter().find(|l| !l["library"].as_bool().unwrap() && l["line"].as_u64().unwrap() > 0).unwrap();
+    (l["file"].as_str().unwrap().to_owned(), l["line"].as_u64().unwrap())
+}
+
+#[test]
+fn the_three_vendor_relus_profile_to_their_loop_bodies_and_the_vendor_ratios() {
+    let x = values(32 * 4096, -2.0, 2.0, 39);
+    let want: Vec<f32> = x.iter().map(|v| if *v > 0.0 { *v } else { 0.0 }).collect();
+    let xf = npy_file("relu_in.npy", &f32s(&[32, 4096], &x)).display().to_string();
+    let one = built("profile_relus", &["--target", "qemu"]);
+    let eight = built("profile_relu_mc", &["--target", "qemu", "--multicore"]);
+    let src = kernels();
+    let mut ns = Vec::new();
+    for (dir, op, cores, file) in [
+        (&one, "relu_element", 1, "profile_relus/relu_element.cpp"),
+        (&one, "relu_tcm", 1, "profile_relus/relu_tcm.cpp"),
+        (&eight, "relu_mc", 8, "profile_relu_mc/relu_mc.cpp"),
+    ] {
+        let (json, text, prof) = profiled(dir, op, &xf, cores, &want);
+        let (f, line) = hottest_kernel_line(&json);
+        assert!(f.ends_with(file) && line == loop_body(&src.join(file)), "{op}: hottest kernel line {f}:{line}\n{text}");
+        assert!(text.contains(&format!("{}:{line}", file.rsplit('/').next().unwrap())), "{text}");
+        for k in ["modeled_ns", "model", "cores", "lines"] {
+            assert!(json.get(k).is_some(), "{k}");
+        }
+        let cs = json["cores"].as_array().unwrap();
+        assert_eq!(cs.len(), cores as usize);
+        for c in cs {
+            for k in ["core", "instructions", "hbm_window_accesses", "dma_bytes", "modeled_ns"] {
+                assert!(c.get(k).is_some(), "{k}");
+            }
+        }
+        for k in ["file", "line", "function", "instructions", "hbm_window_accesses", "modeled_ns"] {
+            assert!(json["lines"][0].get(k).is_some(), "{k}");
+        }
+        let trace: serde_json::Value = serde_json::from_slice(&std::fs::read(prof.join("trace.json")).unwrap()).unwrap();
+        let events = trace["traceEvents"].as_array().unwrap();
+        assert!(events.iter().filter(|e| e["ph"] == "X" && e["name"].as_str().unwrap().starts_with("core ")).count() == cores as usize);
+        let svg = std::fs::read_to_string(prof.join("flamegraph.svg")).unwrap();
+        assert!(svg.contains("<svg") && svg.trim_end().ends_with("</svg>") && svg.contains("core 0"), "flamegraph");
+        ns.push(json["modeled_ns"].as_f64().unwrap());
+    }
+    let (element, tcm1, tcm8) = (ns[0], ns[1], ns[2]);
+    let s = tcm1 / tcm8;
+    assert!(s >= 2.0, "1-core/8-core speedup {s}");
+    // The vendor's figures at that speedup: R1 = 0.83·S/(S−1) ms; the
+    // element relu costs 119 ms more.
+    let r1 = 0.83 * s / (s - 1.0);
+    let want_ratio = (119.0 + r1) / r1;
+    let ratio = element / tcm1;
+    eprintln!("modeled: element {element} ns, tcm 1 core {tcm1} ns, tcm 8 cores {tcm8} ns; S {s:.2}, ratio {ratio:.1} (vendor at S: {want_ratio:.1})");
+    assert!((ratio / want_ratio - 1.0).abs() <= 0.25, "element/TCM ratio {ratio:.1}, the vendor's at S = {s:.2}: {want_ratio:.1}");
+}
+
+#[test]
+fn profile_needs_the_emulated_device() {
+    let one = built("profile_relus", &["--target", "qemu"]);
+    let xf = npy_file("small.npy", &f32s(&[2, 2], &[1.0, -1.0, 2.0, -2.0])).display().to_string();
+    let out = scratch("out").join("sim.npy").display().to_string();
+    let o = customop(&["run", &one.display().to_string(), "relu_tcm", &xf, "-o", &out, "--profile", &scratch("p").display().to_string()]);
+    assert!(!o.status.success());
+    assert!(text(&o).contains("--profile profiles the emulated device: add --on qemu or --on both"), "{}", text(&o));
+}
