@@ -24,6 +24,8 @@ pub mod device_limits;
 pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod element_hooks;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod error_site;
 pub mod fault;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host_elements;
@@ -40,6 +42,7 @@ mod sim_core;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod sim_ffi;
 pub mod simulator;
+pub mod site_text;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod staging_ffi;
 mod writes;

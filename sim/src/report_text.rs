@@ -11,7 +11,10 @@ impl fmt::Display for CoreReport {
             writeln!(f, "  errors, in order:")?;
             for (i, &e) in self.errors.iter().enumerate() {
                 let handled = if i < self.errors_handled { " (handled)" } else { "" };
-                writeln!(f, "    {}{handled}", super::simulator::describe(e))?;
+                match self.sites.iter().find(|s| s.entry == i) {
+                    Some(s) => writeln!(f, "    {}{handled}, where: {s}", super::simulator::describe(e))?,
+                    None => writeln!(f, "    {}{handled}", super::simulator::describe(e))?,
+                }
             }
             if self.errors_dropped != 0 {
                 writeln!(f, "    ... and {} more", self.errors_dropped)?;

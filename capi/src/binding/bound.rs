@@ -31,6 +31,10 @@ pub struct Bound<H: neuron_hal::Hal> {
     /// reported, not judged (host only).
     #[cfg(not(target_arch = "xtensa"))]
     pub unoptimised_kernel: bool,
+    /// Where in the kernel logged errors happened, as the C++ header
+    /// told it (host only; the simulator clears it with the log).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub sites: std::vec::Vec<super::site::ErrorSite>,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -55,6 +59,8 @@ impl<H: neuron_hal::Hal> Bound<H> {
             launch_stack: (0, 0),
             #[cfg(not(target_arch = "xtensa"))]
             unoptimised_kernel: false,
+            #[cfg(not(target_arch = "xtensa"))]
+            sites: std::vec::Vec::new(),
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]
@@ -66,6 +72,12 @@ impl<H: neuron_hal::Hal> Bound<H> {
     pub(super) fn record(&mut self, e: Error) {
         self.last_error = e.code();
         self.errors.record(e);
+    }
+
+    /// Notes where the newest logged error happened (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub fn note_site(&mut self, site: super::site::ErrorSite) {
+        super::site::note(&mut self.sites, self.errors.entries().len(), self.errors.dropped(), site);
     }
 
     /// `tcm_malloc(n)` as the API gives it: the block, or `None` with

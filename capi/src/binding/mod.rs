@@ -11,6 +11,7 @@
 //! | `slot.rs` | [`CoreSlot`]: where a `Bound` lives, its re-entry guard, `enter_slot` |
 //! | `host.rs` / `device.rs` | which slot is the calling core's |
 //! | `fastpath.rs` | the translate hit read in place, without entering the state |
+//! | `site.rs` | host: where in the kernel a logged error happened |
 //! | `token.rs` | host: the accessor's `HostToken` and the cached-hit lanes |
 //!
 //! # The protocol: busy, open generation, binding epoch
@@ -45,6 +46,8 @@ mod device;
 mod fastpath;
 #[cfg(not(target_arch = "xtensa"))]
 mod host;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod site;
 mod slot;
 #[cfg(not(target_arch = "xtensa"))]
 mod token;
