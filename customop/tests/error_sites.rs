@@ -44,7 +44,10 @@ fn a_read_one_past_the_input_names_tensor_index_size_and_line() {
     let x = input("past_x.npy", &[8]);
     let t = failing("prefix_past", &x);
     let at = format!("sums.cpp:{}", line_of("// PAST:"));
-    assert_has(&t, &["verdict: error 83", "argument 0 (shape [8]), index 8 of dimension 0, whose size is 8, at ", &at]);
+    assert_has(
+        &t,
+        &["verdict: error 83", "argument 0 (shape [8]), index 8 of dimension 0, whose size is 8, at ", &at, "what to do: fix the index at the line"],
+    );
 
     // The twin, in bounds, passes with the prefix sums.
     let (o, _) = run_op(&built("error_sites", &[]), "prefix", &[&x.0], 1, "twin");
@@ -66,4 +69,53 @@ fn an_accessor_of_the_wrong_type_and_a_stream_past_its_end_name_their_lines() {
     assert_has(&t, &["error 85", "argument 0 (shape [6]), at ", &format!("sums.cpp:{}", line_of("// WRONG TYPE"))]);
     let t = failing("stream_past", &x);
     assert_has(&t, &["error 87", "argument 0 (shape [6]), element 6 (in order) of its 6, at ", &format!("sums.cpp:{}", line_of("// STREAM PAST"))]);
+}
+
+#[test]
+fn out_of_memory_names_the_heap_the_size_and_what_is_free() {
+    let x = input("oom_x.npy", &[8]);
+    let t = failing("huge_scratch", &x);
+    // 2^32 floats asked for; the heap's own numbers follow.
+    assert_has(
+        &t,
+        &[
+            "verdict: error 10",
+            "the HBM heap: 17179869184 bytes asked for, ",
+            " bytes free, the largest free block ",
+            "free the tensors and blocks",
+            "what to do: ",
+        ],
+    );
+}
+
+#[test]
+fn a_returned_dtype_names_both_dtypes_and_the_conversion() {
+    let x = input("dtype_x.npy", &[8]);
+    let t = failing("counts_as_int", &x);
+    assert_has(
+        &t,
+        &[
+            "verdict: error 35",
+            "the kernel returned a tensor of dtype int32, the output is float32",
+            "make the result with torch::kFloat and write float elements",
+            "make the shape function's output int32",
+        ],
+    );
+}
+
+#[test]
+fn an_input_of_a_dtype_that_does_not_marshal_names_it_and_the_conversion() {
+    // A float64 .npy (as np.save writes np.arange(4.0)).
+    let mut b = customop::npy::render(&f32s(&[4], &[0.0; 4])).unwrap();
+    let at = b.windows(3).position(|w| w == b"<f4").unwrap();
+    b[at..at + 3].copy_from_slice(b"<f8");
+    b.extend_from_slice(&[0; 16]);
+    let p = scratch("npy").join("f64.npy");
+    std::fs::write(&p, b).unwrap();
+    let dir = built("error_sites", &[]).display().to_string();
+    let out = scratch("out").join("f64-out.npy").display().to_string();
+    let r = customop(&["run", &dir, "prefix", p.to_str().unwrap(), "-o", &out]);
+    let t = text(&r);
+    assert!(!r.status.success(), "{t}");
+    assert_has(&t, &["dtype float64 ('<f8') does not marshal", "x.astype(np.float32) (torch: x.to(torch.float32))"]);
 }

@@ -237,6 +237,8 @@ fn run_line(r: &mut Report, l: &str) -> Option<()> {
             None => rest.strip_prefix(": ")?,
         };
         r.verdict = Some((num(code)?, reason.to_owned()));
+    } else if l.starts_with("  what to do: ") {
+        // The verdict's usual fix: in the report's text, not a field.
     } else if let Some(d) = l.strip_prefix("  device limit: error ") {
         let (code, rest) = d.split_once(' ')?;
         r.device_limits.push((num(code)?, rest.split_once("): ").map_or(rest, |x| x.1).to_owned()));

@@ -28,7 +28,7 @@ pub unsafe extern "C" fn neuron_error_site(tensor: u64, index: i64, size: i64, d
     // error of its own, which this site would then name.
     if crate::binding::is_bound() {
         let _ = crate::binding::with_core(|b| {
-            b.note_site(ErrorSite { entry: 0, tensor, index, file, line });
+            b.note_site(ErrorSite { entry: 0, tensor, index, file, line, detail: None });
             Ok(())
         });
     }

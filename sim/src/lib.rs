@@ -33,6 +33,7 @@ pub mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;
 pub mod output_sink;
+pub mod remedy;
 mod report_text;
 pub mod reserve;
 pub mod sanitizer_report;

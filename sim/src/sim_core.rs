@@ -88,6 +88,7 @@ impl SimCore {
         b.empty_fill = fill;
         b.errors.clear();
         b.sites.clear();
+        b.pending_detail = None;
         b.last_error = 0;
         b.invocation_status = 0;
         b.cpu_queried = false;

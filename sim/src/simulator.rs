@@ -518,6 +518,7 @@ impl Simulator {
             index: s.index,
             file: s.file.clone(),
             line: s.line,
+            detail: s.detail.clone(),
         }
     }
 

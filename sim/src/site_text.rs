@@ -19,32 +19,40 @@ pub struct NamedSite {
     pub index: Option<(i64, i64, u32)>,
     /// The kernel's source file and line.
     pub file: String,
-    /// The line in `file`.
+    /// The line in `file` (0: not known).
     pub line: u32,
+    /// What the library knew, in words, with the usual fix.
+    pub detail: Option<String>,
 }
 
 impl fmt::Display for NamedSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut parts: Vec<String> = Vec::new();
         if let Some(t) = &self.tensor {
-            write!(f, "{t}")?;
-            if let Some(s) = &self.shape {
-                write!(f, " (shape {s:?})")?;
-            }
-            write!(f, ", ")?;
+            parts.push(match &self.shape {
+                Some(s) => format!("{t} (shape {s:?})"),
+                None => t.clone(),
+            });
         }
         if let Some((i, size, left)) = self.index {
             // The dimension, counted from the outermost, when the rank is
             // known: an accessor knows only how many it has left.
-            if left == crate::binding::site::SITE_FLAT {
-                write!(f, "element {i} (in order) of its {size}, ")?;
+            parts.push(if left == crate::binding::site::SITE_FLAT {
+                format!("element {i} (in order) of its {size}")
             } else {
                 match self.shape.as_ref().and_then(|s| s.len().checked_sub(left as usize)) {
-                    Some(d) => write!(f, "index {i} of dimension {d}, whose size is {size}, ")?,
-                    None => write!(f, "index {i} outside a dimension of size {size}, ")?,
+                    Some(d) => format!("index {i} of dimension {d}, whose size is {size}"),
+                    None => format!("index {i} outside a dimension of size {size}"),
                 }
-            }
+            });
         }
-        write!(f, "at {}:{}", self.file, self.line)
+        if let Some(d) = &self.detail {
+            parts.push(d.clone());
+        }
+        if self.line != 0 {
+            parts.push(format!("at {}:{}", self.file, self.line));
+        }
+        write!(f, "{}", parts.join(", "))
     }
 }
 
@@ -54,7 +62,15 @@ mod tests {
 
     #[test]
     fn names_tensor_index_size_and_line() {
-        let mut s = NamedSite { entry: 0, tensor: Some("argument 0".into()), shape: Some(vec![2, 8]), index: Some((8, 8, 1)), file: "k.cpp".into(), line: 14 };
+        let mut s = NamedSite {
+            entry: 0,
+            tensor: Some("argument 0".into()),
+            shape: Some(vec![2, 8]),
+            index: Some((8, 8, 1)),
+            file: "k.cpp".into(),
+            line: 14,
+            detail: None,
+        };
         assert_eq!(s.to_string(), "argument 0 (shape [2, 8]), index 8 of dimension 1, whose size is 8, at k.cpp:14");
         (s.tensor, s.shape) = (None, None);
         assert_eq!(s.to_string(), "index 8 outside a dimension of size 8, at k.cpp:14");
@@ -62,5 +78,7 @@ mod tests {
         assert_eq!(s.to_string(), "element 8 (in order) of its 8, at k.cpp:14");
         s.index = None;
         assert_eq!(s.to_string(), "at k.cpp:14");
+        (s.detail, s.line) = (Some("the HBM heap: 8 bytes asked for".into()), 0);
+        assert_eq!(s.to_string(), "the HBM heap: 8 bytes asked for");
     }
 }

@@ -11,6 +11,7 @@
 //! | `slot.rs` | [`CoreSlot`]: where a `Bound` lives, its re-entry guard, `enter_slot` |
 //! | `host.rs` / `device.rs` | which slot is the calling core's |
 //! | `fastpath.rs` | the translate hit read in place, without entering the state |
+//! | `explain.rs` | host: an error's detail in words (which heap, which dtypes) |
 //! | `site.rs` | host: where in the kernel a logged error happened |
 //! | `token.rs` | host: the accessor's `HostToken` and the cached-hit lanes |
 //!
@@ -43,6 +44,8 @@
 mod bound;
 #[cfg(target_arch = "xtensa")]
 mod device;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod explain;
 mod fastpath;
 #[cfg(not(target_arch = "xtensa"))]
 mod host;

@@ -119,6 +119,8 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             core::ptr::addr_of_mut!((*b).unoptimised_kernel).write(false);
             #[cfg(not(target_arch = "xtensa"))]
             core::ptr::addr_of_mut!((*b).sites).write(std::vec::Vec::new());
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).pending_detail).write(None);
             // The view is left as found: zeroes, its value in `Bound::new`.
         }
         #[allow(dead_code)]
@@ -136,6 +138,7 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
                 launch_stack: _,
                 unoptimised_kernel: _,
                 sites: _,
+                pending_detail: _,
             } = b;
         }
     }

@@ -15,4 +15,6 @@ NEURON_LIBRARY(error_sites, m) {
     m.def("row_sums_past", &one_per_row, "row_sums_past");
     m.def("wrong_type", &same_shape, "wrong_type");
     m.def("stream_past", &same_shape, "stream_past");
+    m.def("huge_scratch", &same_shape, "huge_scratch");
+    m.def("counts_as_int", &same_shape, "counts_as_int");
 }

@@ -67,3 +67,24 @@ torch::Tensor stream_past(const torch::Tensor& x) {
     (void)last;
     return out;
 }
+
+// A scratch tensor far larger than the core's HBM heap.
+torch::Tensor huge_scratch(const torch::Tensor& x) {
+    torch::Tensor out = get_dst_tensor();
+    torch::Tensor scratch = torch::empty({INT64_C(1) << 32}, torch::kFloat);  // HUGE
+    (void)scratch;
+    auto in = x.accessor<float, 1>();
+    auto o = out.accessor<float, 1>();
+    for (int64_t i = 0; i < x.size(0); i++) o[i] = in[i];
+    return out;
+}
+
+// Computes in int32 and returns that, where the output is float32.
+torch::Tensor counts_as_int(const torch::Tensor& x) {
+    torch::Tensor r = torch::zeros({x.size(0)}, torch::kInt);
+    auto in = x.accessor<float, 1>();
+    auto o = r.accessor<int32_t, 1>();
+    for (int64_t i = 0; i < x.size(0); i++) o[i] = in[i] > 2.0f ? 1 : 0;
+    return r;
+}
+
