@@ -24,7 +24,7 @@ torch::Tensor prefix(const torch::Tensor& x) {
     const int64_t n = x.size(0);
     float s = 0.0f;
     for (int64_t i = 0; i < n; i++) {
-        s += in[i];
+        s += in[i];  // BREAK: a debugger stops here
         o[i] = s;
     }
     return out;
