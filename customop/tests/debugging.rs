@@ -99,3 +99,23 @@ fn gdb_stops_at_a_kernel_line_under_no_fork() {
     let top = t.lines().find(|l| l.starts_with("#0 ")).unwrap_or_else(|| panic!("no backtrace in:\n{t}"));
     assert!(top.contains("prefix (") && top.ends_with(&format!("sums.cpp:{n}")), "{top}");
 }
+
+#[test]
+fn gdb_names_the_line_of_a_null_store_under_no_fork() {
+    // The default build (-O2 -g): the crash's line is still known.
+    let dir = built("crashes", &[]).display().to_string();
+    let x = input("null_x.npy");
+    let (o, _) = outs("null");
+    let src = std::fs::read_to_string(kernels().join("crashes/crashes.cpp")).unwrap();
+    let from = src.find("torch::Tensor store_through_null").unwrap();
+    let n = 1 + src[..from].lines().count() + src[from..].lines().position(|l| l.contains("*p = ")).unwrap();
+    let r = std::process::Command::new("gdb")
+        .args(["-nx", "-batch", "-ex", "run", "-ex", "bt", "--args", env!("CARGO_BIN_EXE_customop")])
+        .args(["run", &dir, "store_through_null", &x, "-o", &o, "--no-fork"])
+        .output()
+        .expect("gdb (apt-get install gdb; cargo xtask setup installs it)");
+    let t = text(&r);
+    assert!(t.contains("received signal SIGSEGV"), "{t}");
+    let top = t.lines().find(|l| l.starts_with("#0 ")).unwrap_or_else(|| panic!("no backtrace in:\n{t}"));
+    assert!(top.contains("store_through_null (") && top.ends_with(&format!("crashes.cpp:{n}")), "line {n}: {top}");
+}
