@@ -75,7 +75,9 @@ fn an_accessor_of_the_wrong_type_and_a_stream_past_its_end_name_their_lines() {
 fn out_of_memory_names_the_heap_the_size_and_what_is_free() {
     let x = input("oom_x.npy", &[8]);
     let t = failing("huge_scratch", &x);
-    // 2^32 floats asked for; the heap's own numbers follow.
+    // 2^32 floats asked for; the heap's own numbers follow, then the
+    // line of the torch::empty.
+    let at = format!("sums.cpp:{}", line_of("// HUGE"));
     assert_has(
         &t,
         &[
@@ -83,6 +85,7 @@ fn out_of_memory_names_the_heap_the_size_and_what_is_free() {
             "the HBM heap: 17179869184 bytes asked for, ",
             " bytes free, the largest free block ",
             "free the tensors and blocks",
+            &at,
             "what to do: ",
         ],
     );
@@ -118,4 +121,11 @@ fn an_input_of_a_dtype_that_does_not_marshal_names_it_and_the_conversion() {
     let t = text(&r);
     assert!(!r.status.success(), "{t}");
     assert_has(&t, &["dtype float64 ('<f8') does not marshal", "x.astype(np.float32) (torch: x.to(torch.float32))"]);
+}
+
+#[test]
+fn a_tensor_operation_on_mismatched_shapes_names_its_line() {
+    let x = input("shapes_x.npy", &[8]);
+    let t = failing("add_bias", &x);
+    assert_has(&t, &["verdict: error 89", &format!("sums.cpp:{}", line_of("// SHAPES")), "what to do: give the operation operands of the same shape"]);
 }

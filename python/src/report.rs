@@ -175,13 +175,13 @@ fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
                 if let Some(n) = item.strip_prefix("... and ").and_then(|r| r.strip_suffix(" more")) {
                     c.errors_dropped = num(n)?;
                 } else {
-                    // "83 (its message), where: argument 0 ..., at k.cpp:12":
-                    // the site is in the verdict's reason.
-                    let item = item.split_once(", where: ").map_or(item, |(e, _)| e);
                     let (item, handled) = match item.strip_suffix(HANDLED) {
                         Some(i) => (i, true),
                         None => (item, false),
                     };
+                    // "83 (its message), where: argument 0 ..., at k.cpp:12":
+                    // the site is in the verdict's reason.
+                    let item = item.split_once(", where: ").map_or(item, |(e, _)| e);
                     let (code, msg) = described(item)?;
                     c.errors.push((code, msg, handled));
                 }

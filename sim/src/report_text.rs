@@ -12,7 +12,7 @@ impl fmt::Display for CoreReport {
             for (i, &e) in self.errors.iter().enumerate() {
                 let handled = if i < self.errors_handled { " (handled)" } else { "" };
                 match self.sites.iter().find(|s| s.entry == i) {
-                    Some(s) => writeln!(f, "    {}{handled}, where: {s}", super::simulator::describe(e))?,
+                    Some(s) => writeln!(f, "    {}, where: {s}{handled}", super::simulator::describe(e))?,
                     None => writeln!(f, "    {}{handled}", super::simulator::describe(e))?,
                 }
             }

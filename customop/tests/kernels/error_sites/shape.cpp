@@ -17,4 +17,5 @@ NEURON_LIBRARY(error_sites, m) {
     m.def("stream_past", &same_shape, "stream_past");
     m.def("huge_scratch", &same_shape, "huge_scratch");
     m.def("counts_as_int", &same_shape, "counts_as_int");
+    m.def("add_bias", &same_shape, "add_bias");
 }
