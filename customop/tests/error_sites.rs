@@ -63,10 +63,12 @@ fn an_inner_dimension_is_named_by_its_position() {
 }
 
 #[test]
-fn an_accessor_of_the_wrong_type_and_a_stream_past_its_end_name_their_lines() {
+fn an_accessor_of_the_wrong_type_or_rank_and_a_stream_past_its_end_name_their_lines() {
     let x = input("kinds_x.npy", &[6]);
     let t = failing("wrong_type", &x);
     assert_has(&t, &["error 85", "argument 0 (shape [6]), at ", &format!("sums.cpp:{}", line_of("// WRONG TYPE"))]);
+    let t = failing("wrong_rank", &x);
+    assert_has(&t, &["verdict: error 84", "argument 0 (shape [6]), at ", &format!("sums.cpp:{}", line_of("// WRONG RANK"))]);
     let t = failing("stream_past", &x);
     assert_has(&t, &["error 87", "argument 0 (shape [6]), element 6 (in order) of its 6, at ", &format!("sums.cpp:{}", line_of("// STREAM PAST"))]);
 }

@@ -18,4 +18,5 @@ NEURON_LIBRARY(error_sites, m) {
     m.def("huge_scratch", &same_shape, "huge_scratch");
     m.def("counts_as_int", &same_shape, "counts_as_int");
     m.def("add_bias", &same_shape, "add_bias");
+    m.def("wrong_rank", &same_shape, "wrong_rank");
 }

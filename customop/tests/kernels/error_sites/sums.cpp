@@ -94,3 +94,12 @@ torch::Tensor add_bias(const torch::Tensor& x) {
     torch::Tensor bias = torch::ones({3}, torch::kFloat);
     return torch::add(x, bias);  // SHAPES
 }
+
+// A vector read as a matrix: the accessor's rank is not the tensor's.
+torch::Tensor wrong_rank(const torch::Tensor& x) {
+    torch::Tensor out = get_dst_tensor();
+    auto in = x.accessor<float, 2>();  // WRONG RANK
+    auto o = out.accessor<float, 1>();
+    for (int64_t i = 0; i < x.size(0); i++) o[i] = in[0][i];
+    return out;
+}
