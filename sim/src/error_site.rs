@@ -11,7 +11,8 @@ use std::string::ToString;
 /// `line` in the kernel's source, `tensor` a SoC address inside the tensor
 /// accessed (0: none), and, when `dims_left` is not 0, the `index` that
 /// fell outside a dimension of `size` elements with `dims_left`
-/// dimensions left to index (this one included). Kept once per error;
+/// dimensions left to index (this one included; `0xFFFFFFFF`: `index` is
+/// an element of the tensor in order, of `size`). Kept once per error;
 /// nothing when no error is logged or no core is bound.
 ///
 /// # Safety
