@@ -118,8 +118,10 @@ inline uint64_t index_peel(uint64_t addr, int64_t size, int64_t stride, const In
 #define NEURON_CALLER_SITE(addr) neuron_error_site((addr), 0, 0, 0, caller_file, caller_line)
 // dims_left of an index into the tensor taken flat (a stream's position).
 #define NEURON_SITE_FLAT 0xFFFFFFFFu
-// A stream's element: its flat position against the tensor's element count.
-#define NEURON_STREAM_SITE(s) neuron_error_site((s).addr, static_cast<int64_t>((s).pos), static_cast<int64_t>((s).numel), NEURON_SITE_FLAT, caller_file, caller_line)
+// A stream's element: its flat position against the tensor's element count
+// (none for a stream that is not open).
+#define NEURON_STREAM_SITE(s) \
+    neuron_error_site((s).addr, static_cast<int64_t>((s).pos), static_cast<int64_t>((s).numel), (s).open == 1 ? NEURON_SITE_FLAT : 0, caller_file, caller_line)
 #else
 using Index = int64_t;
 inline uint64_t index_peel(uint64_t addr, int64_t size, int64_t stride, int64_t i, uint32_t elem, uint32_t) {
