@@ -103,7 +103,8 @@ pub(crate) fn judge(op: &Op, cores: Option<u32>, timeout: Option<Duration>, opti
         (KERNEL, Some(c)) => format!("the kernel on {c} core(s)"),
         _ => format!("the shape function `{}`", op.shape_fn),
     };
-    let report = if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { o.stderr.trim_end().to_owned() };
+    let report =
+        if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { crate::crash_site::symbolize(o.stderr.trim_end()) };
     match o.ended {
         Ended::Finished(bytes) => {
             if !o.stderr.is_empty() {

@@ -20,6 +20,8 @@ mod alt_stack;
 mod core_pool;
 pub mod coverage;
 pub(crate) mod crash;
+/// How a crash report's faulting-address line starts (the tools symbolize it).
+pub use crash::PC_LINE_PREFIX as CRASH_PC_LINE_PREFIX;
 pub mod device_limits;
 pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]
