@@ -446,6 +446,25 @@ void *neuron_translate_store(void *ctx, uint64_t addr, uint32_t bytes);
 #endif
 
 #if !defined(NEURON_DEVICE)
+// Where the error the calling core logged last happened: `file` and
+// `line` in the kernel's source, `tensor` a SoC address inside the tensor
+// accessed (0: none), and, when `dims_left` is not 0, the `index` that
+// fell outside a dimension of `size` elements with `dims_left`
+// dimensions left to index (this one included; `0xFFFFFFFF`: `index` is
+// an element of the tensor in order, of `size`). Kept once per error;
+// nothing when no error is logged or no core is bound.
+//
+// # Safety
+// `file` is null or a NUL-terminated string.
+void neuron_error_site(uint64_t tensor,
+                       int64_t index,
+                       int64_t size,
+                       uint32_t dims_left,
+                       const char *file,
+                       uint32_t line);
+#endif
+
+#if !defined(NEURON_DEVICE)
 // The fast path of an accessor over SoC `[base, base + span)` of `elem`-
 // byte elements (`store`: it may write), on the core bound to this
 // thread, whose context is `ctx`: an entry of this thread's table, its

@@ -731,15 +731,17 @@ fn gates_through_the_cpp_path() {
 // ---- docs/errors.md ----
 
 const ERRORS_DOC: &str = "docs/errors.md";
-const TABLE_HEAD: &str = "| code | name | message | when | shown by |\n|---:|---|---|---|---|\n";
+const TABLE_HEAD: &str = "| code | name | message | what to do | when | shown by |\n|---:|---|---|---|---|---|\n";
 
 /// The hand-written cells (when, shown by) of the committed table, by code.
 fn doc_notes(doc: &str) -> std::collections::HashMap<i32, (String, String)> {
     let mut m = std::collections::HashMap::new();
     for line in doc.lines().filter(|l| l.starts_with("| ")) {
         let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
-        if let (5, Ok(code)) = (cells.len(), cells[0].parse::<i32>()) {
-            m.insert(code, (cells[3].to_owned(), cells[4].to_owned()));
+        // The hand-written cells are the last two (the "what to do" one
+        // before them is generated).
+        if let (6, Ok(code)) = (cells.len(), cells[0].parse::<i32>()) {
+            m.insert(code, (cells[cells.len() - 2].to_owned(), cells[cells.len() - 1].to_owned()));
         }
     }
     m
@@ -763,7 +765,8 @@ fn generated_doc(committed: &str) -> String {
     t.push_str(TABLE_HEAD);
     for e in Error::ALL {
         let (when, test) = notes.get(&e.code()).cloned().unwrap_or_default();
-        t.push_str(&format!("| {} | `{:?}` | {} | {} | {} |\n", e.code(), e, e.message().replace('|', "\\|"), when, test));
+        let fix = neuroncustomop::host::remedy::what_to_do(*e);
+        t.push_str(&format!("| {} | `{:?}` | {} | {} | {} | {} |\n", e.code(), e, e.message().replace('|', "\\|"), fix, when, test));
     }
     t.push_str(after);
     t

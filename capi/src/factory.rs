@@ -14,7 +14,14 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
         if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
             return Err(Error::BadRank);
         }
-        let t = b.state.tensor_empty(dtype, shape)?;
+        let t = b.state.tensor_empty(dtype, shape);
+        #[cfg(not(target_arch = "xtensa"))]
+        if t.is_err_and(|e| e == Error::OutOfMemory) {
+            let elem = neuron_runtime::marshal::dtype::Dtype::from_code(dtype).map_or(1, |d| u64::from(d.elem_size()));
+            let n = shape.iter().try_fold(elem, |n, &d| n.checked_mul(u64::try_from(d).ok()?)).unwrap_or(u64::MAX);
+            b.explain_oom(crate::binding::explain::Heap::Hbm, n);
+        }
+        let t = t?;
         // The simulator's sentinel, not whatever the heap block held: an
         // element the kernel never writes stays recognisable (and is
         // reported if the tensor becomes the output).

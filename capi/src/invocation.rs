@@ -134,7 +134,14 @@ pub fn dst_tensor() -> Result<TensorView> {
 /// output was claimed).
 #[inline(always)]
 pub fn return_tensor(t: &TensorView) -> Result<()> {
-    step(|b| b.state.return_tensor(t))
+    step(|b| {
+        let r = b.state.return_tensor(t);
+        #[cfg(not(target_arch = "xtensa"))]
+        if r == Err(neuron_runtime::Error::DtypeMismatch) {
+            b.explain_return_dtype(t.dtype);
+        }
+        r
+    })
 }
 
 /// `customop_cleanup()`: drains DMA, flushes the printf ring, fences.

@@ -188,6 +188,14 @@ struct RunArgs {
     /// DIR/flamegraph.svg, DIR/trace.json (docs/profiling.md).
     #[arg(long, value_name = "DIR")]
     profile: Option<PathBuf>,
+    /// Also write the simulator's output to PATH as the kernel left it,
+    /// even when the run fails (a file other than -o).
+    #[arg(long, value_name = "PATH")]
+    keep_output: Option<PathBuf>,
+    /// Run the kernel in this process rather than a child, so a debugger
+    /// (gdb --args customop run ...) stops in it; a crash ends the tool.
+    #[arg(long)]
+    no_fork: bool,
 }
 
 impl BuildArgs {
@@ -224,12 +232,18 @@ impl RunArgs {
     /// The options, and whether `--report` and `--timings` were given.
     fn options(self) -> (RunOptions, bool, bool, Option<PathBuf>) {
         let args = self.args.into_iter().map(|a| a.strip_prefix(NUMBER_MARK).map_or_else(|| a.clone(), str::to_owned)).collect();
-        (
-            RunOptions { dir: self.dir, op: self.op, args, out: Some(self.out), cores: self.cores, on: self.on, timeout: self.timeout },
-            self.report,
-            self.timings,
-            self.profile,
-        )
+        let o = RunOptions {
+            dir: self.dir,
+            op: self.op,
+            args,
+            out: Some(self.out),
+            cores: self.cores,
+            on: self.on,
+            timeout: self.timeout,
+            keep_output: self.keep_output,
+            no_fork: self.no_fork,
+        };
+        (o, self.report, self.timings, self.profile)
     }
 }
 

@@ -34,7 +34,9 @@ impl Compiler {
 
     /// [`host`](Self::host) with the compiler `cxx`.
     pub fn host_with(cxx: PathBuf, include: &Path, user: &[String]) -> Self {
-        let mut flags: Vec<String> = ["-std=c++17", "-O2", "-fPIC"].iter().map(|s| (*s).to_owned()).collect();
+        // `-g`: a debugger (`customop run --no-fork`) and a crash's
+        // backtrace name the kernel's lines; the code is the same.
+        let mut flags: Vec<String> = ["-std=c++17", "-O2", "-fPIC", "-g"].iter().map(|s| (*s).to_owned()).collect();
         if is_gcc(&cxx) {
             flags.extend(GCC_LOOP_FLAGS.iter().map(|s| (*s).to_owned()));
         }

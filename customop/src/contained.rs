@@ -44,20 +44,7 @@ pub fn shape_and_run(
     cores: Option<u32>,
     bounds: Bounds<'_>,
 ) -> Result<(OutputSpec, Option<SimRun>)> {
-    let job = |ch: &mut Channel| {
-        ch.phase(SHAPE);
-        let r = shape::evaluate(&api, op, &shape_values(placed)).and_then(|spec| {
-            let run = match cores {
-                Some(c) => {
-                    ch.phase(KERNEL);
-                    Some(run_sim(api, op, labels, placed, files, &spec, c)?)
-                }
-                None => None,
-            };
-            Ok((spec, run))
-        });
-        encode(&r)
-    };
+    let job = |ch: &mut Channel| encode(&shape_then_kernel(api, op, labels, placed, files, cores, Some(ch)));
     let o = isolate::run(job, bounds.timeout, bounds.interrupted)
         .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the run's process: {e}", op.name)))?;
     judge(op, cores, bounds.timeout, bounds.option, o).and_then(|bytes| {
@@ -85,6 +72,48 @@ pub fn shape_only(api: SimApi, op: &Op, values: &[shape::Value], bounds: Bounds<
     decoded.map(|(spec, _)| spec)
 }
 
+/// [`shape_and_run`] in this process, with no isolation (`customop run
+/// --no-fork`): a debugger attached to the tool stops in the kernel's
+/// code; a crash ends the tool, and there is no time bound.
+pub fn shape_and_run_here(
+    api: SimApi,
+    op: &Op,
+    labels: &[String],
+    placed: &[Placed],
+    files: &Files,
+    cores: Option<u32>,
+) -> Result<(OutputSpec, Option<SimRun>)> {
+    shape_then_kernel(api, op, labels, placed, files, cores, None)
+}
+
+/// The run's job: the shape function, then (with `cores`) the kernel on a
+/// fresh simulator; each phase told to `ch`, the parent's channel when
+/// the job runs in a child.
+fn shape_then_kernel(
+    api: SimApi,
+    op: &Op,
+    labels: &[String],
+    placed: &[Placed],
+    files: &Files,
+    cores: Option<u32>,
+    mut ch: Option<&mut Channel>,
+) -> Result<(OutputSpec, Option<SimRun>)> {
+    if let Some(ch) = ch.as_deref_mut() {
+        ch.phase(SHAPE);
+    }
+    let spec = shape::evaluate(&api, op, &shape_values(placed))?;
+    let run = match cores {
+        Some(c) => {
+            if let Some(ch) = ch {
+                ch.phase(KERNEL);
+            }
+            Some(run_sim(api, op, labels, placed, files, &spec, c)?)
+        }
+        None => None,
+    };
+    Ok((spec, run))
+}
+
 /// What the end of a run's process means: its result's bytes, or the
 /// error naming the op, the stage it was in, the signal or the bound,
 /// with its crash report (also a persistent worker's, `worker`).
@@ -93,7 +122,8 @@ pub(crate) fn judge(op: &Op, cores: Option<u32>, timeout: Option<Duration>, opti
         (KERNEL, Some(c)) => format!("the kernel on {c} core(s)"),
         _ => format!("the shape function `{}`", op.shape_fn),
     };
-    let report = if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { o.stderr.trim_end().to_owned() };
+    let report =
+        if o.stderr.trim().is_empty() { String::from("(the run's process wrote no crash report)") } else { crate::crash_site::symbolize(o.stderr.trim_end()) };
     match o.ended {
         Ended::Finished(bytes) => {
             if !o.stderr.is_empty() {

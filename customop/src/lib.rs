@@ -23,6 +23,8 @@ pub mod codegen;
 pub mod compile_commands;
 pub mod compiler;
 pub mod contained;
+pub mod crash_site;
+pub mod device_fault;
 pub mod differential;
 pub mod dylib;
 pub mod error;

@@ -39,6 +39,7 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_report",
     "neuron_sim_read_output",
     "neuron_sim_read_output_at",
+    "neuron_sim_inspect_output",
     "neuron_sim_timings",
     "neuron_sim_call",
     "neuron_error_message",

@@ -159,7 +159,10 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Optio
         (Some(0), Err(why)) => Err(Error::new(ErrorKind::RunFailed, format!("the emulated run's output is incomplete: {why}; its output:\n{all}"))),
         (code, _) => Err(Error::new(
             ErrorKind::RunFailed,
-            format!("the emulated run failed (QEMU exit status {code:?}: 101 panic, 102 exception, 103 abort, 1 runner error); its output:\n{all}"),
+            format!(
+                "the emulated run failed (QEMU exit status {code:?}: 101 panic, 102 exception, 103 abort, 1 runner error); its output:\n{all}{}",
+                crate::device_fault::explain(image, &all)
+            ),
         )),
     }
 }

@@ -30,6 +30,12 @@ pub struct RunOptions {
     /// How long the shape function and the simulator's run may take
     /// (`--timeout`; None: no bound).
     pub timeout: Option<std::time::Duration>,
+    /// Where the simulator's output goes as the kernel left it, also when
+    /// the run fails (`--keep-output`; None: not kept).
+    pub keep_output: Option<PathBuf>,
+    /// Run the shape function and the kernel in this process, not in a
+    /// child (`--no-fork`: for a debugger; no isolation, no time bound).
+    pub no_fork: bool,
 }
 
 /// Where a `customop run` on the simulator spent its time (`--timings`).
@@ -97,6 +103,9 @@ pub struct Files {
     pub inputs: Vec<Option<npy::Mapped>>,
     /// The output's file.
     pub output: Option<PathBuf>,
+    /// A failed run's output is read back as the kernel left it (into
+    /// [`SimRun::data`]) rather than dropped.
+    pub keep_failed: bool,
 }
 
 /// Where `run` runs the kernel.
@@ -296,6 +305,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         return Err(bad(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), o.args.len())));
     }
     let cores = cores_for(o.cores, schema.multicore, &o.dir.display().to_string(), "--cores ", "--multicore")?;
+    check_debug_options(o)?;
     // On the simulator alone, the inputs are mapped and copied once, into
     // the simulated HBM, and the output goes from there to its file: the
     // run's process writes it under a temporary name, renamed into place
@@ -317,6 +327,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         None => None,
     };
     files.output = temp.as_ref().map(|t| t.to_path_buf());
+    files.keep_failed = o.keep_output.is_some();
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
         return Err(bad(format!(
             "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
@@ -327,10 +338,26 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
     }
     // The shape function and the simulator's run go in a child process
     // (`contained`): a crash, a timeout or Ctrl-C ends it, not this one.
-    let bounds = crate::contained::Bounds { timeout: o.timeout, option: "--timeout", interrupted: &mut || false };
-    let (spec, mut sim) = crate::contained::shape_and_run(api, op, &o.args, &placed, &files, (o.on != On::Qemu).then_some(cores), bounds)?;
+    let sim_cores = (o.on != On::Qemu).then_some(cores);
+    let (spec, mut sim) = match o.no_fork {
+        true => crate::contained::shape_and_run_here(api, op, &o.args, &placed, &files, sim_cores)?,
+        false => {
+            let bounds = crate::contained::Bounds { timeout: o.timeout, option: "--timeout", interrupted: &mut || false };
+            crate::contained::shape_and_run(api, op, &o.args, &placed, &files, sim_cores, bounds)?
+        }
+    };
     let mut sim_run = || sim.take().ok_or_else(|| Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent no kernel result", op.name)));
     let OutputSpec { dtype, ref shape } = spec;
+    // A failed run's output, kept where --keep-output says: the error
+    // names the file (or why it could not be written).
+    let kept = |data: &[u8]| match &o.keep_output {
+        Some(k) if !data.is_empty() => match npy::write(k, &Array { dtype: spec.dtype, shape: spec.shape.clone(), data: data.to_vec() }) {
+            Ok(()) => format!("\nthe output as the kernel left it (elements it never wrote hold the simulator's fill) is in {}", k.display()),
+            Err(e) => format!("\n--keep-output: {}", e.message),
+        },
+        Some(_) => "\n--keep-output: the run left no output to keep".to_owned(),
+        None => String::new(),
+    };
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
     let mut nans_differing = 0;
     let mut timings = None;
@@ -338,7 +365,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         On::Sim => {
             let SimRun { rc, report, data, timings: t } = sim_run()?;
             if rc != 0 {
-                return Err(failed("on the simulator", rc, &api.error_message(rc), &report));
+                return Err(failed("on the simulator", rc, &api.error_message(rc), &format!("{report}{}", kept(&data))));
             }
             timings = Some(t);
             (data, report)
@@ -354,6 +381,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
             let SimRun { rc, report: sim_report, data, .. } = sim_run()?;
             let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout, profile, &mut profiled)?;
             let report = format!("{sim_report}{}", q.report());
+            let report = if rc != 0 { format!("{report}{}", kept(&data)) } else { report };
             // Checks only the simulator can make (which elements were
             // written, by which core): a failure there with a passing
             // device is the simulator's finding, not a disagreement.
@@ -388,6 +416,17 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         (Some(out), None) => npy::write(out, &output)?,
         _ => {}
     }
+    // A passing run's output is the kernel's too: kept as well, so the
+    // file never holds an earlier run's.
+    if let Some(k) = &o.keep_output {
+        match (&o.out, output.data.is_empty()) {
+            (Some(out), true) => {
+                let bytes = std::fs::read(out).map_err(|e| Error::io("read", out, e))?;
+                crate::atomic::write(k, &bytes)?;
+            }
+            _ => npy::write(k, &output)?,
+        }
+    }
     let timings = timings.map(|mut t| {
         t.inputs = inputs_done;
         t.copy_out += persisting.elapsed();
@@ -395,6 +434,27 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         t
     });
     Ok(RunOutcome { output, report, cores, nans_differing, timings, profile: profiled })
+}
+
+/// Refuses the debugging options where they cannot work: `--keep-output`
+/// on the emulated cluster alone (it keeps the simulator's output) or at
+/// the `-o` path; `--no-fork` with a time bound (nothing could stop the
+/// run in this process).
+fn check_debug_options(o: &RunOptions) -> Result<()> {
+    let usage = |m: &str| Err(Error::new(ErrorKind::Usage, m.to_owned()));
+    if let Some(k) = &o.keep_output {
+        if o.on == On::Qemu {
+            return usage("--keep-output keeps the simulator's output: use it with --on sim or --on both");
+        }
+        let same = |a: &Path, b: &Path| a == b || a.canonicalize().ok().is_some_and(|a| b.canonicalize().ok() == Some(a));
+        if o.out.as_deref().is_some_and(|out| same(out, k)) {
+            return usage(&format!("--keep-output {}: name a file other than the -o output (a failed run must not leave its output there)", k.display()));
+        }
+    }
+    if o.no_fork && o.timeout.is_some() {
+        return usage("--no-fork runs the kernel in this process, which nothing can stop: drop --timeout");
+    }
+    Ok(())
 }
 
 /// The cores an op built with (or without) `multicore` runs on when
@@ -478,12 +538,15 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         t.verdict = Duration::from_nanos(*verdict);
         t.kernel = kernel.iter().map(|&n| Duration::from_nanos(n)).collect();
     }
-    if rc != 0 {
-        return Ok(SimRun { rc, report, data: Vec::new(), timings: t });
-    }
-    let clock = Instant::now();
     let numel: u64 = shape.iter().product();
     let bytes = numel * u64::from(dtype.elem_size());
+    if rc != 0 {
+        // The output as the kernel left it, when asked (none if the
+        // library cannot say).
+        let data = if files.keep_failed { sim.inspect_output(bytes as usize).unwrap_or_default() } else { Vec::new() };
+        return Ok(SimRun { rc, report, data, timings: t });
+    }
+    let clock = Instant::now();
     let data = match &files.output {
         Some(path) => {
             let f = match sunk {

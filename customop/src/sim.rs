@@ -63,6 +63,8 @@ pub struct SimApi {
     pub output_ready: Option<unsafe extern "C" fn(*mut c_void, Option<OutputReadyFn>, *mut c_void) -> i32>,
     /// `neuron_sim_prefill_output` (None: a library linked before it).
     pub prefill_output: Option<unsafe extern "C" fn(*mut c_void, u64, u64) -> i32>,
+    /// `neuron_sim_inspect_output` (None: a library linked before it).
+    pub inspect_output: Option<unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> i32>,
 }
 
 /// What `neuron_sim_set_output_ready` calls: its context, the output's
@@ -138,6 +140,8 @@ impl SimApi {
             output_ready: unsafe { lib.function("neuron_sim_set_output_ready") }.ok(),
             // SAFETY: as `sym!`.
             prefill_output: unsafe { lib.function("neuron_sim_prefill_output") }.ok(),
+            // SAFETY: the symbol has this signature (sim/src/sim_ffi.rs).
+            inspect_output: unsafe { lib.function("neuron_sim_inspect_output") }.ok(),
         })
     }
 
@@ -308,6 +312,17 @@ impl Sim {
         // SAFETY: h live; v writable for n bytes.
         let rc = unsafe { (self.api.read_output)(self.h, v.as_mut_ptr().cast(), n) };
         self.check(rc, "reading the output")?;
+        Ok(v)
+    }
+
+    /// The output's `n` bytes as they are now, whatever the last run did
+    /// (a failed run's too): `neuron_sim_inspect_output`.
+    pub fn inspect_output(&mut self, n: usize) -> Result<Vec<u8>> {
+        let f = self.api.inspect_output.ok_or_else(|| Error::new(ErrorKind::Environment, "the library cannot inspect the output (link it again)"))?;
+        let mut v = vec![0u8; n];
+        // SAFETY: h live; v writable for n bytes.
+        let rc = unsafe { f(self.h, v.as_mut_ptr().cast(), n) };
+        self.check(rc, "inspecting the output")?;
         Ok(v)
     }
 

@@ -44,6 +44,14 @@ fn each_way_a_kernel_dies_is_reported_with_its_core_op_and_signal() {
         assert!(t.contains(&format!("customop: op `{op}`: the kernel on 1 core(s) crashed ({sig}):")), "{op}: {t}");
         assert!(t.contains(&format!("neuroncustomop: abort on core 0: the kernel crashed in op {op}: {says}")), "{op}: {t}");
     }
+    // The faulting instruction's function and line, from the kernel's
+    // debug information.
+    let src = std::fs::read_to_string(kernels().join("crashes/crashes.cpp")).unwrap();
+    let from = src.find("torch::Tensor store_through_null").unwrap();
+    let n = 1 + src[..from].lines().count() + src[from..].lines().position(|l| l.contains("*p = ")).unwrap();
+    let (_, t) = run("store_through_null", &[], &[]);
+    let want = format!("neuroncustomop: the crash is in store_through_null(at::Tensor const&) at {}:{n}", kernels().join("crashes/crashes.cpp").display());
+    assert!(t.contains(&want), "no {want:?} in:\n{t}");
     let (_, t) = run("recurse_forever", &[], &[]);
     let hw: u64 = t.split("the op's stack high water is ").nth(1).and_then(|r| r.split(' ').next()).and_then(|n| n.parse().ok()).expect(&t);
     assert!(hw > 1 << 20, "the recursion used the thread's stack: {t}");

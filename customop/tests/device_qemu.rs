@@ -741,3 +741,27 @@ fn a_sanitizer_finding_on_both_is_the_simulators_beside_the_devices_report() {
     let (out, _) = both(&dir, "zeros_accumulate", &[&f], 1, "sanitizer");
     assert_eq!(out.to_f32(), x);
 }
+
+/// A store through a wild pointer on the emulated core: the board's
+/// exception line, then the cause in words and the kernel's function
+/// (from the image's symbols); on the simulator the same kernel crashes
+/// with the address.
+#[test]
+fn a_wild_store_names_its_cause_and_function_on_the_emulated_core() {
+    let dir = built("device_crash", QEMU).display().to_string();
+    let x = npy_file("q_wild_x.npy", &f32s(&[4], &[1.0, 2.0, 3.0, 4.0])).display().to_string();
+    let out = scratch("out").join("q-wild.npy").display().to_string();
+    let r = customop(&["run", &dir, "store_wild", &x, "-o", &out, "--on", "qemu"]);
+    let t = text(&r);
+    assert_eq!(r.status.code(), Some(7), "{t}");
+    for want in [
+        "EXCCAUSE=15 (LoadStorePIFAddrError)",
+        "what happened: a load or store at an address no memory answers (a null or wild pointer) (address 0x1c)",
+        "where: in store_wild(at::Tensor const&) (+0x",
+        "with --no-fork",
+    ] {
+        assert!(t.contains(want), "no {want:?} in:\n{t}");
+    }
+    let r = customop(&["run", &dir, "store_wild", &x, "-o", &out]);
+    assert!(r.status.code() == Some(12) && text(&r).contains("at address 0x1c"), "{}", text(&r));
+}

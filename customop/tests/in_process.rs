@@ -23,6 +23,8 @@ fn two_libraries_in_one_process_each_run_their_own_kernel() {
         cores: Some(cores),
         on: Default::default(),
         timeout: None,
+        keep_output: None,
+        no_fork: false,
     };
     let relu_want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
     let scale_want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
@@ -71,8 +73,18 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
     let x = values(20, -1.0, 1.0, 15);
     let xf = npy_file("rebuild_x.npy", &f32s(&[20], &x)).display().to_string();
     let run_once = || {
-        run(&RunOptions { dir: out.clone(), op: "scale_stream".into(), args: vec![xf.clone()], out: None, cores: None, on: Default::default(), timeout: None })
-            .unwrap()
+        run(&RunOptions {
+            dir: out.clone(),
+            op: "scale_stream".into(),
+            args: vec![xf.clone()],
+            out: None,
+            cores: None,
+            on: Default::default(),
+            timeout: None,
+            keep_output: None,
+            no_fork: false,
+        })
+        .unwrap()
     };
     build(&opts).unwrap();
     assert_eq!(run_once().output.to_f32(), x.iter().map(|v| v * 2.0 + 1.0).collect::<Vec<_>>());
@@ -100,7 +112,7 @@ fn a_library_without_the_output_sink_still_writes_the_same_output_file() {
     let written = |api: customop::sim::SimApi, name: &str| {
         let out = scratch("no_sink").join(name);
         std::fs::write(&out, b"").unwrap();
-        let files = Files { inputs: vec![None], output: Some(out.clone()) };
+        let files = Files { inputs: vec![None], output: Some(out.clone()), keep_failed: false };
         let r = run_sim(api, op, &["x".into()], &placed, &files, &spec, 8).unwrap();
         assert_eq!(r.rc, 0, "{}", r.report);
         std::fs::read(&out).unwrap()

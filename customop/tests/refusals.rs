@@ -171,7 +171,7 @@ fn run_refuses_arguments_that_do_not_fit_the_op() {
     std::fs::write(&f64_file, b).unwrap();
     let r = customop(&["run", &d, "affine", &f64_file.display().to_string(), "1", "2", "-o", &out]);
     assert_eq!(r.status.code(), Some(6), "{}", text(&r));
-    assert!(text(&r).contains("dtype '<f8' does not marshal"), "{}", text(&r));
+    assert!(text(&r).contains("dtype float64 ('<f8') does not marshal"), "{}", text(&r));
 }
 
 #[test]

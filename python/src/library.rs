@@ -325,7 +325,17 @@ impl Op {
                     Placed::Value { .. } => return Err(bad_input(format!("argument {} of op `{}`: not a number", i + 1, op.name))),
                 });
             }
-            let o = customop::run::RunOptions { dir: dir.clone(), op: op.name.clone(), args, out: None, cores: Some(cores), on, timeout };
+            let o = customop::run::RunOptions {
+                dir: dir.clone(),
+                op: op.name.clone(),
+                args,
+                out: None,
+                cores: Some(cores),
+                on,
+                timeout,
+                keep_output: None,
+                no_fork: false,
+            };
             customop::run::run(&o)
         });
         let _ = std::fs::remove_dir_all(&tmp);

@@ -179,6 +179,9 @@ fn core_line(c: &mut CoreReport, section: &mut Section, l: &str) -> Option<()> {
                         Some(i) => (i, true),
                         None => (item, false),
                     };
+                    // "83 (its message), where: argument 0 ..., at k.cpp:12":
+                    // the site is in the verdict's reason.
+                    let item = item.split_once(", where: ").map_or(item, |(e, _)| e);
                     let (code, msg) = described(item)?;
                     c.errors.push((code, msg, handled));
                 }
@@ -234,6 +237,8 @@ fn run_line(r: &mut Report, l: &str) -> Option<()> {
             None => rest.strip_prefix(": ")?,
         };
         r.verdict = Some((num(code)?, reason.to_owned()));
+    } else if l.starts_with("  what to do: ") {
+        // The verdict's usual fix: in the report's text, not a field.
     } else if let Some(d) = l.strip_prefix("  device limit: error ") {
         let (code, rest) = d.split_once(' ')?;
         r.device_limits.push((num(code)?, rest.split_once("): ").map_or(rest, |x| x.1).to_owned()));

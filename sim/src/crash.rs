@@ -247,9 +247,47 @@ extern "C" fn on_fatal(sig: c_int, info: *mut libc::siginfo_t, ctx: *mut c_void)
             // SAFETY: `write` on stderr with a live buffer of `len` bytes
             // (async-signal-safe).
             unsafe { libc::write(2, l.buf.as_ptr().cast(), l.len) };
+            // SAFETY: the kernel hands a SA_SIGINFO handler its ucontext.
+            if let Some(pc) = unsafe { fault_pc(ctx) } {
+                let l = pc_line(pc);
+                // SAFETY: as above.
+                unsafe { libc::write(2, l.buf.as_ptr().cast(), l.len) };
+            }
         }
     }
     hand_on(sig, info, ctx);
+}
+
+/// The line that gives the faulting instruction's address: the tool that
+/// ran the kernel, which has the kernel's library mapped at the same
+/// address (a forked child's parent, or this process under `--no-fork`),
+/// turns it into the kernel's function and file:line. Here, in the signal
+/// handler, nothing is looked up.
+pub const PC_LINE_PREFIX: &str = "neuroncustomop: crash pc ";
+
+fn pc_line(pc: usize) -> Line {
+    let mut l = Line { buf: [0; 512], len: 0 };
+    let _ = writeln!(l, "{PC_LINE_PREFIX}{pc:#x}");
+    l
+}
+
+/// The interrupted instruction's address, from the handler's context.
+///
+/// # Safety
+/// `ctx` is null or the `ucontext_t` the kernel passed a SA_SIGINFO handler.
+#[allow(unused_variables)]
+unsafe fn fault_pc(ctx: *mut c_void) -> Option<usize> {
+    if ctx.is_null() {
+        return None;
+    }
+    #[cfg(all(target_os = "linux", target_arch = "x86_64"))]
+    // SAFETY: a live ucontext_t, as the caller promises.
+    return Some(unsafe { (*ctx.cast::<libc::ucontext_t>()).uc_mcontext.gregs[libc::REG_RIP as usize] } as usize);
+    #[cfg(all(target_os = "linux", target_arch = "aarch64"))]
+    // SAFETY: a live ucontext_t, as the caller promises.
+    return Some(unsafe { (*ctx.cast::<libc::ucontext_t>()).uc_mcontext.pc } as usize);
+    #[allow(unreachable_code)]
+    None
 }
 
 /// The signal to the handler installed before ours, or (none, or the

@@ -20,10 +20,14 @@ mod alt_stack;
 mod core_pool;
 pub mod coverage;
 pub(crate) mod crash;
+/// How a crash report's faulting-address line starts (the tools symbolize it).
+pub use crash::PC_LINE_PREFIX as CRASH_PC_LINE_PREFIX;
 pub mod device_limits;
 pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod element_hooks;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod error_site;
 pub mod fault;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod host_elements;
@@ -31,6 +35,7 @@ pub mod input_pages;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod kernel_heap;
 pub mod output_sink;
+pub mod remedy;
 mod report_text;
 pub mod reserve;
 pub mod sanitizer_report;
@@ -40,6 +45,7 @@ mod sim_core;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod sim_ffi;
 pub mod simulator;
+pub mod site_text;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod staging_ffi;
 mod writes;

@@ -11,7 +11,10 @@ impl fmt::Display for CoreReport {
             writeln!(f, "  errors, in order:")?;
             for (i, &e) in self.errors.iter().enumerate() {
                 let handled = if i < self.errors_handled { " (handled)" } else { "" };
-                writeln!(f, "    {}{handled}", super::simulator::describe(e))?;
+                match self.sites.iter().find(|s| s.entry == i) {
+                    Some(s) => writeln!(f, "    {}, where: {s}{handled}", super::simulator::describe(e))?,
+                    None => writeln!(f, "    {}{handled}", super::simulator::describe(e))?,
+                }
             }
             if self.errors_dropped != 0 {
                 writeln!(f, "    ... and {} more", self.errors_dropped)?;
@@ -55,6 +58,9 @@ impl fmt::Display for RunReport {
         writeln!(f, "run: {} core(s), {}", self.cores.len(), if self.ok() { "ok" } else { "FAILED" })?;
         if let Some(x) = &self.failure {
             writeln!(f, "  verdict: error {}: {}", super::simulator::describe(x.code), x.reason)?;
+            if let Some(fix) = neuron_runtime::Error::from_code(x.code).map(super::remedy::what_to_do).filter(|s| !s.is_empty()) {
+                writeln!(f, "  what to do: {fix}")?;
+            }
         }
         for d in self.device_limits.iter().skip(usize::from(self.failure.as_ref() == self.device_limits.first())) {
             writeln!(f, "  device limit: error {}: {}", super::simulator::describe(d.code), d.reason)?;

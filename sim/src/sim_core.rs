@@ -72,6 +72,12 @@ impl SimCore {
         &self.bound.get().errors
     }
 
+    /// Where in the kernel the logged errors happened, where the C++
+    /// header told it.
+    pub fn error_sites(&self) -> &[crate::binding::site::ErrorSite] {
+        &self.bound.get().sites
+    }
+
     /// Starts a run's bookkeeping: empties the error log, the last
     /// error, the core-query flag, and restarts every counter the report
     /// reads (translate hits and misses, heap high-water marks), so the
@@ -81,6 +87,8 @@ impl SimCore {
         let b = self.bound.get_mut();
         b.empty_fill = fill;
         b.errors.clear();
+        b.sites.clear();
+        b.pending_detail = None;
         b.last_error = 0;
         b.invocation_status = 0;
         b.cpu_queried = false;

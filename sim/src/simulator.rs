@@ -114,6 +114,9 @@ pub struct CoreReport {
     pub unbuffered_streams: u32,
     /// The tensor an accessor was refused on in a multicore run, named.
     pub multicore_refused: Option<String>,
+    /// Where in the kernel logged errors happened, where the C++ header
+    /// told it (by position in `errors`).
+    pub sites: Vec<super::site_text::NamedSite>,
     /// How long the kernel ran on this core, in ns (wall clock; not in
     /// the report's text: `neuron_sim_timings`).
     pub kernel_ns: u64,
@@ -187,10 +190,14 @@ impl RunReport {
             if c.unhandled_error {
                 // A dropped error is one the log had no room for: the last
                 // kept one stands for it.
-                let code = c.errors.get(c.errors_handled).or(c.errors.last()).copied().unwrap_or(c.last_error);
+                let at = if c.errors_handled < c.errors.len() { c.errors_handled } else { c.errors.len().saturating_sub(1) };
+                let code = c.errors.get(at).copied().unwrap_or(c.last_error);
                 let reason = match super::device_limits::multicore_accessor_reason(&self.op, c) {
                     Some(r) if code == Error::MulticoreAccessor.code() => r,
-                    _ => std::format!("core {}: first error {}", c.cpu, describe(code)),
+                    _ => match c.sites.iter().find(|s| s.entry == at) {
+                        Some(s) => std::format!("core {}: first error {}: {s}", c.cpu, describe(code)),
+                        None => std::format!("core {}: first error {}", c.cpu, describe(code)),
+                    },
                 };
                 return Some(RunFailure { code, cpu: Some(c.cpu), reason });
             }
@@ -499,6 +506,22 @@ impl Simulator {
         std::format!("a tensor the kernel made (SoC {addr:#x})")
     }
 
+    /// `s` with its tensor named (and its shape, when placed here).
+    fn name_site(&self, s: &crate::binding::site::ErrorSite) -> super::site_text::NamedSite {
+        let within = |d: &RawTensorDesc| s.tensor >= d.storage && s.tensor < d.storage.saturating_add(d.buffer_bytes.max(1));
+        let placed = self.args.iter().map(|a| &a.desc).chain(self.output.as_ref()).find(|d| within(d));
+        let shape = placed.map(|d| (0..usize::from(d.num_dim)).map(|i| d.shape_entry(i)).collect());
+        super::site_text::NamedSite {
+            entry: s.entry,
+            tensor: (s.tensor != 0).then(|| self.tensor_at(s.tensor)),
+            shape,
+            index: s.index,
+            file: s.file.clone(),
+            line: s.line,
+            detail: s.detail.clone(),
+        }
+    }
+
     /// Runs launcher `f` on core `cpu` alone (the attribution runs).
     pub(crate) fn launch_one(&mut self, f: OpFn, cpu: usize, at: u64, fill: u8) -> bool {
         self.launch(f, cpu..cpu + 1, at, fill).1.is_empty()
@@ -756,6 +779,7 @@ impl Simulator {
         let mut rep = RunReport { op: name.into(), cores: reports, guard_errors: self.check_guards(), failed_threads, ..RunReport::default() };
         for c in &mut rep.cores {
             c.multicore_refused = self.cores[c.cpu as usize].state().multicore_refused().map(|a| self.tensor_at(a));
+            c.sites = self.cores[c.cpu as usize].error_sites().iter().map(|s| self.name_site(s)).collect();
         }
         rep.device_limits = rep.cores.iter().filter_map(|c| super::device_limits::stack_failure(name, c)).collect();
         // When the hooks saw every element written, none can hold the
@@ -1018,6 +1042,7 @@ fn report(core: &mut SimCore, returned: i32, before: Counters) -> CoreReport {
         kernel_stack: 0,
         unbuffered_streams: st.unbuffered_opens(),
         multicore_refused: None,
+        sites: Vec::new(),
         kernel_ns: 0,
     }
     .with_printf(st)

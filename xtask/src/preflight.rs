@@ -79,6 +79,9 @@ fn needs() -> Vec<Need> {
         n(SysrootFile("bin/cargo-clippy"), Component("clippy"), false),
         n(SysrootFile("bin/rustfmt"), Component("rustfmt"), false),
         n(Program("cargo-fuzz"), CargoFuzz, false),
+        // customop/tests/debugging.rs stops in a kernel under gdb
+        // (`customop run --no-fork`).
+        n(Program("gdb"), Apt("gdb"), false),
         // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
         n(Program("python3"), Apt("python3"), true),
         n(Want::Ziglang, Source::Ziglang, true),

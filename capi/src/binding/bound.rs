@@ -31,6 +31,14 @@ pub struct Bound<H: neuron_hal::Hal> {
     /// reported, not judged (host only).
     #[cfg(not(target_arch = "xtensa"))]
     pub unoptimised_kernel: bool,
+    /// Where in the kernel logged errors happened, as the C++ header
+    /// told it (host only; the simulator clears it with the log).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub sites: std::vec::Vec<super::site::ErrorSite>,
+    /// What the next recorded error is about, in words (host only): set
+    /// by an entry point on its way to failing, taken by `record`.
+    #[cfg(not(target_arch = "xtensa"))]
+    pub pending_detail: Option<std::string::String>,
     /// Where `customop_next_tensor` builds its result: in the state, not
     /// in a frame above the reader's call chain (the custom-op path's
     /// stack); copied out once the entry point returns. Device only (the host's
@@ -55,6 +63,10 @@ impl<H: neuron_hal::Hal> Bound<H> {
             launch_stack: (0, 0),
             #[cfg(not(target_arch = "xtensa"))]
             unoptimised_kernel: false,
+            #[cfg(not(target_arch = "xtensa"))]
+            sites: std::vec::Vec::new(),
+            #[cfg(not(target_arch = "xtensa"))]
+            pending_detail: None,
             // SAFETY: TensorView is plain data (integers and a raw
             // pointer); all zeroes is a valid value (null storage, rank 0).
             #[cfg(target_arch = "xtensa")]
@@ -66,6 +78,17 @@ impl<H: neuron_hal::Hal> Bound<H> {
     pub(super) fn record(&mut self, e: Error) {
         self.last_error = e.code();
         self.errors.record(e);
+        #[cfg(not(target_arch = "xtensa"))]
+        if let Some(detail) = self.pending_detail.take() {
+            let site = super::site::ErrorSite { entry: 0, tensor: 0, index: None, file: std::string::String::new(), line: 0, detail: Some(detail) };
+            self.note_site(site);
+        }
+    }
+
+    /// Notes where the newest logged error happened (host only).
+    #[cfg(not(target_arch = "xtensa"))]
+    pub fn note_site(&mut self, site: super::site::ErrorSite) {
+        super::site::note(&mut self.sites, self.errors.entries().len(), self.errors.dropped(), site);
     }
 
     /// `tcm_malloc(n)` as the API gives it: the block, or `None` with
@@ -89,6 +112,10 @@ impl<H: neuron_hal::Hal> Bound<H> {
                 Some(p)
             }
             Err(e) => {
+                #[cfg(not(target_arch = "xtensa"))]
+                if e == Error::OutOfMemory {
+                    self.explain_oom(super::explain::Heap::Tcm, n as u64);
+                }
                 let clean = !self.errors.has_unacknowledged();
                 self.record(e);
                 if clean {

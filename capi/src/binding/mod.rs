@@ -11,6 +11,8 @@
 //! | `slot.rs` | [`CoreSlot`]: where a `Bound` lives, its re-entry guard, `enter_slot` |
 //! | `host.rs` / `device.rs` | which slot is the calling core's |
 //! | `fastpath.rs` | the translate hit read in place, without entering the state |
+//! | `explain.rs` | host: an error's detail in words (which heap, which dtypes) |
+//! | `site.rs` | host: where in the kernel a logged error happened |
 //! | `token.rs` | host: the accessor's `HostToken` and the cached-hit lanes |
 //!
 //! # The protocol: busy, open generation, binding epoch
@@ -42,9 +44,13 @@
 mod bound;
 #[cfg(target_arch = "xtensa")]
 mod device;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod explain;
 mod fastpath;
 #[cfg(not(target_arch = "xtensa"))]
 mod host;
+#[cfg(not(target_arch = "xtensa"))]
+pub mod site;
 mod slot;
 #[cfg(not(target_arch = "xtensa"))]
 mod token;

@@ -117,6 +117,10 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             core::ptr::addr_of_mut!((*b).launch_stack).write((0, 0));
             #[cfg(not(target_arch = "xtensa"))]
             core::ptr::addr_of_mut!((*b).unoptimised_kernel).write(false);
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).sites).write(std::vec::Vec::new());
+            #[cfg(not(target_arch = "xtensa"))]
+            core::ptr::addr_of_mut!((*b).pending_detail).write(None);
             // The view is left as found: zeroes, its value in `Bound::new`.
         }
         #[allow(dead_code)]
@@ -124,7 +128,18 @@ impl<H: neuron_hal::Hal> CoreSlot<H> {
             #[cfg(target_arch = "xtensa")]
             let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, view: _ } = b;
             #[cfg(not(target_arch = "xtensa"))]
-            let Bound { state: _, last_error: _, errors: _, invocation_status: _, cpu_queried: _, empty_fill: _, launch_stack: _, unoptimised_kernel: _ } = b;
+            let Bound {
+                state: _,
+                last_error: _,
+                errors: _,
+                invocation_status: _,
+                cpu_queried: _,
+                empty_fill: _,
+                launch_stack: _,
+                unoptimised_kernel: _,
+                sites: _,
+                pending_detail: _,
+            } = b;
         }
     }
 

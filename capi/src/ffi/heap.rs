@@ -17,7 +17,12 @@ pub unsafe extern "C" fn neuron_hbm_allocate(size: u32, out: *mut u64, align: u3
         if out.is_null() {
             return Err(Error::ForeignPointer);
         }
-        let a = b.state.hbm().allocate(size as u64, align as usize)?;
+        let a = b.state.hbm().allocate(size as u64, align as usize);
+        #[cfg(not(target_arch = "xtensa"))]
+        if a == Err(Error::OutOfMemory) {
+            b.explain_oom(crate::binding::explain::Heap::Hbm, u64::from(size));
+        }
+        let a = a?;
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write(a) };
         Ok(())
@@ -41,7 +46,12 @@ pub unsafe extern "C" fn neuron_dataram_allocate(size: u32, out: *mut *mut c_voi
         if out.is_null() {
             return Err(Error::ForeignPointer);
         }
-        let p = b.state.dataram().allocate(size as usize, align as usize)?;
+        let p = b.state.dataram().allocate(size as usize, align as usize);
+        #[cfg(not(target_arch = "xtensa"))]
+        if p.is_err_and(|e| e == Error::OutOfMemory) {
+            b.explain_oom(crate::binding::explain::Heap::DataRam, u64::from(size));
+        }
+        let p = p?;
         // SAFETY: the caller guarantees `out` is writable.
         unsafe { out.write(p.as_ptr().cast()) };
         Ok(())

@@ -37,6 +37,30 @@ pub fn descr(d: Dtype) -> Result<&'static str, String> {
     })
 }
 
+/// Why a descr that does not marshal is refused: its NumPy name, what the
+/// kernel takes, and the conversion to a near dtype that does.
+pub fn refused_descr(descr: &str) -> String {
+    let (name, to) = match descr.trim_start_matches(['<', '|', '=']) {
+        "f8" => ("float64", Some("float32")),
+        "f16" | "f12" => ("longdouble", Some("float32")),
+        "b1" => ("bool", Some("uint8")),
+        "u4" => ("uint32", Some("int64")),
+        "u8" => ("uint64", Some("int64")),
+        "c8" => ("complex64", None),
+        "c16" => ("complex128", None),
+        _ if descr.starts_with('>') => ("a big-endian dtype", None),
+        _ => ("", None),
+    };
+    let what = if name.is_empty() { format!("dtype '{descr}'") } else { format!("dtype {name} ('{descr}')") };
+    let fix = match (to, descr.starts_with('>')) {
+        (Some(to), _) => format!("; convert it with x.astype(np.{to}) (torch: x.to(torch.{to}))"),
+        (None, true) => "; save it little-endian: x.astype(x.dtype.newbyteorder('<'))".to_string(),
+        (None, false) if name.starts_with("complex") => "; pass the real and imaginary parts as two float32 arrays (x.real, x.imag)".to_string(),
+        (None, false) => String::new(),
+    };
+    format!("{what} does not marshal: the kernel takes uint8, int8, int16, int32, int64, float16, bfloat16 (as <u2 bits) or float32, little-endian{fix}")
+}
+
 /// The dtype a descr reads as, if it is one of the eight that marshal.
 pub fn from_descr(d: &str) -> Option<Dtype> {
     Some(match d {
@@ -112,8 +136,7 @@ pub fn parse_header(b: &[u8]) -> std::result::Result<Layout, String> {
     let header = std::str::from_utf8(header).map_err(|_| "header is not text")?;
     let h = header::parse(header)?;
     let descr = h.descr;
-    let dtype = from_descr(&descr)
-        .ok_or_else(|| format!("dtype '{descr}' does not marshal (accepted: u1 i1 i2 i4 i8 f2 f4 little endian, and bfloat16 as <u2 bits)"))?;
+    let dtype = from_descr(&descr).ok_or_else(|| refused_descr(&descr))?;
     if h.fortran_order {
         return Err("Fortran order is not supported (save a C-contiguous array)".into());
     }
@@ -198,7 +221,11 @@ mod tests {
         let at = b.windows(3).position(|w| w == b"<f4").unwrap();
         b[at..at + 3].copy_from_slice(b"<f8");
         let e = parse_bytes(&b).unwrap_err();
-        assert!(e.contains("'<f8' does not marshal"), "{e}");
+        assert!(e.contains("dtype float64 ('<f8') does not marshal") && e.contains("convert it with x.astype(np.float32) (torch: x.to(torch.float32))"), "{e}");
+        let at = b.windows(3).position(|w| w == b"<f8").unwrap();
+        b[at..at + 3].copy_from_slice(b"|b1");
+        let e = parse_bytes(&b).unwrap_err();
+        assert!(e.contains("dtype bool ('|b1')") && e.contains("x.astype(np.uint8)"), "{e}");
         assert!(parse_bytes(b"hello world").is_err());
     }
 

@@ -112,11 +112,11 @@ public:
     // accessor's third parameter is the vendor's `read_only`: a const
     // tensor's is `TensorAccessor<T, N, true>`.
     template <class T, size_t N>
-    Accessor<T, N, false> accessor() & { return Accessor<T, N, false>(t_); }
+    Accessor<T, N, false> accessor(NEURON_CALLER_PARAMS) & { return Accessor<T, N, false>(t_ NEURON_CALLER_ARGS_TAIL); }
     template <class T, size_t N>
-    Accessor<T, N, true> accessor() const& { return Accessor<T, N, true>(t_); }
+    Accessor<T, N, true> accessor(NEURON_CALLER_PARAMS) const& { return Accessor<T, N, true>(t_ NEURON_CALLER_ARGS_TAIL); }
     template <class T, size_t N>
-    Accessor<T, N, false> accessor() && = delete;
+    Accessor<T, N, false> accessor(NEURON_CALLER_PARAMS) && = delete;
     template <class T>
     TensorReadStreamAccessor<T> read_stream_accessor() const& { return TensorReadStreamAccessor<T>(t_); }
     template <class T>

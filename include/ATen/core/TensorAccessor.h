@@ -88,6 +88,54 @@ struct ElementPath {
 #endif
 };
 
+#ifdef NEURON_HOST_ELEMENTS
+// The host: an index and the kernel's line that wrote it. `acc[i]` converts
+// `i` implicitly, so the default arguments are evaluated at the kernel's
+// own call: the file and line an error there is reported at
+// (neuron_error_site). Constants, used on the error path only; the
+// device's index is the plain integer.
+struct Index {
+    NEURON_HOST_INLINE Index(int64_t i, const char* f = __builtin_FILE(), uint32_t l = __builtin_LINE()) : v(i), file(f), line(l) {}
+    int64_t v;
+    const char* file;
+    uint32_t line;
+};
+// The library's peel of an index out of range (or on the library path),
+// and, when it refused it, where: the tensor, the index, the size and the
+// kernel's line.
+inline uint64_t index_peel(uint64_t addr, int64_t size, int64_t stride, const Index& i, uint32_t elem, uint32_t dims_left) {
+    const uint64_t a = neuron_index_peel(addr, size, stride, i.v, elem);
+    if (a == 0) neuron_error_site(addr, i.v, size, dims_left, i.file, i.line);
+    return a;
+}
+#define NEURON_INDEX_VALUE(i) ((i).v)
+// The caller's file and line as defaulted parameters of a library call
+// that can fail (accessor(), a stream's read and write), host only.
+#define NEURON_CALLER_PARAMS const char *caller_file = __builtin_FILE(), uint32_t caller_line = __builtin_LINE()
+#define NEURON_CALLER_ARGS_TAIL , caller_file, caller_line
+#define NEURON_CALLER_PARAMS_TAIL , const char *caller_file, uint32_t caller_line
+#define NEURON_CALLER_PARAMS_DEFAULT_TAIL , NEURON_CALLER_PARAMS
+#define NEURON_CALLER_SITE(addr) neuron_error_site((addr), 0, 0, 0, caller_file, caller_line)
+// dims_left of an index into the tensor taken flat (a stream's position).
+#define NEURON_SITE_FLAT 0xFFFFFFFFu
+// A stream's element: its flat position against the tensor's element count
+// (none for a stream that is not open).
+#define NEURON_STREAM_SITE(s) \
+    neuron_error_site((s).addr, static_cast<int64_t>((s).pos), static_cast<int64_t>((s).numel), (s).open == 1 ? NEURON_SITE_FLAT : 0, caller_file, caller_line)
+#else
+using Index = int64_t;
+inline uint64_t index_peel(uint64_t addr, int64_t size, int64_t stride, int64_t i, uint32_t elem, uint32_t) {
+    return neuron_index_peel(addr, size, stride, i, elem);
+}
+#define NEURON_INDEX_VALUE(i) (i)
+#define NEURON_CALLER_PARAMS
+#define NEURON_CALLER_ARGS_TAIL
+#define NEURON_CALLER_PARAMS_TAIL
+#define NEURON_CALLER_PARAMS_DEFAULT_TAIL
+#define NEURON_CALLER_SITE(addr) ((void)0)
+#define NEURON_STREAM_SITE(s) ((void)0)
+#endif
+
 // The fast path's bounds of an accessor on the library path: every index
 // is out of range, so every peel is the library's.
 constexpr int64_t kNoBounds[NEURON_MAX_DIMS] = {};
@@ -394,7 +442,8 @@ public:
         bound_ = static_cast<uint64_t>(bounds[0]);
 #endif
     }
-    auto operator[](int64_t i) const {
+    NEURON_HOST_INLINE auto operator[](detail::Index at) const {
+        const int64_t i = NEURON_INDEX_VALUE(at);
 #ifdef NEURON_HOST_ELEMENTS
         // The host: the same test and offset in 64 bits, fewer
         // instructions (the bound, like the stride, fits 32 bits, so an
@@ -418,7 +467,7 @@ public:
             return next((addr_ & ~UINT64_C(0xFFFFFFFF)) | static_cast<uint32_t>(static_cast<uint32_t>(addr_) + off), bounds_ + 1, path_);
         }
 #endif
-        return next(neuron_index_peel(addr_, sizes_[0], strides_[0], i, sizeof(T)), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
+        return next(detail::index_peel(addr_, sizes_[0], strides_[0], at, sizeof(T), N), detail::kNoBounds, detail::ElementPath{path_.ctx, detail::kPathLibrary});
     }
     // Past the accessor's N dimensions: error 96 recorded, 0.
     int64_t size(size_t d) const { return d < N ? sizes_[d] : neuron_dim_out_of_range(); }
@@ -475,11 +524,12 @@ protected:
 template <class T, size_t N, bool ReadOnly>
 class Accessor : public TensorAccessor<T, N, ReadOnly> {
 public:
-    explicit Accessor(const neuron_tensor& t) : TensorAccessor<T, N, ReadOnly>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
+    explicit Accessor(const neuron_tensor& t NEURON_CALLER_PARAMS_TAIL) : TensorAccessor<T, N, ReadOnly>(t.sizes, t.strides, 0, t.storage.ctx), t_(t) {
         {
             NEURON_HOST_VIEW(v);
             ok_ = neuron_accessor_check(v, N, detail::isa_dtype_of<T>(), sizeof(T)) == 0 && neuron_accessor_register(v, ACCESSOR_KIND_UNBUFFERED) == 0;
         }
+        if (!ok_) NEURON_CALLER_SITE(t.storage.addr);
         if (ok_) {
             this->addr_ = t_.storage.addr;
             this->path_ = detail::element_path(t_, N, sizeof(T), !ReadOnly, &this->addr_);
@@ -545,9 +595,9 @@ class TensorReadStreamAccessor : public StreamAccessor<T, 0> {
 public:
     using StreamAccessor<T, 0>::StreamAccessor;
     // The next element (T{} past the end or on error).
-    T read() {
+    T read(NEURON_CALLER_PARAMS) {
         T v{};
-        neuron_stream_read(&this->s_, &v, sizeof(T));
+        if (neuron_stream_read(&this->s_, &v, sizeof(T)) != 0) NEURON_STREAM_SITE(this->s_);
         return v;
     }
 };
@@ -557,7 +607,9 @@ class TensorWriteStreamAccessor : public StreamAccessor<T, 1> {
 public:
     using StreamAccessor<T, 1>::StreamAccessor;
     // Appends v; it reaches memory at close() or the end of scope.
-    void write(T v) { neuron_stream_write(&this->s_, &v, sizeof(T)); }
+    void write(T v NEURON_CALLER_PARAMS_DEFAULT_TAIL) {
+        if (neuron_stream_write(&this->s_, &v, sizeof(T)) != 0) NEURON_STREAM_SITE(this->s_);
+    }
 };
 
 // ---- TCM accessor -----------------------------------------------------------------
@@ -569,13 +621,17 @@ class TensorTcmAccessor {
 public:
     explicit TensorTcmAccessor(const neuron_tensor& t) : t_(t) {}
     template <class T>
-    int tensor_to_tcm(T* tcm, uint64_t tensor_offset, uint64_t num_elem) const {
-        return neuron_tensor_to_tcm(&t_, detail::isa_dtype_of<T>(), tcm, tensor_offset, num_elem);
+    int tensor_to_tcm(T* tcm, uint64_t tensor_offset, uint64_t num_elem NEURON_CALLER_PARAMS_DEFAULT_TAIL) const {
+        const int r = neuron_tensor_to_tcm(&t_, detail::isa_dtype_of<T>(), tcm, tensor_offset, num_elem);
+        if (r != 0) NEURON_CALLER_SITE(t_.storage.addr);
+        return r;
     }
     template <class T>
-    int tcm_to_tensor(const T* tcm, uint64_t tensor_offset, uint64_t num_elem) const {
+    int tcm_to_tensor(const T* tcm, uint64_t tensor_offset, uint64_t num_elem NEURON_CALLER_PARAMS_DEFAULT_TAIL) const {
         static_assert(!ReadOnly, "tcm_to_tensor: a const tensor's TCM accessor is read-only");
-        return neuron_tcm_to_tensor(&t_, detail::isa_dtype_of<T>(), tcm, tensor_offset, num_elem);
+        const int r = neuron_tcm_to_tensor(&t_, detail::isa_dtype_of<T>(), tcm, tensor_offset, num_elem);
+        if (r != 0) NEURON_CALLER_SITE(t_.storage.addr);
+        return r;
     }
 
 private:

@@ -176,6 +176,16 @@ impl<H: Hal> CoreState<H> {
         self.access.tcm_mem.map(|p| (p.as_ptr().cast_const(), self.access.tcm_bytes as usize))
     }
 
+    /// Bytes of the TCM pool free (all of it before it is carved), and
+    /// its size.
+    pub fn tcm_free_bytes(&self) -> (usize, usize) {
+        let total = self.access.tcm_bytes as usize;
+        match self.access.tcm_mem {
+            Some(_) => (self.access.tcm.free_bytes(), total),
+            None => (total, total),
+        }
+    }
+
     /// `tcm_free(p)`: null is harmless.
     pub fn tcm_free(&mut self, p: *mut u8) -> Result<()> {
         self.access.tcm.free(p)

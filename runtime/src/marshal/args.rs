@@ -379,6 +379,12 @@ impl<H: Hal> CoreState<H> {
         Ok((DescCheck::run(w, self.hal.platform())?, w))
     }
 
+    /// The output descriptor's dtype code, if the invocation has a valid
+    /// one (for messages: nothing is claimed or checked).
+    pub fn output_dtype(&self) -> Option<u8> {
+        self.output_desc().ok().map(|(d, _)| d.dtype.code())
+    }
+
     /// `get_dst_tensor`: the output storage, for the kernel to write in
     /// place; a later `return_tensor` copies nothing.
     pub fn get_dst_tensor(&mut self) -> Result<TensorView> {

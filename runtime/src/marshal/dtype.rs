@@ -139,6 +139,42 @@ impl Dtype {
     pub const fn is_float(self) -> bool {
         matches!(self, Dtype::Fp16 | Dtype::Bfloat16 | Dtype::Fp32 | Dtype::Fp32R | Dtype::Fp8Exp3 | Dtype::Fp8Exp4 | Dtype::Fp8Exp5)
     }
+
+    /// The name users know it by: NumPy's and torch's (`float32`, as in
+    /// `np.float32` and `torch.float32`); the ISA's own name for the types
+    /// neither has.
+    pub const fn user_name(self) -> &'static str {
+        match self {
+            Dtype::Uint8 => "uint8",
+            Dtype::Int8 => "int8",
+            Dtype::Int16 => "int16",
+            Dtype::Uint16 => "uint16",
+            Dtype::Int32 => "int32",
+            Dtype::Int64 => "int64",
+            Dtype::Uint32 => "uint32",
+            Dtype::Uint64 => "uint64",
+            Dtype::Fp16 => "float16",
+            Dtype::Bfloat16 => "bfloat16",
+            Dtype::Fp32 => "float32",
+            other => other.name(),
+        }
+    }
+
+    /// The C++ accessor's element type and the torch spelling of it, for
+    /// the conversion a message suggests (`float` / `torch::kFloat`).
+    pub const fn cpp_names(self) -> (&'static str, &'static str) {
+        match self {
+            Dtype::Uint8 => ("uint8_t", "torch::kByte"),
+            Dtype::Int8 => ("int8_t", "torch::kChar"),
+            Dtype::Int16 => ("int16_t", "torch::kShort"),
+            Dtype::Int32 => ("int32_t", "torch::kInt"),
+            Dtype::Int64 => ("int64_t", "torch::kLong"),
+            Dtype::Fp16 => ("c10::Half", "torch::kHalf"),
+            Dtype::Bfloat16 => ("c10::BFloat16", "torch::kBFloat16"),
+            Dtype::Fp32 => ("float", "torch::kFloat"),
+            _ => ("", ""),
+        }
+    }
 }
 
 #[cfg(test)]
@@ -155,5 +191,14 @@ mod tests {
         // The original's eight compare immediates.
         assert_eq!(MARSHALLABLE, [2, 3, 4, 6, 7, 8, 10, 12]);
         assert!(Dtype::marshallable(11).is_none());
+    }
+
+    #[test]
+    fn every_marshallable_dtype_has_user_and_cpp_names() {
+        for d in Dtype::ALL.iter().filter(|d| d.marshals()) {
+            assert!(!d.user_name().is_empty() && d.user_name() != d.name(), "{d:?}");
+            assert!(!d.cpp_names().0.is_empty() && d.cpp_names().1.starts_with("torch::k"), "{d:?}");
+        }
+        assert_eq!(Dtype::Fp32.user_name(), "float32");
     }
 }
