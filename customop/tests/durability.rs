@@ -300,7 +300,7 @@ fn an_output_path_is_written_never_replaced() {
     assert!(run_to(&dangling).status.success());
     assert!(file_type(&dangling).is_symlink());
     assert_eq!(customop::npy::read(&d.join("results/new.npy")).unwrap().to_f32(), want);
-    let leftovers: Vec<_> = std::fs::read_dir(&d.join("results")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    let leftovers: Vec<_> = std::fs::read_dir(d.join("results")).unwrap().map(|e| e.unwrap().file_name()).collect();
     assert_eq!(leftovers.len(), 2, "a temporary was left: {leftovers:?}");
 
     // A FIFO streams the .npy to its reader, as `-o >(python consume.py)`.
