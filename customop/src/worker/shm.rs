@@ -140,18 +140,23 @@ mod tests {
         // SAFETY: duplicating our own descriptor for a second view.
         let mut b = Shm { fd: unsafe { libc::dup(a.fd) }, ptr: NonNull::dangling(), len: 0, base: 0 };
         a.grow(1 << 20).unwrap();
-        // SAFETY (here and below): one thread, no other process.
+        // SAFETY: one thread, no other process: nothing else writes the view.
         unsafe { a.range_mut((1 << 20) - 1, 1).unwrap()[0] = 9 };
         b.follow(a.len).unwrap();
-        assert_eq!(unsafe { b.range((1 << 20) - 1, 1) }.unwrap(), [9]);
-        assert!(unsafe { b.range(b.len, 1) }.is_none(), "past the view");
-        assert!(unsafe { b.range(usize::MAX, 2) }.is_none(), "an overflowing range");
+        // The byte `b` sees (one thread, no other process, as above).
+        let at = |v: &Shm, i: usize, n: usize| {
+            // SAFETY: as above.
+            unsafe { v.range(i, n) }.map(<[u8]>::to_vec)
+        };
+        assert_eq!(at(&b, (1 << 20) - 1, 1).unwrap(), [9]);
+        assert!(at(&b, b.len, 1).is_none(), "past the view");
+        assert!(at(&b, usize::MAX, 2).is_none(), "an overflowing range");
         // Never shrunk below what the other side made it.
         b.grow(10).unwrap();
         b.grow(b.len + 1).unwrap();
         assert!(b.len >= 1 << 20);
         a.release();
-        assert_eq!(unsafe { b.range((1 << 20) - 1, 1) }.unwrap(), [0]);
+        assert_eq!(at(&b, (1 << 20) - 1, 1).unwrap(), [0]);
     }
 
     #[test]
