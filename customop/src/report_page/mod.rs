@@ -60,18 +60,14 @@ pub fn page(p: &PageInput<'_>) -> String {
     let mut h = String::new();
     h.push_str("<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">");
     h.push_str(&format!("<title>customop run: {}</title><style>{STYLE}</style></head><body>\n", esc(p.op)));
-    h.push_str(&format!(
-        "<h1>op <code>{}</code>, output {:?}: <span class=\"{}\">{}</span></h1>\n",
-        esc(p.op),
-        p.shape,
-        if ok { "ok" } else { "failed" },
-        esc(first)
-    ));
+    // A Python report knows neither its op nor its output's shape.
+    let what = if p.op.is_empty() { String::new() } else { format!("op <code>{}</code>, output {:?}: ", esc(p.op), p.shape) };
+    h.push_str(&format!("<h1>{what}<span class=\"{}\">{}</span></h1>\n", if ok { "ok" } else { "failed" }, esc(first)));
     h.push_str(&findings(p.report));
     h.push_str("<h2>The output, by the core that wrote it</h2>\n");
     h.push_str(&match p.writers {
         Some((elements, cells)) => map::draw(elements, p.shape, cells),
-        None => "<p class=\"nomap\">No output map: this run kept none (a run on the emulated device alone, a library linked before the simulator could keep one, or the sanitizer turned off).</p>\n".into(),
+        None => "<p class=\"nomap\">No output map: this run kept none (a report from Python, a library linked before the simulator could keep one, or the sanitizer turned off).</p>\n".into(),
     });
     h.push_str("<h2>Per core</h2>\n");
     h.push_str(&cores::section(p.report));
