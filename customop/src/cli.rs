@@ -196,6 +196,11 @@ struct RunArgs {
     /// (gdb --args customop run ...) stops in it; a crash ends the tool.
     #[arg(long)]
     no_fork: bool,
+    /// Also write the run's report as one self-contained HTML page to
+    /// FILE: the output coloured by the core that wrote each element, the
+    /// findings, per-core counters (docs/debugging.md).
+    #[arg(long, value_name = "FILE")]
+    html: Option<PathBuf>,
 }
 
 impl BuildArgs {
@@ -242,6 +247,7 @@ impl RunArgs {
             timeout: self.timeout,
             keep_output: self.keep_output,
             no_fork: self.no_fork,
+            html: self.html,
         };
         (o, self.report, self.timings, self.profile)
     }

@@ -177,13 +177,21 @@ pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
             b.push(0);
             b.push(spec.dtype.code());
             put(&mut b, &spec.shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
-            if let Some(SimRun { rc, report, data, timings: t }) = run {
+            if let Some(SimRun { rc, report, data, timings: t, writers }) = run {
                 b.push(1);
                 b.extend_from_slice(&rc.to_le_bytes());
                 put(&mut b, report.as_bytes());
                 put(&mut b, data);
                 let ns: Vec<u64> = [t.setup, t.copy_in, t.verdict, t.copy_out].iter().chain(&t.kernel).map(|d| d.as_nanos() as u64).collect();
                 put(&mut b, &ns.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<_>>());
+                match writers {
+                    Some((elements, cells)) => {
+                        b.push(1);
+                        b.extend_from_slice(&elements.to_le_bytes());
+                        put(&mut b, &cells.iter().flat_map(|c| c.to_le_bytes()).collect::<Vec<_>>());
+                    }
+                    None => b.push(0),
+                }
             } else {
                 b.push(0);
             }
@@ -232,7 +240,14 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
                         kernel: kernel.to_vec(),
                         ..Default::default()
                     };
-                    Some(SimRun { rc, report, data, timings })
+                    let writers = match take(&mut b, 1)?[0] {
+                        0 => None,
+                        _ => {
+                            let elements = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
+                            Some((elements, bytes(&mut b)?.as_chunks::<2>().0.iter().map(|c| u16::from_le_bytes(*c)).collect()))
+                        }
+                    };
+                    Some(SimRun { rc, report, data, timings, writers })
                 }
             };
             Some(Ok((OutputSpec { dtype, shape }, run)))
@@ -251,7 +266,7 @@ mod tests {
     fn run(rc: i32, report: &str, data: Vec<u8>) -> SimRun {
         let ms = Duration::from_millis;
         let timings = crate::run::Timings { setup: ms(1), copy_in: ms(2), verdict: ms(3), copy_out: ms(4), kernel: vec![ms(5), ms(6)], ..Default::default() };
-        SimRun { rc, report: report.into(), data, timings }
+        SimRun { rc, report: report.into(), data, timings, writers: None }
     }
 
     #[test]
@@ -266,6 +281,10 @@ mod tests {
         let e = decode(&encode(&Err(Error::new(ErrorKind::ShapeFailed, "op `x`: no")))).unwrap().unwrap_err();
         assert_eq!((e.kind, e.message.as_str()), (ErrorKind::ShapeFailed, "op `x`: no"));
         assert!(decode(&encode(&ok)[..10]).is_none());
+        // The writer map, when the run kept one.
+        let mapped = SimRun { writers: Some((9, vec![1, 0x200, 0x80])), ..run(0, "", vec![]) };
+        let back = decode(&encode(&Ok((OutputSpec { dtype: Dtype::Fp32, shape: vec![9] }, Some(mapped.clone()))))).unwrap().unwrap();
+        assert_eq!(back.1, Some(mapped));
     }
 
     #[test]

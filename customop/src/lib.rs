@@ -39,6 +39,7 @@ pub mod profile;
 pub mod progress;
 pub mod qemu_blob;
 pub mod qemu_run;
+pub mod report_page;
 pub mod run;
 pub mod scan;
 pub mod schema;

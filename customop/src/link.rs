@@ -41,6 +41,8 @@ pub const EXPORTS: &[&str] = &[
     "neuron_sim_read_output_at",
     "neuron_sim_inspect_output",
     "neuron_sim_timings",
+    "neuron_sim_keep_writer_map",
+    "neuron_sim_writer_map",
     "neuron_sim_call",
     "neuron_error_message",
     "customop_shape_eval",

@@ -36,6 +36,9 @@ pub struct RunOptions {
     /// Run the shape function and the kernel in this process, not in a
     /// child (`--no-fork`: for a debugger; no isolation, no time bound).
     pub no_fork: bool,
+    /// Where the run's report page goes (`--html`; None: not written),
+    /// also when the run fails.
+    pub html: Option<PathBuf>,
 }
 
 /// Where a `customop run` on the simulator spent its time (`--timings`).
@@ -91,6 +94,9 @@ pub struct SimRun {
     pub data: Vec<u8>,
     /// The run's process's part of the timings.
     pub timings: Timings,
+    /// Who wrote the output (`Files::writer_map`): its elements and the
+    /// cells of `neuron_sim_writer_map`.
+    pub writers: Option<(u64, Vec<u16>)>,
 }
 
 /// What `customop run` gives the simulator's run beyond `placed`: its
@@ -106,6 +112,9 @@ pub struct Files {
     /// A failed run's output is read back as the kernel left it (into
     /// [`SimRun::data`]) rather than dropped.
     pub keep_failed: bool,
+    /// The run keeps who wrote the output ([`SimRun::writers`]), for
+    /// `--html`.
+    pub writer_map: bool,
 }
 
 /// Where `run` runs the kernel.
@@ -328,6 +337,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
     };
     files.output = temp.as_ref().map(|t| t.to_path_buf());
     files.keep_failed = o.keep_output.is_some();
+    files.writer_map = o.html.is_some();
     if o.on != On::Sim && (schema.target != Target::Qemu || schema.images.is_empty()) {
         return Err(bad(format!(
             "{} was built for target {}: --on {} needs a --target qemu build (the emulated cluster's image)",
@@ -359,13 +369,22 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         None => String::new(),
     };
     let failed = |on: &str, rc: i32, msg: &str, report: &str| run_failed(&op.name, cores, rc, msg, Some(on), report);
+    // The report page, written whatever the verdict: a failed run's error
+    // names it.
+    let page = |report: &str, writers: &Option<(u64, Vec<u16>)>| -> Result<String> {
+        let Some(path) = &o.html else { return Ok(String::new()) };
+        let input = crate::report_page::PageInput { op: &op.name, shape: &spec.shape, report, writers: writers.as_ref().map(|(e, c)| (*e, &c[..])) };
+        crate::atomic::write(path, crate::report_page::page(&input).as_bytes())?;
+        Ok(format!("\nthe report page is in {}", path.display()))
+    };
     let mut nans_differing = 0;
     let mut timings = None;
     let (data, report) = match o.on {
         On::Sim => {
-            let SimRun { rc, report, data, timings: t } = sim_run()?;
+            let SimRun { rc, report, data, timings: t, writers } = sim_run()?;
+            let paged = page(&report, &writers)?;
             if rc != 0 {
-                return Err(failed("on the simulator", rc, &api.error_message(rc), &format!("{report}{}", kept(&data))));
+                return Err(failed("on the simulator", rc, &api.error_message(rc), &format!("{report}{}{paged}", kept(&data))));
             }
             timings = Some(t);
             (data, report)
@@ -378,10 +397,11 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
             (q.output.clone(), q.report())
         }
         On::Both => {
-            let SimRun { rc, report: sim_report, data, .. } = sim_run()?;
+            let SimRun { rc, report: sim_report, data, writers, .. } = sim_run()?;
+            let paged = page(&sim_report, &writers)?;
             let q = run_qemu(&o.dir, &schema, op, &placed, &spec, cores, o.timeout, profile, &mut profiled)?;
             let report = format!("{sim_report}{}", q.report());
-            let report = if rc != 0 { format!("{report}{}", kept(&data)) } else { report };
+            let report = if rc != 0 { format!("{report}{}{paged}", kept(&data)) } else { report };
             // Checks only the simulator can make (which elements were
             // written, by which core): a failure there with a passing
             // device is the simulator's finding, not a disagreement.
@@ -450,6 +470,9 @@ fn check_debug_options(o: &RunOptions) -> Result<()> {
         if o.out.as_deref().is_some_and(|out| same(out, k)) {
             return usage(&format!("--keep-output {}: name a file other than the -o output (a failed run must not leave its output there)", k.display()));
         }
+    }
+    if o.html.is_some() && o.on == On::Qemu {
+        return usage("--html draws the simulator's run (who wrote each output element): use it with --on sim or --on both");
     }
     if o.no_fork && o.timeout.is_some() {
         return usage("--no-fork runs the kernel in this process, which nothing can stop: drop --timeout");
@@ -533,7 +556,9 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         None => None,
     };
     t.copy_in = clock.elapsed();
+    let mapped = files.writer_map && sim.keep_writer_map();
     let (rc, report) = sim.run(&op.name, cores);
+    let writers = if mapped { sim.writer_map() } else { None };
     if let Some((verdict, kernel)) = sim.timings().split_first() {
         t.verdict = Duration::from_nanos(*verdict);
         t.kernel = kernel.iter().map(|&n| Duration::from_nanos(n)).collect();
@@ -544,7 +569,7 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         // The output as the kernel left it, when asked (none if the
         // library cannot say).
         let data = if files.keep_failed { sim.inspect_output(bytes as usize).unwrap_or_default() } else { Vec::new() };
-        return Ok(SimRun { rc, report, data, timings: t });
+        return Ok(SimRun { rc, report, data, timings: t, writers });
     }
     let clock = Instant::now();
     let data = match &files.output {
@@ -572,7 +597,7 @@ pub fn run_sim(api: SimApi, op: &Op, labels: &[String], placed: &[Placed], files
         None => sim.read_output(bytes as usize)?,
     };
     t.copy_out = clock.elapsed();
-    Ok(SimRun { rc: 0, report, data, timings: t })
+    Ok(SimRun { rc: 0, report, data, timings: t, writers })
 }
 
 /// Opens `path` (the caller's temporary), writes the `.npy` header and

@@ -65,7 +65,13 @@ pub struct SimApi {
     pub prefill_output: Option<unsafe extern "C" fn(*mut c_void, u64, u64) -> i32>,
     /// `neuron_sim_inspect_output` (None: a library linked before it).
     pub inspect_output: Option<unsafe extern "C" fn(*mut c_void, *mut c_void, usize) -> i32>,
+    /// `neuron_sim_keep_writer_map` and `neuron_sim_writer_map` (None: a
+    /// library linked before them).
+    pub writer_map: Option<(unsafe extern "C" fn(*mut c_void) -> i32, WriterMapFn)>,
 }
+
+/// `neuron_sim_writer_map`'s signature.
+pub type WriterMapFn = unsafe extern "C" fn(*mut c_void, *mut u16, usize, *mut usize, *mut u64) -> i32;
 
 /// What `neuron_sim_set_output_ready` calls: its context, the output's
 /// offset in the tensor area, its bytes.
@@ -142,6 +148,8 @@ impl SimApi {
             prefill_output: unsafe { lib.function("neuron_sim_prefill_output") }.ok(),
             // SAFETY: the symbol has this signature (sim/src/sim_ffi.rs).
             inspect_output: unsafe { lib.function("neuron_sim_inspect_output") }.ok(),
+            // SAFETY: the symbols have these signatures (sim/src/sim_ffi.rs).
+            writer_map: unsafe { lib.function("neuron_sim_keep_writer_map") }.ok().zip(unsafe { lib.function("neuron_sim_writer_map") }.ok()),
         })
     }
 
@@ -304,6 +312,27 @@ impl Sim {
         // run, copied at once.
         let rep = unsafe { CStr::from_ptr((self.api.report)(self.h)) }.to_string_lossy().into_owned();
         (rc, rep)
+    }
+
+    /// Asks the next run to keep its writer map (false: the library
+    /// cannot, being linked before it could).
+    pub fn keep_writer_map(&mut self) -> bool {
+        // SAFETY: h live.
+        self.api.writer_map.is_some_and(|(keep, _)| unsafe { keep(self.h) } == 0)
+    }
+
+    /// The last run's writer map: the output's elements and the cells
+    /// (`neuron_sim_writer_map`), None when the run kept none.
+    pub fn writer_map(&mut self) -> Option<(u64, Vec<u16>)> {
+        let (_, f) = self.api.writer_map?;
+        let (mut n, mut elements) = (0usize, 0u64);
+        // SAFETY: h live; asking only how many (no cells, cap 0).
+        if unsafe { f(self.h, std::ptr::null_mut(), 0, &mut n, &mut elements) } != 0 {
+            return None;
+        }
+        let mut cells = vec![0u16; n];
+        // SAFETY: h live; cells writable for n values.
+        (unsafe { f(self.h, cells.as_mut_ptr(), n, &mut n, &mut elements) } == 0).then_some((elements, cells))
     }
 
     /// The output's bytes (`n` of them).

@@ -25,6 +25,7 @@ fn two_libraries_in_one_process_each_run_their_own_kernel() {
         timeout: None,
         keep_output: None,
         no_fork: false,
+        html: None,
     };
     let relu_want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
     let scale_want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
@@ -83,6 +84,7 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
             timeout: None,
             keep_output: None,
             no_fork: false,
+            html: None,
         })
         .unwrap()
     };
@@ -112,7 +114,7 @@ fn a_library_without_the_output_sink_still_writes_the_same_output_file() {
     let written = |api: customop::sim::SimApi, name: &str| {
         let out = scratch("no_sink").join(name);
         std::fs::write(&out, b"").unwrap();
-        let files = Files { inputs: vec![None], output: Some(out.clone()), keep_failed: false };
+        let files = Files { inputs: vec![None], output: Some(out.clone()), keep_failed: false, writer_map: false };
         let r = run_sim(api, op, &["x".into()], &placed, &files, &spec, 8).unwrap();
         assert_eq!(r.rc, 0, "{}", r.report);
         std::fs::read(&out).unwrap()

@@ -335,6 +335,7 @@ impl Op {
                 timeout,
                 keep_output: None,
                 no_fork: false,
+                html: None,
             };
             customop::run::run(&o)
         });

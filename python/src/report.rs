@@ -118,6 +118,14 @@ impl Report {
         format!("Report(ok={}, cores={}, guard_errors={:?})", if self.ok { "True" } else { "False" }, self.cores.len(), self.guard_errors)
     }
 
+    /// The report as one self-contained HTML page, which a notebook
+    /// shows: the findings and, per core, DMA, translations, high water
+    /// against the device's limits, printf folded away. The output map
+    /// is `customop run --html`'s only (a Python run keeps no writer map).
+    fn _repr_html_(&self) -> String {
+        customop::report_page::page(&customop::report_page::PageInput { op: "", shape: &[], report: &self.text, writers: None })
+    }
+
     /// Every printf line of the run, core by core.
     #[getter]
     fn printf(&self) -> Vec<String> {

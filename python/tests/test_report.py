@@ -62,3 +62,16 @@ def test_the_errors_of_a_core_are_listed_in_order_with_the_handled_ones_marked(b
     # Its line names the pool and the size asked for, then marks it handled.
     line = next(l for l in str(rep).splitlines() if l.startswith(f"    {code} ({message})"))
     assert line.endswith(" (handled)") and ", where: the tcm_malloc pool: 1048576 bytes asked for" in line, line
+
+
+def test_a_notebook_shows_the_report_as_one_self_contained_page(built):
+    x = np.array([1.5, -2.0, 4.0], dtype=np.float32)
+    _, rep = built("printing_cores", multicore=True).say(x, 7, cores=8, report=True)
+    page = rep._repr_html_()
+    assert page.startswith("<!DOCTYPE html>") and page.endswith("</html>\n")
+    assert "src=" not in page and "href=" not in page
+    assert "run: 8 core(s), ok" in page and "translate hits" in page
+    # One row per core, each core's printf folded away, escaped.
+    assert page.count("<details class=\"printf\">") == 8
+    assert "core 7 says tag 7, first 1.50" in page
+    assert "No output map" in page

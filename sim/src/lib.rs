@@ -48,6 +48,7 @@ pub mod simulator;
 pub mod site_text;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod staging_ffi;
+pub mod writer_map;
 mod writes;
 
 pub use neuron_capi::ffi::tcm_watch;

@@ -335,6 +335,56 @@ pub unsafe extern "C" fn neuron_sim_allow_unwritten_output(s: *mut NeuronSim) ->
     code(unsafe { sim(s) }.map(Simulator::allow_unwritten_output))
 }
 
+/// Keeps the next run's writer map on `s` (`neuron_sim_writer_map`).
+/// One run only.
+///
+/// # Safety
+/// `s` null or live.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_keep_writer_map(s: *mut NeuronSim) -> i32 {
+    // SAFETY: forwarded from the caller.
+    code(unsafe { sim(s) }.map(Simulator::keep_writer_map))
+}
+
+/// Who wrote the last run's output: at most `cap` cells into `dst`, their
+/// count in `*len` and the output's elements in `*elements`. Cell `i`
+/// covers elements `[i * elements / cells, (i + 1) * elements / cells)`
+/// (one element per cell up to 4096 elements, runs of them beyond); its
+/// bits 0-7 are the cores that wrote there, bit 8 a write no hook saw
+/// (writer unknown), bit 9 an element never written, bit 10 an element
+/// two cores wrote. 0 or code: `NoRunResult` when the run kept no map
+/// (not asked for with `neuron_sim_keep_writer_map`, no output placed,
+/// or refused), `NullArgument` for a NULL `len` or `elements` (or `dst`
+/// with `cap` > 0).
+///
+/// # Safety
+/// `s` null or live; `dst` null or writable for `cap` values; `len` and
+/// `elements` null or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn neuron_sim_writer_map(s: *mut NeuronSim, dst: *mut u16, cap: usize, len: *mut usize, elements: *mut u64) -> i32 {
+    no_unwind(|| {
+        code((|| {
+            // SAFETY: forwarded from the caller.
+            let s = unsafe { sim(s)? };
+            if len.is_null() || elements.is_null() || (dst.is_null() && cap != 0) {
+                return Err(Error::NullArgument);
+            }
+            let m = s.writer_map().ok_or(Error::NoRunResult)?;
+            let k = m.cells.len().min(cap);
+            // SAFETY: len and elements non-null and writable; dst writable
+            // for cap >= k values (or k = 0).
+            unsafe {
+                len.write(m.cells.len());
+                elements.write(m.elements);
+                if k > 0 {
+                    core::ptr::copy_nonoverlapping(m.cells.as_ptr(), dst, k);
+                }
+            }
+            Ok(())
+        })())
+    })
+}
+
 /// A run through `f`, with the report text kept on the handle.
 ///
 /// # Safety

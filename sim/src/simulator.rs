@@ -267,6 +267,10 @@ pub struct Simulator {
     sentinel: u8,
     /// Unwritten output is allowed for the next run only.
     allow_unwritten: bool,
+    /// The next run keeps its output's writer map (one run only).
+    keep_writer_map: bool,
+    /// The last run's writer map, when it was asked for.
+    writer_map: Option<super::writer_map::WriterMap>,
     /// Whether the last run passed (the output may be read).
     last_ok: bool,
     /// The op being run (named in the report of a kernel that crashes).
@@ -317,6 +321,8 @@ impl Simulator {
             placed_output: None,
             sentinel: coverage::DEFAULT_SENTINEL,
             allow_unwritten: false,
+            keep_writer_map: false,
+            writer_map: None,
             last_ok: false,
             running: String::new(),
             multicore: false,
@@ -372,6 +378,8 @@ impl Simulator {
         self.guards.clear();
         self.sentinel = coverage::DEFAULT_SENTINEL;
         self.allow_unwritten = false;
+        self.keep_writer_map = false;
+        self.writer_map = None;
         self.running.clear();
         self.multicore = false;
         self.sink = None;
@@ -639,6 +647,19 @@ impl Simulator {
         self.allow_unwritten = true;
     }
 
+    /// Keeps the next run's writer map ([`writer_map`](Self::writer_map)):
+    /// it costs a copy of the output's per-element writers, so only a
+    /// caller that draws it asks. Applies to one run.
+    pub fn keep_writer_map(&mut self) {
+        self.keep_writer_map = true;
+    }
+
+    /// Who wrote the last run's output, per element or run of elements,
+    /// when the run was asked to keep it and placed an output.
+    pub fn writer_map(&self) -> Option<&super::writer_map::WriterMap> {
+        self.writer_map.as_ref()
+    }
+
     /// Reads SoC memory.
     pub fn read(&self, addr: u64, buf: &mut [u8]) -> Result<(), Error> {
         self.soc.read(addr, buf).map_err(|_| Error::AddressUnmapped)
@@ -706,6 +727,7 @@ impl Simulator {
     /// otherwise the report, whose [`RunReport::failure`] is the verdict.
     pub fn run(&mut self, name: &str, cores: u32) -> Result<RunReport, Error> {
         self.last_ok = false;
+        self.writer_map = None;
         self.check_launch(name, cores)?;
         if self.output.is_none() {
             return Err(Error::NoOutput);
@@ -804,10 +826,13 @@ impl Simulator {
         }
         rep.warnings = super::device_limits::warnings(name, &rep.cores);
         rep.unwritten_allowed = core::mem::take(&mut self.allow_unwritten);
+        let keep_map = core::mem::take(&mut self.keep_writer_map);
+        self.writer_map = None;
         if let Some(o) = placed {
             let elem = Dtype::from_code(o.dtype).map_or(1, |d| d.elem_size().max(1)) as u64;
-            // Who wrote each output element, as the hooks saw it.
-            let seen = if all_seen { None } else { self.soc.sanitizer().written_by(o.storage) };
+            // Who wrote each output element, as the hooks saw it (copied
+            // when all were seen only for a writer map).
+            let seen = if all_seen && !keep_map { None } else { self.soc.sanitizer().written_by(o.storage) };
             let held = match all_seen {
                 true => Vec::new(),
                 false => coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?,
@@ -841,6 +866,9 @@ impl Simulator {
                 self.sink_result = writing.take().map(super::output_sink::Writing::finish);
                 rewrite = true;
                 ranges = self.confirm_unwritten(f, cores, at, o, elem, &ranges)?;
+            }
+            if keep_map {
+                self.writer_map = seen.as_deref().map(|s| super::writer_map::build(s, &ranges));
             }
             if !ranges.is_empty() {
                 let mut m = coverage::message(&ranges, o.buffer_bytes / elem);

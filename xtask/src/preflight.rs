@@ -82,6 +82,9 @@ fn needs() -> Vec<Need> {
         // customop/tests/debugging.rs stops in a kernel under gdb
         // (`customop run --no-fork`).
         n(Program("gdb"), Apt("gdb"), false),
+        // customop/tests/report_page.rs renders `customop run --html`'s
+        // page in a headless browser.
+        n(Program("chromium"), Apt("chromium"), false),
         // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
         n(Program("python3"), Apt("python3"), true),
         n(Want::Ziglang, Source::Ziglang, true),

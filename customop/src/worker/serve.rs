@@ -225,7 +225,7 @@ fn job(
             s.read_output_into(dst)?;
             out = (at, len);
         }
-        Ok((spec, Some(SimRun { rc, report, data: Vec::new(), timings: Default::default() })))
+        Ok((spec, Some(SimRun { rc, report, data: Vec::new(), timings: Default::default(), writers: None })))
     })();
     let r: Result<(OutputSpec, Option<SimRun>)> = r;
     let mut b = Vec::new();
