@@ -30,6 +30,8 @@ enum Source {
     CargoFuzz,
     /// `python3 -m pip install ziglang==ZIGLANG_VERSION`.
     Ziglang,
+    /// `python3 -m pip install numpy`.
+    NumPy,
 }
 
 /// Which command needs a requirement.
@@ -54,6 +56,8 @@ enum Want {
     SysrootFile(&'static str),
     /// `python3 -m ziglang version` prints ZIGLANG_VERSION.
     Ziglang,
+    /// `python3 -c "import numpy"` works.
+    NumPy,
     /// `python3 -m venv` can make a virtualenv with pip in it (Debian
     /// splits `ensurepip` off into python3-venv).
     PythonVenv,
@@ -88,6 +92,9 @@ fn needs() -> Vec<Need> {
         // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
         n(Program("python3"), Apt("python3"), true),
         n(Want::Ziglang, Source::Ziglang, true),
+        // The README's and the quickstart's shell snippets, run verbatim by
+        // customop/tests/docs_snippets.rs, make their x.npy with NumPy.
+        n(Want::NumPy, Source::NumPy, false),
         // The Python package's tests (python/ci.sh) run in a fresh virtualenv.
         n(Want::PythonVenv, Apt("python3-venv"), false),
     ]
@@ -136,6 +143,7 @@ fn missing(for_: For) -> Vec<(String, Source)> {
         let (ok, what) = match n.what {
             Want::Program(p) => (on_path(p), format!("`{p}`")),
             Want::Ziglang => (ziglang_ok(), format!("the Python package ziglang {ZIGLANG_VERSION}")),
+            Want::NumPy => (numpy_ok(), "python3 with NumPy".to_owned()),
             Want::PythonVenv => (python_venv_ok(), "python3's venv module with ensurepip".to_owned()),
             Want::SysrootFile(f) => {
                 if sysroot.is_none() {
@@ -157,6 +165,10 @@ fn ziglang_ok() -> bool {
     out.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == ZIGLANG_VERSION)
 }
 
+fn numpy_ok() -> bool {
+    Command::new("python3").args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success())
+}
+
 fn how(s: Source) -> String {
     match s {
         Source::Apt(p) => format!("apt-get install --no-install-recommends {p}"),
@@ -166,6 +178,7 @@ fn how(s: Source) -> String {
         Source::Component(c) => format!("rustup component add {c} --toolchain {TOOLCHAIN}"),
         Source::CargoFuzz => format!("cargo install cargo-fuzz --version {CARGO_FUZZ_VERSION} --locked"),
         Source::Ziglang => format!("python3 -m pip install ziglang=={ZIGLANG_VERSION}"),
+        Source::NumPy => "python3 -m pip install numpy".to_owned(),
     }
 }
 
@@ -230,12 +243,20 @@ fn install(for_: For) -> Result {
         }
         run(&mut cmd)?;
     }
-    if m.iter().any(|(_, s)| *s == Source::Ziglang) {
-        let pip =
-            |extra: &[&str]| run(Command::new("python3").args(["-m", "pip", "install", "--no-input", &format!("ziglang=={ZIGLANG_VERSION}")]).args(extra));
+    let pip_reqs: Vec<String> = m
+        .iter()
+        .filter_map(|(_, s)| match s {
+            Source::Ziglang => Some(format!("ziglang=={ZIGLANG_VERSION}")),
+            Source::NumPy => Some("numpy".to_owned()),
+            _ => None,
+        })
+        .collect();
+    if !pip_reqs.is_empty() {
+        let pip = |extra: &[&str]| run(Command::new("python3").args(["-m", "pip", "install", "--no-input"]).args(&pip_reqs).args(extra));
         // Debian's own python3 is "externally managed" (PEP 668): pip
-        // refuses a plain install there; ziglang is self-contained, so the
-        // override is safe. A python3 without pip gets Debian's.
+        // refuses a plain install there; ziglang is self-contained and
+        // NumPy's wheel brings its own libraries, so the override is safe.
+        // A python3 without pip gets Debian's.
         if run(Command::new("python3").args(["-m", "pip", "--version"])).is_err() {
             apt_install(&["python3-pip"])?;
         }

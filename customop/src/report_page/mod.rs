@@ -19,20 +19,9 @@ pub struct PageInput<'a> {
     pub writers: Option<(u64, &'a [u16])>,
 }
 
-/// Text made safe inside an element or a quoted attribute.
+/// Text made safe inside an element or a quoted attribute (`&<>"'`).
 pub(crate) fn esc(s: &str) -> String {
-    let mut o = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => o.push_str("&amp;"),
-            '<' => o.push_str("&lt;"),
-            '>' => o.push_str("&gt;"),
-            '"' => o.push_str("&quot;"),
-            '\'' => o.push_str("&#39;"),
-            c => o.push(c),
-        }
-    }
-    o
+    html_escape::encode_quoted_attribute(s).into_owned()
 }
 
 const STYLE: &str = "body{font:14px system-ui,sans-serif;margin:1.5em;color:#222}\
