@@ -44,13 +44,7 @@ pub fn shape_and_run(
     cores: Option<u32>,
     bounds: Bounds<'_>,
 ) -> Result<(OutputSpec, Option<SimRun>)> {
-    let job = |ch: &mut Channel| encode(&shape_then_kernel(api, op, labels, placed, files, cores, Some(ch)));
-    let o = isolate::run(job, bounds.timeout, bounds.interrupted)
-        .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the run's process: {e}", op.name)))?;
-    judge(op, cores, bounds.timeout, bounds.option, o).and_then(|bytes| {
-        decode(&bytes)
-            .unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
-    })
+    in_child(op, cores, bounds, |ch| shape_then_kernel(api, op, labels, placed, files, cores, Some(ch)))
 }
 
 /// Evaluates `op`'s shape function alone on `values` in a child process
@@ -59,17 +53,26 @@ pub fn shape_and_run(
 /// child, and is the same error as in an eager call, not the caller's
 /// death.
 pub fn shape_only(api: SimApi, op: &Op, values: &[shape::Value], bounds: Bounds<'_>) -> Result<OutputSpec> {
-    let job = |ch: &mut Channel| {
+    let (spec, _) = in_child(op, None, bounds, |ch| {
         ch.phase(SHAPE);
-        encode(&shape::evaluate(&api, op, values).map(|spec| (spec, None)))
-    };
-    let o = isolate::run(job, bounds.timeout, bounds.interrupted)
-        .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the shape function's process: {e}", op.name)))?;
-    let bytes = judge(op, None, bounds.timeout, bounds.option, o)?;
-    let decoded = decode(&bytes).unwrap_or_else(|| {
-        Err(Error::new(ErrorKind::Environment, format!("op `{}`: the shape function's process sent a result that does not decode", op.name)))
-    });
-    decoded.map(|(spec, _)| spec)
+        shape::evaluate(&api, op, values).map(|spec| (spec, None))
+    })?;
+    Ok(spec)
+}
+
+/// `job` in a child process within `bounds`, its result sent back whole;
+/// the child's end judged as [`judge`] says (`cores`: the kernel's, when
+/// the job runs one).
+fn in_child(
+    op: &Op,
+    cores: Option<u32>,
+    bounds: Bounds<'_>,
+    job: impl FnOnce(&mut Channel) -> Result<(OutputSpec, Option<SimRun>)>,
+) -> Result<(OutputSpec, Option<SimRun>)> {
+    let o = isolate::run(|ch| encode(&job(ch)), bounds.timeout, bounds.interrupted)
+        .map_err(|e| Error::new(ErrorKind::Environment, format!("op `{}`: cannot start the run's process: {e}", op.name)))?;
+    let bytes = judge(op, cores, bounds.timeout, bounds.option, o)?;
+    decode(&bytes).unwrap_or_else(|| Err(Error::new(ErrorKind::Environment, format!("op `{}`: the run's process sent a result that does not decode", op.name))))
 }
 
 /// [`shape_and_run`] in this process, with no isolation (`customop run

@@ -23,7 +23,7 @@ pub const TOP_LINES: usize = 10;
 pub const ADVICE_MIN_HBM: u64 = 1024;
 
 /// One core's figures.
-#[derive(Clone, Debug, Serialize, PartialEq)]
+#[derive(Clone, Debug, Default, Serialize, PartialEq)]
 pub struct Core {
     pub core: u32,
     pub instructions: u64,
@@ -100,26 +100,7 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
     for &(_, a) in raw.insns.keys().chain(raw.mem.keys()) {
         frames_of.entry(a).or_insert_with(|| lines.frames(a));
     }
-    let mut per_core: BTreeMap<u32, Core> = (0..cores)
-        .map(|c| {
-            (
-                c,
-                Core {
-                    core: c,
-                    instructions: 0,
-                    library_instructions: 0,
-                    hbm_window_accesses: 0,
-                    tcm_accesses: 0,
-                    stack_accesses: 0,
-                    dma_bytes: 0,
-                    dma_descriptors: 0,
-                    dma_to_tcm_bytes: 0,
-                    dma_to_hbm_bytes: 0,
-                    modeled_ns: 0.0,
-                },
-            )
-        })
-        .collect();
+    let mut per_core: BTreeMap<u32, Core> = (0..cores).map(|c| (c, Core { core: c, ..Core::default() })).collect();
     let mut per_line: BTreeMap<LineKey, (u64, u64, u64)> = BTreeMap::new();
     let mut folded: BTreeMap<String, f64> = BTreeMap::new();
     let mut functions: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
@@ -130,19 +111,7 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
         let hbm = mem.hbm_loads + mem.hbm_stores;
         let frames = &frames_of[&a];
         let (f, library) = charged(frames);
-        let c = per_core.entry(core).or_insert_with(|| Core {
-            core,
-            instructions: 0,
-            library_instructions: 0,
-            hbm_window_accesses: 0,
-            tcm_accesses: 0,
-            stack_accesses: 0,
-            dma_bytes: 0,
-            dma_descriptors: 0,
-            dma_to_tcm_bytes: 0,
-            dma_to_hbm_bytes: 0,
-            modeled_ns: 0.0,
-        });
+        let c = per_core.entry(core).or_insert_with(|| Core { core, ..Core::default() });
         c.instructions += n;
         c.library_instructions += if library { n } else { 0 };
         c.hbm_window_accesses += hbm;
