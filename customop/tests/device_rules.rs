@@ -183,7 +183,7 @@ fn a_recursion_whose_deep_frames_call_no_library_function_is_judged_by_its_depth
     fails(&roomy, "deep_recursion", &ramp(16), &[], &["error 112", "op `deep_recursion`, core 0", "the 65536 B its -DSTACK_SIZE asks for", "-DSTACK_SIZE="]);
     let (o, _) = passes(&roomy, "shallow_recursion", &ramp(16), &[]);
     assert_eq!(floats(&o)[..4], [-6.0, -4.0, -2.0, 0.0]);
-    // Without -DSTACK_SIZE: ~20 KiB over the 8 KiB local stack fails, ~2 KiB passes.
+    // Without -DSTACK_SIZE: ~40 KiB over the 8 KiB local stack fails, ~2 KiB passes.
     let dir = built("stack_recursion", &[]);
     fails(&dir, "local_overflow", &ramp(16), &[], &["error 112", "local stack of 8192 B"]);
     let (o, t) = passes(&dir, "local_fits", &ramp(16), &[]);
