@@ -70,7 +70,8 @@ mod tests {
         if p.is_null() {
             return 1;
         }
-        crate::ffi::heap::tcm_free(p);
+        // SAFETY: the block just allocated, used by nothing else.
+        unsafe { crate::ffi::heap::tcm_free(p) };
         0
     }
 
@@ -80,7 +81,8 @@ mod tests {
 
     unsafe extern "C" fn records_an_error(_: *mut c_void) -> i32 {
         // A refused call records its code on the bound core.
-        crate::ffi::heap::tcm_free(0x10 as *mut c_void);
+        // SAFETY: a foreign pointer, refused without freeing anything.
+        unsafe { crate::ffi::heap::tcm_free(0x10 as *mut c_void) };
         0
     }
 
