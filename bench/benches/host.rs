@@ -58,7 +58,8 @@ fn heaps(c: &mut Criterion) {
     g.bench_function("ours", |b| {
         b.iter(|| {
             let a = s.hbm().allocate(black_box(4096), 0).unwrap();
-            s.hbm().free(a).unwrap();
+            // SAFETY: `a` is used no further.
+            unsafe { s.hbm().free(a) }.unwrap();
         })
     });
     g.bench_function("native", |b| b.iter_batched(|| (), |_| drop(black_box(Vec::<u8>::with_capacity(4096))), BatchSize::SmallInput));
@@ -67,7 +68,8 @@ fn heaps(c: &mut Criterion) {
     g.bench_function("ours", |b| {
         b.iter(|| {
             let p = s.dataram().allocate(black_box(1024), 0).unwrap();
-            s.dataram().free(p.as_ptr()).unwrap();
+            // SAFETY: `p` is used no further.
+            unsafe { s.dataram().free(p.as_ptr()) }.unwrap();
         })
     });
     g.bench_function("native", |b| b.iter_batched(|| (), |_| drop(black_box(Vec::<u8>::with_capacity(1024))), BatchSize::SmallInput));

@@ -41,7 +41,9 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     // placement then leaves it as it is; a kernel's heap stays the device's.
     let p = *neuron_hal::Hal::platform(core.state().hal());
     let at = super::simulator::TENSOR_AREA_OFFSET;
-    core.state().hbm().init(p.hbm_soc_base + at, p.hbm_size - at);
+    // SAFETY: the SoC's tensor area, where only this shape call's core
+    // allocates while it runs (the simulator's run is not under way).
+    unsafe { core.state().hbm().init(p.hbm_soc_base + at, p.hbm_size - at) };
     core.state().init_prologue();
     // Armed as `customop_setup` arms it: the factories fill through DMA.
     if let Err(e) = core.state().init_dma_queue() {

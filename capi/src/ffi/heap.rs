@@ -51,7 +51,8 @@ pub unsafe extern "C" fn neuron_hbm_allocate(size: u32, out: *mut u64, align: u3
 /// ```
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_hbm_deallocate(addr: u64) -> i32 {
-    status(with_core(|b| b.state.hbm().free(addr)))
+    // SAFETY: forwarded from the caller.
+    status(with_core(|b| unsafe { b.state.hbm().free(addr) }))
 }
 
 /// `neuron_dataram_allocate(size, out, align)`: `size` bytes of data RAM,
@@ -91,7 +92,8 @@ pub unsafe extern "C" fn neuron_dataram_allocate(size: u32, out: *mut *mut c_voi
 /// ```
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
-    status(with_core(|b| b.state.dataram().free(p.cast())))
+    // SAFETY: forwarded from the caller.
+    status(with_core(|b| unsafe { b.state.dataram().free(p.cast()) }))
 }
 
 /// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
