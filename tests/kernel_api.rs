@@ -122,7 +122,7 @@ custom_ops! {
 
 fn sim() -> Simulator {
     let mut s = Simulator::new().unwrap();
-    assert_eq!(s.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap(), 5);
+    assert_eq!(s.register_linked().unwrap(), 5);
     s
 }
 
@@ -224,7 +224,9 @@ fn run_touch(regions: i32) -> neuroncustomop::host::CoreReport {
         },
         ..d
     };
-    s.push_arg(ArgKind::Tensor, d);
+    // SAFETY: the view covers exactly the block `alloc` gave, which
+    // nothing else uses.
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
     s.arg_value(ArgKind::Int, Dtype::Int32, &regions.to_le_bytes()).unwrap();
     s.set_output(Dtype::Uint8, &[1]).unwrap();
     let rep = s.run("touch", 1).unwrap();

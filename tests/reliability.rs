@@ -83,7 +83,7 @@ custom_ops! {
 
 fn sim() -> Simulator {
     let mut s = Simulator::new().unwrap();
-    s.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     s
 }
 

@@ -6,7 +6,7 @@
 
 use neuroncustomop::custom_ops;
 use neuroncustomop::host::sim_ffi::*;
-use neuroncustomop::host::{Dtype as HostDtype, OpTable, Simulator};
+use neuroncustomop::host::{Dtype as HostDtype, Simulator};
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::Error;
 use std::ffi::CStr;
@@ -154,7 +154,7 @@ fn a_reset_leaves_no_argument_output_or_result() {
 #[test]
 fn hbm_reads_zeros_again_after_a_reset() {
     let mut s = Simulator::new().unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let d = s.arg_tensor(HostDtype::Fp32, &[40], &floats(40)).unwrap();
     let o = s.set_output(HostDtype::Fp32, &[40]).unwrap();
     assert!(s.run("marks", 1).unwrap().ok());

@@ -6,7 +6,7 @@
 use neuroncustomop::custom_ops;
 use neuroncustomop::host::sim_ffi::*;
 use neuroncustomop::host::staging_ffi::*;
-use neuroncustomop::host::{Dtype as HostDtype, OpTable, Simulator};
+use neuroncustomop::host::{Dtype as HostDtype, Simulator};
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::Error;
 use std::ffi::CStr;
@@ -218,7 +218,7 @@ fn staging_out_of_place_or_on_a_plain_simulator_is_refused() {
 fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
     let mut f = File::new(32 << 20);
     let mut s = Simulator::new_staged(f.fd).unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let big = 1_000_000usize;
     f.bytes()[..big * 4].copy_from_slice(&floats(big));
     s.arg_tensor_staged(HostDtype::Fp32, &[big as u64], 0, None).unwrap();
@@ -261,7 +261,7 @@ fn a_new_simulator_on_a_used_file_keeps_what_the_caller_staged_and_zeroes_the_re
     // SAFETY: writing a page into our own memfd, below the tensor area.
     assert_eq!(unsafe { libc::pwrite(f.fd, [0x55u8; 4096].as_ptr().cast(), 4096, scratch as libc::off_t) }, 4096);
     let mut s = Simulator::new_staged(f.fd).unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let base = s.soc().platform().hbm_soc_base;
     let mut b = vec![1u8; 4096];
     s.read(base + scratch, &mut b).unwrap();
