@@ -38,10 +38,7 @@ impl SimCore {
     /// stays; see `MockCore::drop_window_pages`): the run's later copies
     /// read the same pages through the memory's view.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let r = {
-            let _guard = bind(&mut self.bound);
-            f()
-        };
+        let r = bind(&mut self.bound, f);
         self.hal().drop_window_pages();
         r
     }
