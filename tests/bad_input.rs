@@ -16,7 +16,7 @@ use neuroncustomop::ffi::customop::*;
 use neuroncustomop::ffi::error::{neuron_clear_error, neuron_error_message, neuron_last_error};
 use neuroncustomop::ffi::launch::{neuron_entry, switch_stack_or_call_wrapper, EntryBlock, OpFn, OpTable, ENTRY_ABI_VERSION};
 use neuroncustomop::ffi::memcpy::{neuron_get_memcpy_method, neuron_memcpy_from_soc, neuron_memcpy_to_soc, neuron_set_memcpy_method};
-use neuroncustomop::host::{RunReport, SimCore, Simulator};
+use neuroncustomop::host::{RunReport, Simulator};
 use neuroncustomop::runtime::marshal::descriptor::{Location, RawTensorDesc};
 use neuroncustomop::runtime::marshal::dtype::Dtype;
 use neuroncustomop::runtime::marshal::invocation::ArgKind;
@@ -562,8 +562,9 @@ unsafe extern "C" fn lazy_ptr(_: i32) -> Option<OpFn> {
 #[test]
 fn no_invocation_bound() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(2).unwrap());
+    let mut s = sim();
+    // The simulator's own core: the SoC has one live core per cpu.
+    let core = s.core(2);
     core.enter(|| {
         // The mailbox is empty: setup binds nothing, every reader refuses.
         customop_setup(true);
@@ -594,8 +595,8 @@ unsafe extern "C" fn count_cb(_: *mut c_void, _: *const c_char, _: OpFn) -> i32 
 #[test]
 fn hand_off_block_shorter_than_36_bytes() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(0).unwrap());
+    let mut s = sim();
+    let core = s.core(0);
     core.enter(|| {
         *REGISTERED.lock().unwrap() = 0;
         for size in [0, 1, 16, 35] {
@@ -631,8 +632,7 @@ fn op_count_0x8000_or_more() {
     *REGISTERED.lock().unwrap() = 0;
     for count in [count_0x8000 as unsafe extern "C" fn() -> i32, count_max, count_negative] {
         let t = OpTable { count, name: lazy_name, ptr: lazy_ptr };
-        let mut core = SimCore::new(s.soc().core(1).unwrap());
-        core.enter(|| {
+        s.core(1).enter(|| {
             // SAFETY: the table's functions and count_cb are valid.
             let r = unsafe { t.register(std::ptr::null_mut(), count_cb) };
             assert_eq!(r, Err(Error::TooManyOps));
@@ -652,10 +652,10 @@ fn op_count_0x8000_or_more() {
 #[test]
 fn set_memcpy_method_3_is_rejected_and_the_method_stays() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(4).unwrap());
+    let mut s = sim();
     let src = s.soc().platform().hbm_soc_base + (2 << 30);
     s.soc().write(src, &[7u8; 64]).unwrap();
+    let core = s.core(4);
     core.enter(|| {
         neuroncustomop::ffi::init::neuron_runtime_init();
         assert_eq!(neuroncustomop::ffi::memcpy::init_dma_queue(), 0);
