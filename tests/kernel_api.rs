@@ -78,18 +78,21 @@ fn tcm_triple(t: Tensor) -> Result<Tensor> {
     let out = dst_tensor()?;
     let n = t.numel() as usize;
     let half = n / 2;
-    let mut buf = TcmBuf::<f32>::new(n - half).ok_or(Error::OutOfMemory)?;
-    for (off, len) in [(0, half), (half, n - half)] {
-        t.tcm_accessor().tensor_to_tcm(&mut buf[..len], off as u64)?;
-        for x in buf[..len].iter_mut() {
-            *x *= 3.0;
+    tcm_scope(|s| {
+        let mut buf = s.buf::<f32>(n - half).ok_or(Error::OutOfMemory)?;
+        for (off, len) in [(0, half), (half, n - half)] {
+            t.tcm_accessor().tensor_to_tcm(&mut buf[..len], off as u64)?;
+            for x in buf[..len].iter_mut() {
+                *x *= 3.0;
+            }
+            out.tcm_accessor().tcm_to_tensor(&buf[..len], off as u64)?;
         }
-        out.tcm_accessor().tcm_to_tensor(&buf[..len], off as u64)?;
-    }
-    kprint!("range: {}", t.tcm_accessor().tensor_to_tcm(&mut buf[..], n as u64).unwrap_err().code());
-    drop(buf);
-    let big = TcmBuf::<u8>::new(16 << 10);
-    kprint!("16 KiB: {} then 1 more byte: {}", big.is_some(), TcmBuf::<u8>::new(1).is_some());
+        kprint!("range: {}", t.tcm_accessor().tensor_to_tcm(&mut buf[..], n as u64).unwrap_err().code());
+        drop(buf);
+        let big = s.buf::<u8>(16 << 10);
+        kprint!("16 KiB: {} then 1 more byte: {}", big.is_some(), s.buf::<u8>(1).is_some());
+        Ok(())
+    })?;
     // The range refusal and the exhausted pool were the point: handled.
     neuron_clear_error();
     // SAFETY: null is harmless.

@@ -24,10 +24,12 @@ fn plus_one(t: Tensor) -> Result<Tensor> {
     let mut at = lo;
     while at < hi {
         let len = (hi - at).min(CHUNK);
-        let mut buf = TcmBuf::<f32>::new(len as usize).ok_or(Error::OutOfMemory)?;
-        t.tcm_accessor().tensor_to_tcm(&mut buf, at as u64)?;
-        buf.iter_mut().for_each(|v| *v += 1.0);
-        out.tcm_accessor().tcm_to_tensor(&buf, at as u64)?;
+        tcm_scope(|s| {
+            let mut buf = s.buf::<f32>(len as usize).ok_or(Error::OutOfMemory)?;
+            t.tcm_accessor().tensor_to_tcm(&mut buf, at as u64)?;
+            buf.iter_mut().for_each(|v| *v += 1.0);
+            out.tcm_accessor().tcm_to_tensor(&buf, at as u64)
+        })?;
         at += len;
     }
     Ok(out)

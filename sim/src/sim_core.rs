@@ -127,3 +127,32 @@ pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
         Ok(())
     });
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tcm_scope;
+
+    /// A TCM scope makes buffers on the core bound when it began, and only
+    /// while that core is bound: not outside any binding, and not under a
+    /// nested binding of another core (whose buffer could outlive it).
+    #[test]
+    fn a_tcm_scope_makes_buffers_on_its_own_core_only() {
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let (mut a, mut b) = (SimCore::new(soc.core(0).unwrap()), SimCore::new(soc.core(1).unwrap()));
+        assert!(tcm_scope(|s| s.buf::<f32>(4).is_none()), "no core bound");
+        let (outer, nested, after) = a.enter(|| {
+            crate::ffi::init::neuron_runtime_init();
+            tcm_scope(|s| {
+                let mut buf = s.buf::<f32>(16).expect("the pool");
+                buf[15] = 2.5;
+                let nested = b.enter(|| s.buf::<f32>(4).is_none());
+                let after = s.buf::<u8>(1).is_some();
+                (buf.iter().sum::<f32>(), nested, after)
+            })
+        });
+        assert_eq!((outer, nested, after), (2.5, true, true));
+        let (free, size) = a.state().tcm_free_bytes();
+        assert_eq!(free, size, "every buffer freed at the scope's end");
+    }
+}

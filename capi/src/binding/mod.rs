@@ -134,6 +134,13 @@ pub fn with_core_exact<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error
     })
 }
 
+/// The slot bound to the calling thread, as an address only compared
+/// (null: none). A `TcmScope` keeps it to make buffers on its core only.
+#[cfg(not(target_arch = "xtensa"))]
+pub(crate) fn bound_slot() -> *const () {
+    current().cast_const().cast()
+}
+
 /// Whether a core is bound to the calling thread (always, on the device).
 pub fn is_bound() -> bool {
     !current().is_null()

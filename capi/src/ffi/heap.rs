@@ -111,7 +111,7 @@ pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
 /// `p` is null, foreign or freed (refused), or a block `tcm_malloc`
 /// returned that nothing reads or writes after this call. In particular
 /// not the block of a live `TcmBuf`: the next `tcm_malloc` (or
-/// `TcmBuf::new`) may return the same memory, and the buffer frees it
+/// `TcmScope::buf`) may return the same memory, and the buffer frees it
 /// itself when dropped.
 ///
 /// ```
@@ -124,7 +124,7 @@ pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
 /// ```compile_fail,E0133
 /// # use neuron_capi::ffi::heap::tcm_free;
 /// # use neuron_capi::kernel::TcmBuf;
-/// # fn f(buf: &mut TcmBuf<f32>) {
+/// # fn f(buf: &mut TcmBuf<'_, f32>) {
 /// tcm_free(buf.as_mut_ptr().cast());
 /// # }
 /// ```
