@@ -39,7 +39,7 @@ fn close(s: &mut NeuronStream) -> Result<()> {
 
 /// `read_stream_accessor<T>()`.
 #[derive(Debug)]
-pub struct ReadStream<T> {
+pub struct ReadStream<'a, T> {
     s: NeuronStream,
     /// The stream's data-RAM buffer (null when unbuffered), read in place.
     buf: *mut u8,
@@ -47,10 +47,12 @@ pub struct ReadStream<T> {
     /// (as the per-element accessor keeps it): bulk reads copy from it
     /// without entering the core.
     leaf: Leaf,
-    _t: PhantomData<T>,
+    /// The tensor's storage, borrowed (the stream keeps a copy of its
+    /// view): not past an `OwnedTensor` it came from.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element> ReadStream<T> {
+impl<T: Element> ReadStream<'_, T> {
     #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
         let (s, buf) = open::<T>(view, StreamMode::Read)?;
@@ -141,7 +143,7 @@ impl<T: Element> ReadStream<T> {
     }
 }
 
-impl<T> Drop for ReadStream<T> {
+impl<T> Drop for ReadStream<'_, T> {
     fn drop(&mut self) {
         let _ = close(&mut self.s);
     }
@@ -149,14 +151,16 @@ impl<T> Drop for ReadStream<T> {
 
 /// `write_stream_accessor<T>()`: writes reach memory at `close()` or drop.
 #[derive(Debug)]
-pub struct WriteStream<T> {
+pub struct WriteStream<'a, T> {
     s: NeuronStream,
     /// The stream's data-RAM buffer (null when unbuffered), filled in place.
     buf: *mut u8,
-    _t: PhantomData<T>,
+    /// The tensor's storage, borrowed (the stream keeps a copy of its
+    /// view): not past an `OwnedTensor` it came from.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element> WriteStream<T> {
+impl<T: Element> WriteStream<'_, T> {
     #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
         let (s, buf) = open::<T>(view, StreamMode::Write)?;
@@ -203,7 +207,7 @@ impl<T: Element> WriteStream<T> {
     }
 }
 
-impl<T> Drop for WriteStream<T> {
+impl<T> Drop for WriteStream<'_, T> {
     fn drop(&mut self) {
         let _ = close(&mut self.s);
     }

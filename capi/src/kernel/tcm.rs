@@ -110,12 +110,13 @@ impl<T> Drop for TcmBuf<'_, T> {
 
 /// `tcm_accessor()`: not tracked by the coherency enforcer.
 #[derive(Clone, Copy, Debug)]
-pub struct TcmAccessor {
+pub struct TcmAccessor<'a> {
     view: TensorView,
-    _p: PhantomData<()>,
+    /// The tensor's storage, borrowed: not past an `OwnedTensor`.
+    _p: PhantomData<&'a ()>,
 }
 
-impl TcmAccessor {
+impl TcmAccessor<'_> {
     pub(crate) fn new(view: TensorView) -> Self {
         Self { view, _p: PhantomData }
     }
