@@ -155,4 +155,35 @@ mod tests {
         let (free, size) = a.state().tcm_free_bytes();
         assert_eq!(free, size, "every buffer freed at the scope's end");
     }
+
+    /// A stream's fast path uses its data-RAM buffer only under the
+    /// binding it was granted under: under another core's binding a write
+    /// goes to that core, which refuses a stream it does not hold, instead
+    /// of landing in the first core's buffer in place; back under its own
+    /// core the stream goes on and its data arrives.
+    #[test]
+    fn a_stream_buffer_is_used_in_place_only_under_its_own_binding() {
+        use crate::kernel::ops;
+        use neuron_runtime::marshal::dtype::Dtype;
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let (mut a, mut b) = (SimCore::new(soc.core(0).unwrap()), SimCore::new(soc.core(1).unwrap()));
+        b.enter(|| crate::ffi::init::neuron_runtime_init());
+        let (elsewhere, sum) = a.enter(|| {
+            crate::ffi::init::neuron_runtime_init();
+            assert_eq!(crate::ffi::memcpy::init_dma_queue(), 0);
+            let t = ops::zeros(&[8], Dtype::Fp32).unwrap();
+            let mut w = t.tensor().write_stream_accessor::<f32>().unwrap();
+            assert!(w.is_buffered());
+            w.write(1.0).unwrap();
+            let elsewhere = b.enter(|| w.write(2.0));
+            for _ in 0..7 {
+                w.write(3.0).unwrap();
+            }
+            w.close().unwrap();
+            let r = t.tensor().const_accessor::<f32, 1>().unwrap();
+            (elsewhere, (0..8).map(|i| r.get([i]).unwrap()).sum::<f32>())
+        });
+        assert!(elsewhere.is_err(), "another core's binding refuses the stream: {elsewhere:?}");
+        assert_eq!(sum, 1.0 + 7.0 * 3.0);
+    }
 }

@@ -52,6 +52,7 @@ mod host;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod site;
 mod slot;
+mod stamp;
 #[cfg(not(target_arch = "xtensa"))]
 mod token;
 
@@ -71,6 +72,7 @@ pub(crate) use device::read_view;
 #[cfg(target_arch = "xtensa")]
 pub(crate) use fastpath::{open_range, still_mapped};
 pub(crate) use fastpath::{translate_probe, Probe};
+pub(crate) use stamp::Stamp;
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use token::{open_token, token_hit, HostToken};
 
