@@ -16,7 +16,7 @@ use neuroncustomop::ffi::customop::*;
 use neuroncustomop::ffi::error::{neuron_clear_error, neuron_error_message, neuron_last_error};
 use neuroncustomop::ffi::launch::{neuron_entry, switch_stack_or_call_wrapper, EntryBlock, OpFn, OpTable, ENTRY_ABI_VERSION};
 use neuroncustomop::ffi::memcpy::{neuron_get_memcpy_method, neuron_memcpy_from_soc, neuron_memcpy_to_soc, neuron_set_memcpy_method};
-use neuroncustomop::host::{RunReport, SimCore, Simulator};
+use neuroncustomop::host::{RunReport, Simulator};
 use neuroncustomop::runtime::marshal::descriptor::{Location, RawTensorDesc};
 use neuroncustomop::runtime::marshal::dtype::Dtype;
 use neuroncustomop::runtime::marshal::invocation::ArgKind;
@@ -137,7 +137,7 @@ extern "C" fn get_func_ptr(_: i32) -> Option<OpFn> {
 /// A simulator with the probe registered.
 fn sim() -> Simulator {
     let mut s = Simulator::new().unwrap();
-    assert_eq!(s.register(OpTable::linked()).unwrap(), 1);
+    assert_eq!(s.register_linked().unwrap(), 1);
     s
 }
 
@@ -208,7 +208,8 @@ fn tensor_gate(edit: impl FnOnce(&mut RawTensorDesc), e: Error) {
     let mut s = sim();
     let mut d = fp32(&mut s, 24);
     edit(&mut d);
-    s.push_arg(ArgKind::Tensor, d);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
     let out = output(&mut s, Dtype::Fp32, &[24]);
     expect(&mut s, ONE_TENSOR, 1, e, &out);
 }
@@ -218,11 +219,13 @@ fn output_gate(edit: impl FnOnce(&mut RawTensorDesc), e: Error) {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 24);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     let out = output(&mut s, Dtype::Fp32, &[24]);
     let mut bad = out;
     edit(&mut bad);
-    s.set_output_raw(bad);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.set_output_raw(bad) };
     expect(&mut s, ONE_TENSOR, 1, e, &out);
 }
 
@@ -233,7 +236,8 @@ fn a_good_invocation_writes_the_output() {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 24);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     let out = output(&mut s, Dtype::Fp32, &[24]);
     *PLAN.lock().unwrap() = ONE_TENSOR;
     // The probe writes the whole output on whichever core runs it: on 8
@@ -261,28 +265,34 @@ fn more_than_10_args() {
     let mut s = sim();
     for _ in 0..10 {
         let d = fp32(&mut s, 4);
-        s.push_arg(ArgKind::Tensor, d);
+        // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+        unsafe { s.push_arg(ArgKind::Tensor, d) };
     }
     let out = output(&mut s, Dtype::Fp32, &[4]);
     // The simulator's builder refuses an 11th argument itself...
     let d = fp32(&mut s, 4);
-    s.push_arg(ArgKind::Tensor, d);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
     assert_eq!(s.block().err(), Some(Error::TooManyArgs));
     s.clear_args();
-    s.set_output_raw(out);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.set_output_raw(out) };
     for _ in 0..10 {
-        s.push_arg(ArgKind::Tensor, d);
+        // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+        unsafe { s.push_arg(ArgKind::Tensor, d) };
     }
     // ...so the block is patched by hand to claim 11: the runtime refuses
     // it at setup, before any argument is read.
     let mut block = s.block().unwrap();
     block[6] = 11;
     *PLAN.lock().unwrap() = Plan { reads: &[Read::Tensor; 10], finish: Finish::WriteDst };
-    let rep = s.run_block("probe", 1, &block).unwrap();
+    // SAFETY: the block of placed tensors, its header patched (what the gate under test refuses).
+    let rep = unsafe { s.run_block("probe", 1, &block) }.unwrap();
     assert_rejected(&s, &rep, Error::TooManyArgs, &out);
     // 255 too, on every core.
     block[6] = 255;
-    let rep = s.run_block("probe", 8, &block).unwrap();
+    // SAFETY: the block of placed tensors, its header patched (what the gate under test refuses).
+    let rep = unsafe { s.run_block("probe", 8, &block) }.unwrap();
     assert_rejected(&s, &rep, Error::TooManyArgs, &out);
 }
 
@@ -291,7 +301,8 @@ fn bad_abi_version_block_size_and_kind_code() {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 4);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     let out = output(&mut s, Dtype::Fp32, &[4]);
     let good = s.block().unwrap();
     *PLAN.lock().unwrap() = ONE_TENSOR;
@@ -305,7 +316,8 @@ fn bad_abi_version_block_size_and_kind_code() {
     ] {
         let mut b = good.clone();
         b[at] = v;
-        let rep = s.run_block("probe", 1, &b).unwrap();
+        // SAFETY: the block of placed tensors, its header patched (what the gate under test refuses).
+        let rep = unsafe { s.run_block("probe", 1, &b) }.unwrap();
         assert_rejected(&s, &rep, e, &out);
     }
 }
@@ -317,12 +329,14 @@ fn reading_past_the_last_arg() {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 8);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     let out = output(&mut s, Dtype::Fp32, &[8]);
     expect(&mut s, Plan { reads: &[Read::Tensor, Read::Tensor], finish: Finish::WriteDst }, 1, Error::NoMoreArgs, &out);
     // With no arguments at all, every reader is past the end.
     s.clear_args();
-    s.set_output_raw(out);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.set_output_raw(out) };
     for r in [Read::Tensor, Read::Scalar, Read::Int, Read::Float, Read::LongLong, Read::Double] {
         let reads: &'static [Read] = Box::leak(Box::new([r]));
         expect(&mut s, Plan { reads, finish: Finish::WriteDst }, 8, Error::NoMoreArgs, &out);
@@ -336,14 +350,16 @@ fn wrong_kind_for_the_reader() {
     let out = output(&mut s, Dtype::Fp32, &[4]);
     // A tensor argument read as each value kind.
     let t = fp32(&mut s, 4);
-    s.push_arg(ArgKind::Tensor, t);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, t) };
     for r in [Read::Scalar, Read::Int, Read::Float, Read::LongLong, Read::Double] {
         let reads: &'static [Read] = Box::leak(Box::new([r]));
         expect(&mut s, Plan { reads, finish: Finish::WriteDst }, 1, Error::WrongArgKind, &out);
     }
     // An int argument read as a tensor, and as a float.
     s.clear_args();
-    s.set_output_raw(out);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.set_output_raw(out) };
     s.arg_value(ArgKind::Int, Dtype::Int32, &7i32.to_le_bytes()).unwrap();
     expect(&mut s, ONE_TENSOR, 1, Error::WrongArgKind, &out);
     expect(&mut s, Plan { reads: &[Read::Float], finish: Finish::WriteDst }, 1, Error::WrongArgKind, &out);
@@ -361,7 +377,8 @@ fn scalar_with_more_than_one_element() {
     ] {
         let mut s = sim();
         let two = s.place(Dtype::Fp32, &[2], &f32_bytes(2)).unwrap();
-        s.push_arg(kind, two);
+        // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+        unsafe { s.push_arg(kind, two) };
         let out = output(&mut s, Dtype::Fp32, &[4]);
         let reads: &'static [Read] = Box::leak(Box::new([read]));
         expect(&mut s, Plan { reads, finish: Finish::WriteDst }, 1, Error::ScalarNotOneElement, &out);
@@ -490,7 +507,8 @@ fn dtype_mismatch_on_return() {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 16);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     // Same byte size, other dtype: only the dtype gate can refuse it.
     let out = output(&mut s, Dtype::Int32, &[16]);
     expect(&mut s, Plan { reads: &[Read::Tensor], finish: Finish::ReturnFirst }, 1, Error::DtypeMismatch, &out);
@@ -501,7 +519,8 @@ fn returned_tensor_smaller_than_the_output() {
     let _g = serial();
     let mut s = sim();
     let a = fp32(&mut s, 8);
-    s.push_arg(ArgKind::Tensor, a);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, a) };
     let out = output(&mut s, Dtype::Fp32, &[16]);
     expect(&mut s, Plan { reads: &[Read::Tensor], finish: Finish::ReturnFirst }, 1, Error::ReturnShapeMismatch, &out);
 }
@@ -513,8 +532,10 @@ fn output_neither_claimed_nor_returned() {
     let out = output(&mut s, Dtype::Fp32, &[4]);
     // A kernel that reads its argument and then forgets its output.
     let d = s.place(Dtype::Fp32, &[4], &f32_bytes(4)).unwrap();
-    s.push_arg(ArgKind::Tensor, d);
-    s.register(OpTable { count: one, name: lazy_name, ptr: lazy_ptr }).unwrap();
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
+    // SAFETY: the test's own table: sound functions, and every op it lists a generated launcher.
+    unsafe { s.register(OpTable { count: one, name: lazy_name, ptr: lazy_ptr }) }.unwrap();
     let rep = s.run("lazy", 1).unwrap();
     assert_rejected(&s, &rep, Error::OutputNotWritten, &out);
 }
@@ -541,8 +562,9 @@ unsafe extern "C" fn lazy_ptr(_: i32) -> Option<OpFn> {
 #[test]
 fn no_invocation_bound() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(2).unwrap());
+    let mut s = sim();
+    // The simulator's own core: the SoC has one live core per cpu.
+    let core = s.core(2);
     core.enter(|| {
         // The mailbox is empty: setup binds nothing, every reader refuses.
         customop_setup(true);
@@ -573,8 +595,8 @@ unsafe extern "C" fn count_cb(_: *mut c_void, _: *const c_char, _: OpFn) -> i32 
 #[test]
 fn hand_off_block_shorter_than_36_bytes() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(0).unwrap());
+    let mut s = sim();
+    let core = s.core(0);
     core.enter(|| {
         *REGISTERED.lock().unwrap() = 0;
         for size in [0, 1, 16, 35] {
@@ -610,8 +632,7 @@ fn op_count_0x8000_or_more() {
     *REGISTERED.lock().unwrap() = 0;
     for count in [count_0x8000 as unsafe extern "C" fn() -> i32, count_max, count_negative] {
         let t = OpTable { count, name: lazy_name, ptr: lazy_ptr };
-        let mut core = SimCore::new(s.soc().core(1).unwrap());
-        core.enter(|| {
+        s.core(1).enter(|| {
             // SAFETY: the table's functions and count_cb are valid.
             let r = unsafe { t.register(std::ptr::null_mut(), count_cb) };
             assert_eq!(r, Err(Error::TooManyOps));
@@ -619,7 +640,8 @@ fn op_count_0x8000_or_more() {
         });
         // The simulator (the loader) refuses it the same way and keeps the
         // ops it had.
-        assert_eq!(s.register(t).err(), Some(Error::TooManyOps));
+        // SAFETY: the test's own table: sound functions, and every op it lists a generated launcher.
+        assert_eq!(unsafe { s.register(t) }.err(), Some(Error::TooManyOps));
     }
     assert_eq!(*REGISTERED.lock().unwrap(), 0, "no op registered from a refused table");
     assert_untouched(&s, &out);
@@ -630,10 +652,10 @@ fn op_count_0x8000_or_more() {
 #[test]
 fn set_memcpy_method_3_is_rejected_and_the_method_stays() {
     let _g = serial();
-    let s = sim();
-    let mut core = SimCore::new(s.soc().core(4).unwrap());
+    let mut s = sim();
     let src = s.soc().platform().hbm_soc_base + (2 << 30);
     s.soc().write(src, &[7u8; 64]).unwrap();
+    let core = s.core(4);
     core.enter(|| {
         neuroncustomop::ffi::init::neuron_runtime_init();
         assert_eq!(neuroncustomop::ffi::memcpy::init_dma_queue(), 0);
@@ -663,7 +685,8 @@ fn no_hbm_stack_aborts_with_the_report() {
     if std::env::var_os("NEURON_BAD_INPUT_ABORT_CHILD").is_some() {
         let mut s = sim();
         let a = fp32(&mut s, 8);
-        s.push_arg(ArgKind::Tensor, a);
+        // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+        unsafe { s.push_arg(ArgKind::Tensor, a) };
         let _out = output(&mut s, Dtype::Fp32, &[8]);
         *PLAN.lock().unwrap() = ONE_TENSOR;
         {
@@ -711,7 +734,8 @@ fn a_rejected_invocation_on_8_cores() {
     let mut s = sim();
     let mut d = fp32(&mut s, 8 * 5 + 3);
     d.dtype = 11;
-    s.push_arg(ArgKind::Tensor, d);
+    // SAFETY: a tensor this simulator placed (an edited one is what the gate under test refuses before any element is read).
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
     let out = output(&mut s, Dtype::Fp32, &[8 * 5 + 3]);
     expect(&mut s, ONE_TENSOR, 8, Error::DtypeNotMarshallable, &out);
     assert_eq!(s.run("probe", 8).unwrap().cores.len(), 8);

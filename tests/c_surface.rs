@@ -91,8 +91,11 @@ fn heaps_through_the_c_surface_report_misuse() {
         // SAFETY: `a` is a valid out pointer.
         assert_eq!(unsafe { neuron_hbm_allocate(1000, &mut a, 0) }, 0);
         assert_eq!(a % 64, 0);
-        assert_eq!(neuron_hbm_deallocate(a), 0);
-        assert_eq!(neuron_hbm_deallocate(a), -1);
+        // SAFETY: `a` is used no further (the second free is refused).
+        unsafe {
+            assert_eq!(neuron_hbm_deallocate(a), 0);
+            assert_eq!(neuron_hbm_deallocate(a), -1);
+        }
         assert_eq!(neuron_last_error(), Error::DoubleFree.code());
         // SAFETY: `a` is a valid out pointer.
         assert_eq!(unsafe { neuron_hbm_allocate(u32::MAX, &mut a, 0) }, -1);
@@ -101,9 +104,12 @@ fn heaps_through_the_c_surface_report_misuse() {
         assert!(!t.is_null());
         // SAFETY: 4096 fresh bytes of data RAM.
         unsafe { t.cast::<u8>().write_bytes(1, 4096) };
-        tcm_free(t);
-        tcm_free(std::ptr::null_mut());
-        tcm_free(t);
+        // SAFETY: `t` is used no further (the second free is refused).
+        unsafe {
+            tcm_free(t);
+            tcm_free(std::ptr::null_mut());
+            tcm_free(t);
+        }
         assert_eq!(neuron_last_error(), Error::DoubleFree.code());
         assert!(tcm_malloc(1 << 20).is_null());
         assert_eq!(neuron_last_error(), Error::OutOfMemory.code(), "recorded, as handled");
@@ -111,7 +117,8 @@ fn heaps_through_the_c_surface_report_misuse() {
         // SAFETY: `p` is a valid out pointer.
         assert_eq!(unsafe { neuron_dataram_allocate(64, &mut p, 128) }, 0);
         assert_eq!(p as usize % 128, 0);
-        assert_eq!(neuron_dataram_deallocate(p), 0);
+        // SAFETY: `p` is used no further.
+        assert_eq!(unsafe { neuron_dataram_deallocate(p) }, 0);
         neuron_clear_error();
         assert_eq!(neuron_last_error(), 0);
     });

@@ -6,13 +6,12 @@
 // Linked for its op table (`custom_ops!`), never named otherwise.
 extern crate relu_example;
 
-use neuroncustomop::ffi::launch::OpTable;
 use neuroncustomop::host::Simulator;
 use neuroncustomop::kernel::Dtype;
 
 fn run(op: &str, cores: u32, n: usize) -> neuroncustomop::host::RunReport {
     let mut sim = Simulator::new().unwrap();
-    assert_eq!(sim.register(OpTable::linked()).unwrap(), 2);
+    assert_eq!(sim.register_linked().unwrap(), 2);
     let x: Vec<f32> = (0..n).map(|i| ((i % 97) as f32 - 48.0) * 0.5).collect();
     let bytes: Vec<u8> = x.iter().flat_map(|v| v.to_le_bytes()).collect();
     sim.arg_tensor(Dtype::Fp32, &[n as u64], &bytes).unwrap();

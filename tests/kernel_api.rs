@@ -78,21 +78,25 @@ fn tcm_triple(t: Tensor) -> Result<Tensor> {
     let out = dst_tensor()?;
     let n = t.numel() as usize;
     let half = n / 2;
-    let mut buf = TcmBuf::<f32>::new(n - half).ok_or(Error::OutOfMemory)?;
-    for (off, len) in [(0, half), (half, n - half)] {
-        t.tcm_accessor().tensor_to_tcm(&mut buf[..len], off as u64)?;
-        for x in buf[..len].iter_mut() {
-            *x *= 3.0;
+    tcm_scope(|s| {
+        let mut buf = s.buf::<f32>(n - half).ok_or(Error::OutOfMemory)?;
+        for (off, len) in [(0, half), (half, n - half)] {
+            t.tcm_accessor().tensor_to_tcm(&mut buf[..len], off as u64)?;
+            for x in buf[..len].iter_mut() {
+                *x *= 3.0;
+            }
+            out.tcm_accessor().tcm_to_tensor(&buf[..len], off as u64)?;
         }
-        out.tcm_accessor().tcm_to_tensor(&buf[..len], off as u64)?;
-    }
-    kprint!("range: {}", t.tcm_accessor().tensor_to_tcm(&mut buf[..], n as u64).unwrap_err().code());
-    drop(buf);
-    let big = TcmBuf::<u8>::new(16 << 10);
-    kprint!("16 KiB: {} then 1 more byte: {}", big.is_some(), TcmBuf::<u8>::new(1).is_some());
+        kprint!("range: {}", t.tcm_accessor().tensor_to_tcm(&mut buf[..], n as u64).unwrap_err().code());
+        drop(buf);
+        let big = s.buf::<u8>(16 << 10);
+        kprint!("16 KiB: {} then 1 more byte: {}", big.is_some(), s.buf::<u8>(1).is_some());
+        Ok(())
+    })?;
     // The range refusal and the exhausted pool were the point: handled.
     neuron_clear_error();
-    neuroncustomop::ffi::heap::tcm_free(core::ptr::null_mut());
+    // SAFETY: null is harmless.
+    unsafe { neuroncustomop::ffi::heap::tcm_free(core::ptr::null_mut()) };
     Ok(out)
 }
 
@@ -121,7 +125,7 @@ custom_ops! {
 
 fn sim() -> Simulator {
     let mut s = Simulator::new().unwrap();
-    assert_eq!(s.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap(), 5);
+    assert_eq!(s.register_linked().unwrap(), 5);
     s
 }
 
@@ -223,7 +227,9 @@ fn run_touch(regions: i32) -> neuroncustomop::host::CoreReport {
         },
         ..d
     };
-    s.push_arg(ArgKind::Tensor, d);
+    // SAFETY: the view covers exactly the block `alloc` gave, which
+    // nothing else uses.
+    unsafe { s.push_arg(ArgKind::Tensor, d) };
     s.arg_value(ArgKind::Int, Dtype::Int32, &regions.to_le_bytes()).unwrap();
     s.set_output(Dtype::Uint8, &[1]).unwrap();
     let rep = s.run("touch", 1).unwrap();

@@ -67,7 +67,7 @@ fn a_panic_inside_the_runtime_is_the_abort_report() {
 fn a_panic_inside_a_rust_kernel_is_the_abort_report() {
     if in_child() {
         let mut sim = Simulator::new().unwrap();
-        sim.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap();
+        sim.register_linked().unwrap();
         sim.arg_tensor(Dtype::Fp32, &[4], &[0u8; 16]).unwrap();
         sim.set_output(Dtype::Fp32, &[4]).unwrap();
         let _ = sim.run("boom", 1);

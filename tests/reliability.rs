@@ -67,9 +67,12 @@ fn mix(a: Tensor, k: i32) -> Result<Tensor> {
         assert_eq!(neuron_memcpy_from_soc(stage.cast(), hbm, bytes), 0);
         assert_eq!(neuron_memcpy_to_soc(out.storage.addr + start * 4, stage.cast(), bytes), 0);
     }
-    tcm_free(tcm.cast());
-    assert_eq!(neuron_dataram_deallocate(stage.cast()), 0);
-    assert_eq!(neuron_hbm_deallocate(hbm), 0);
+    // SAFETY: the three blocks allocated above, used no further.
+    unsafe {
+        tcm_free(tcm.cast());
+        assert_eq!(neuron_dataram_deallocate(stage.cast()), 0);
+        assert_eq!(neuron_hbm_deallocate(hbm), 0);
+    }
     Ok(a)
 }
 
@@ -80,7 +83,7 @@ custom_ops! {
 
 fn sim() -> Simulator {
     let mut s = Simulator::new().unwrap();
-    s.register(neuroncustomop::ffi::launch::OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     s
 }
 

@@ -6,7 +6,7 @@
 
 use neuroncustomop::custom_ops;
 use neuroncustomop::host::sim_ffi::*;
-use neuroncustomop::host::{Dtype as HostDtype, OpTable, Simulator};
+use neuroncustomop::host::{Dtype as HostDtype, Simulator};
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::Error;
 use std::ffi::CStr;
@@ -23,9 +23,13 @@ fn marks(t: Tensor) -> Result<Tensor> {
         w.set([i], 99.0)?;
         we.set([i], 77.0)?;
     }
-    let mut buf = TcmBuf::<f32>::new(64).ok_or(Error::OutOfMemory)?;
-    buf.iter_mut().for_each(|v| *v = 55.0);
-    core::mem::forget(buf);
+    tcm_scope(|s| {
+        let mut buf = s.buf::<f32>(64).ok_or(Error::OutOfMemory)?;
+        buf.iter_mut().for_each(|v| *v = 55.0);
+        // Left allocated, as a kernel that never frees it leaves it.
+        core::mem::forget(buf);
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -35,10 +39,13 @@ fn peek(t: Tensor) -> Result<Tensor> {
     let out = dst_tensor()?;
     let e = ops::empty(t.sizes(), Dtype::Fp32)?;
     let (w, r) = (out.accessor::<f32, 1>()?, e.tensor().const_accessor::<f32, 1>()?);
-    let buf = TcmBuf::<f32>::new(64).ok_or(Error::OutOfMemory)?;
-    for i in 0..out.numel() as i64 {
-        w.set([i], r.get([i])? + buf[i as usize % 64])?;
-    }
+    tcm_scope(|s| {
+        let buf = s.buf::<f32>(64).ok_or(Error::OutOfMemory)?;
+        for i in 0..out.numel() as i64 {
+            w.set([i], r.get([i])? + buf[i as usize % 64])?;
+        }
+        Ok(())
+    })?;
     Ok(out)
 }
 
@@ -49,10 +56,12 @@ fn plus_one(t: Tensor) -> Result<Tensor> {
     let per = (n + cores - 1) / cores;
     let (lo, hi) = (cpu * per, ((cpu + 1) * per).min(n));
     if hi > lo {
-        let mut buf = TcmBuf::<f32>::new((hi - lo) as usize).ok_or(Error::OutOfMemory)?;
-        t.tcm_accessor().tensor_to_tcm(&mut buf, lo as u64)?;
-        buf.iter_mut().for_each(|v| *v += 1.0);
-        out.tcm_accessor().tcm_to_tensor(&buf, lo as u64)?;
+        tcm_scope(|s| {
+            let mut buf = s.buf::<f32>((hi - lo) as usize).ok_or(Error::OutOfMemory)?;
+            t.tcm_accessor().tensor_to_tcm(&mut buf, lo as u64)?;
+            buf.iter_mut().for_each(|v| *v += 1.0);
+            out.tcm_accessor().tcm_to_tensor(&buf, lo as u64)
+        })?;
     }
     Ok(out)
 }
@@ -154,7 +163,7 @@ fn a_reset_leaves_no_argument_output_or_result() {
 #[test]
 fn hbm_reads_zeros_again_after_a_reset() {
     let mut s = Simulator::new().unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let d = s.arg_tensor(HostDtype::Fp32, &[40], &floats(40)).unwrap();
     let o = s.set_output(HostDtype::Fp32, &[40]).unwrap();
     assert!(s.run("marks", 1).unwrap().ok());

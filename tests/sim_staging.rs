@@ -6,7 +6,7 @@
 use neuroncustomop::custom_ops;
 use neuroncustomop::host::sim_ffi::*;
 use neuroncustomop::host::staging_ffi::*;
-use neuroncustomop::host::{Dtype as HostDtype, OpTable, Simulator};
+use neuroncustomop::host::{Dtype as HostDtype, Simulator};
 use neuroncustomop::kernel::*;
 use neuroncustomop::runtime::Error;
 use std::ffi::CStr;
@@ -24,10 +24,12 @@ fn plus_one(t: Tensor) -> Result<Tensor> {
     let mut at = lo;
     while at < hi {
         let len = (hi - at).min(CHUNK);
-        let mut buf = TcmBuf::<f32>::new(len as usize).ok_or(Error::OutOfMemory)?;
-        t.tcm_accessor().tensor_to_tcm(&mut buf, at as u64)?;
-        buf.iter_mut().for_each(|v| *v += 1.0);
-        out.tcm_accessor().tcm_to_tensor(&buf, at as u64)?;
+        tcm_scope(|s| {
+            let mut buf = s.buf::<f32>(len as usize).ok_or(Error::OutOfMemory)?;
+            t.tcm_accessor().tensor_to_tcm(&mut buf, at as u64)?;
+            buf.iter_mut().for_each(|v| *v += 1.0);
+            out.tcm_accessor().tcm_to_tensor(&buf, at as u64)
+        })?;
         at += len;
     }
     Ok(out)
@@ -218,7 +220,7 @@ fn staging_out_of_place_or_on_a_plain_simulator_is_refused() {
 fn a_run_sees_zeros_past_its_tensors_whatever_earlier_runs_left() {
     let mut f = File::new(32 << 20);
     let mut s = Simulator::new_staged(f.fd).unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let big = 1_000_000usize;
     f.bytes()[..big * 4].copy_from_slice(&floats(big));
     s.arg_tensor_staged(HostDtype::Fp32, &[big as u64], 0, None).unwrap();
@@ -261,7 +263,7 @@ fn a_new_simulator_on_a_used_file_keeps_what_the_caller_staged_and_zeroes_the_re
     // SAFETY: writing a page into our own memfd, below the tensor area.
     assert_eq!(unsafe { libc::pwrite(f.fd, [0x55u8; 4096].as_ptr().cast(), 4096, scratch as libc::off_t) }, 4096);
     let mut s = Simulator::new_staged(f.fd).unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     let base = s.soc().platform().hbm_soc_base;
     let mut b = vec![1u8; 4096];
     s.read(base + scratch, &mut b).unwrap();

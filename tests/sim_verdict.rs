@@ -73,12 +73,14 @@ fn stage(t: &Tensor, out: &Tensor, lo: i64, hi: i64, add: f32) -> Result<()> {
     if hi <= lo {
         return Ok(());
     }
-    let mut buf = TcmBuf::<f32>::new((hi - lo) as usize).ok_or(Error::OutOfMemory)?;
-    t.tcm_accessor().tensor_to_tcm(&mut buf, lo as u64)?;
-    for v in buf.iter_mut() {
-        *v += add;
-    }
-    out.tcm_accessor().tcm_to_tensor(&buf, lo as u64)
+    tcm_scope(|s| {
+        let mut buf = s.buf::<f32>((hi - lo) as usize).ok_or(Error::OutOfMemory)?;
+        t.tcm_accessor().tensor_to_tcm(&mut buf, lo as u64)?;
+        for v in buf.iter_mut() {
+            *v += add;
+        }
+        out.tcm_accessor().tcm_to_tensor(&buf, lo as u64)
+    })
 }
 
 /// A multicore kernel: each core writes its eighth of out = t + 1.

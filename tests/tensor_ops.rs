@@ -5,7 +5,7 @@
 //! (`DtypeNotSupported`, 88).
 
 use neuroncustomop::custom_ops;
-use neuroncustomop::host::{ArgKind, OpTable, Simulator};
+use neuroncustomop::host::{ArgKind, Simulator};
 use neuroncustomop::kernel::*;
 
 const ALL: [Dtype; 8] = [Dtype::Uint8, Dtype::Int8, Dtype::Int16, Dtype::Int32, Dtype::Int64, Dtype::Fp16, Dtype::Bfloat16, Dtype::Fp32];
@@ -151,7 +151,7 @@ fn check(d: Dtype, what: &str, got: &[f64], want: &[f64]) {
 
 fn run(op: &str, tensors: &[&[u8]], d: Dtype, shape: &[u64], code: i32) -> (bool, Vec<f64>, String) {
     let mut s = Simulator::new().unwrap();
-    s.register(OpTable::linked()).unwrap();
+    s.register_linked().unwrap();
     for t in tensors {
         s.arg_tensor(d, shape, t).unwrap();
     }

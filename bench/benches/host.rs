@@ -5,7 +5,7 @@
 use criterion::{criterion_group, criterion_main, BatchSize, Criterion, Throughput};
 use neuron_bench::{fill, ready_core, DATA};
 use neuron_runtime::memcpy::MemcpyMethod;
-use neuroncustomop::kernel::TcmBuf;
+use neuroncustomop::kernel::tcm_scope;
 use std::hint::black_box;
 
 use neuron_bench::kernel_core::{kernel_core, KN};
@@ -58,7 +58,8 @@ fn heaps(c: &mut Criterion) {
     g.bench_function("ours", |b| {
         b.iter(|| {
             let a = s.hbm().allocate(black_box(4096), 0).unwrap();
-            s.hbm().free(a).unwrap();
+            // SAFETY: `a` is used no further.
+            unsafe { s.hbm().free(a) }.unwrap();
         })
     });
     g.bench_function("native", |b| b.iter_batched(|| (), |_| drop(black_box(Vec::<u8>::with_capacity(4096))), BatchSize::SmallInput));
@@ -67,7 +68,8 @@ fn heaps(c: &mut Criterion) {
     g.bench_function("ours", |b| {
         b.iter(|| {
             let p = s.dataram().allocate(black_box(1024), 0).unwrap();
-            s.dataram().free(p.as_ptr()).unwrap();
+            // SAFETY: `p` is used no further.
+            unsafe { s.dataram().free(p.as_ptr()) }.unwrap();
         })
     });
     g.bench_function("native", |b| b.iter_batched(|| (), |_| drop(black_box(Vec::<u8>::with_capacity(1024))), BatchSize::SmallInput));
@@ -245,9 +247,11 @@ fn kernel_api(c: &mut Criterion) {
     let mut g = c.benchmark_group("tcm_copy_16k");
     g.throughput(Throughput::Bytes((KN * 4) as u64));
     core.enter(|| {
-        let mut buf = TcmBuf::<f32>::new(KN).expect("TCM pool");
-        let tcm = t_in.tcm_accessor();
-        g.bench_function("ours", |b| b.iter(|| tcm.tensor_to_tcm(&mut buf[..], black_box(0)).unwrap()));
+        tcm_scope(|s| {
+            let mut buf = s.buf::<f32>(KN).expect("TCM pool");
+            let tcm = t_in.tcm_accessor();
+            g.bench_function("ours", |b| b.iter(|| tcm.tensor_to_tcm(&mut buf[..], black_box(0)).unwrap()));
+        });
     });
     g.bench_function("native", |b| b.iter(|| host_out.copy_from_slice(black_box(&host))));
     g.finish();

@@ -38,18 +38,22 @@ pub fn relu_tcm(t_in: Tensor) -> Result<Tensor> {
     let start = base * cpu;
     let len = if cpu == cores - 1 { n - base * (cores - 1) } else { base };
     const BUFFER: usize = 1024;
-    let mut buf = TcmBuf::<f32>::new(BUFFER).ok_or(Error::OutOfMemory)?;
-    let (inp, out) = (t_in.tcm_accessor(), t_out.tcm_accessor());
-    let mut i = 0;
-    while i < len {
-        let k = (len - i).min(BUFFER as u64) as usize;
-        inp.tensor_to_tcm(&mut buf[..k], start + i)?;
-        for x in &mut buf[..k] {
-            *x = x.max(0.0);
+    // The buffer lives in the scope: it cannot outlive the core's binding.
+    tcm_scope(|s| {
+        let mut buf = s.buf::<f32>(BUFFER).ok_or(Error::OutOfMemory)?;
+        let (inp, out) = (t_in.tcm_accessor(), t_out.tcm_accessor());
+        let mut i = 0;
+        while i < len {
+            let k = (len - i).min(BUFFER as u64) as usize;
+            inp.tensor_to_tcm(&mut buf[..k], start + i)?;
+            for x in &mut buf[..k] {
+                *x = x.max(0.0);
+            }
+            out.tcm_to_tensor(&buf[..k], start + i)?;
+            i += k as u64;
         }
-        out.tcm_to_tensor(&buf[..k], start + i)?;
-        i += k as u64;
-    }
+        Ok(())
+    })?;
     Ok(t_out)
 }
 

@@ -1,5 +1,6 @@
 //! One Q7 core of the mock SoC.
 
+use crate::claim::CoreClaim;
 use crate::counters::CoreCounters;
 use crate::dma_engine::DmaEngine;
 use crate::nx_space::NxSpace;
@@ -33,10 +34,14 @@ pub struct MockCore {
     /// An accessor on this core reads and writes through the memory's own
     /// view ([`lend_view`](MockCore::lend_view)) until the run ends.
     view_lent: Cell<bool>,
+    /// This cpu's claim on the SoC: no second core for it while this one
+    /// lives.
+    _claim: CoreClaim,
 }
 
 impl MockCore {
     pub(crate) fn new(soc: Arc<MockSoc>, cpu: u32) -> io::Result<Self> {
+        let claim = CoreClaim::take(&soc, cpu)?;
         let p = *soc.platform();
         let nx = NxSpace::reserve()?;
         nx.map_private(p.dataram_nx, DATARAM_SIZE)?;
@@ -56,6 +61,7 @@ impl MockCore {
             watch: RefCell::default(),
             shown: Cell::new(0),
             view_lent: Cell::new(false),
+            _claim: claim,
         })
     }
 
@@ -85,7 +91,7 @@ impl MockCore {
         self.view_lent = Cell::new(false);
         // Every field is named here: a new one fails to compile until the
         // reset above handles it too.
-        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _, shown: _, view_lent: _ } = self;
+        let Self { soc: _, cpu: _, nx: _, window_regs: _, isl: _, mailbox: _, engine: _, counters: _, watch: _, shown: _, view_lent: _, _claim: _ } = self;
         Ok(())
     }
 

@@ -9,6 +9,7 @@
 //! out is a host pointer the kernel dereferences directly, and reprogramming
 //! a window changes what an old pointer into it sees, as on the device.
 
+mod claim;
 mod core;
 mod counters;
 mod dma_engine;

@@ -5,7 +5,7 @@ use crate::phys::PhysMemory;
 use crate::sanitizer::Sanitizer;
 use neuron_hal::platform::{Platform, Q7};
 use std::io;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// HBM and SBUF, shared by every core, and the platform table the cores use.
@@ -19,6 +19,8 @@ pub struct MockSoc {
     /// ([`Hal::reads_zero`](neuron_hal::Hal::reads_zero)): a SoC made for
     /// shape functions only.
     elide_zero_fills: AtomicBool,
+    /// A bit per cpu with a live `MockCore` (see `CoreClaim`).
+    live_cores: AtomicU64,
 }
 
 impl MockSoc {
@@ -35,6 +37,7 @@ impl MockSoc {
             platform,
             sanitizer: Sanitizer::default(),
             elide_zero_fills: AtomicBool::new(false),
+            live_cores: AtomicU64::new(0),
         }))
     }
 
@@ -49,6 +52,7 @@ impl MockSoc {
             platform,
             sanitizer: Sanitizer::default(),
             elide_zero_fills: AtomicBool::new(false),
+            live_cores: AtomicU64::new(0),
         }))
     }
 
@@ -85,9 +89,16 @@ impl MockSoc {
     }
 
     /// Stands up core `cpu` (its PRID): a fresh NX space, data RAM and
-    /// pinned windows.
+    /// pinned windows. Refused (`AlreadyExists`) while a core for `cpu`
+    /// of this SoC is live: one handle per core, as the `Hal` contract
+    /// requires.
     pub fn core(self: &Arc<Self>, cpu: u32) -> io::Result<MockCore> {
         MockCore::new(Arc::clone(self), cpu)
+    }
+
+    /// The cpus with a live core, a bit each.
+    pub(crate) fn live_cores(&self) -> &AtomicU64 {
+        &self.live_cores
     }
 
     /// The physical memory behind SoC address `addr` and the offset in it,

@@ -200,3 +200,21 @@ fn a_window_programmed_for_a_lent_view_leaves_the_view_its_pages() {
     core.write_window_register(w, b);
     assert_eq!(mapping_rss(va), held - len, "after the run the loan is over: the view lets go again");
 }
+
+/// One live core per cpu (the `Hal` contract's "one handle per core",
+/// which `unsafe impl Hal for MockCore` relies on): a second core for a
+/// live cpu is refused, other cpus and other SoCs are not, and the cpu is
+/// free again once its core drops.
+#[test]
+fn one_live_core_per_cpu() {
+    let soc = MockSoc::new().unwrap();
+    let c4 = soc.core(4).unwrap();
+    assert_eq!(soc.core(4).unwrap_err().kind(), std::io::ErrorKind::AlreadyExists);
+    let c5 = soc.core(5).unwrap();
+    let other = MockSoc::new().unwrap();
+    let o4 = other.core(4).unwrap();
+    drop(c4);
+    let again = soc.core(4).unwrap();
+    assert_eq!((again.prid(), c5.prid(), o4.prid()), (4, 5, 4));
+    assert_eq!(soc.core(64).unwrap_err().kind(), std::io::ErrorKind::InvalidInput);
+}

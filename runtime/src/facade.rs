@@ -3,7 +3,8 @@
 //! through, instead of its fields.
 //!
 //! The state lends each self-contained part that keeps its own invariants
-//! (a heap, the printf ring) by `&mut`. The translator is lent read-only:
+//! (the printf ring) by `&mut`; a heap is lent as a [`HeapMut`], its
+//! operations and never the heap itself (which could be replaced). The translator is lent read-only:
 //! its records and the hit table that caches them change together, only
 //! through the translate methods here. The HAL is lent read-only (its
 //! methods take `&self`), the DMA queue, the argument cursor and the
@@ -15,7 +16,7 @@
 use crate::access::AccessState;
 use crate::dma::DmaQueue;
 use crate::error::Result;
-use crate::heap::{DataRamHeap, HbmHeap, LibcHeap};
+use crate::heap::{DataRamHeap, HbmHeap, HeapMut, LibcHeap};
 use crate::marshal::ArgState;
 use crate::printf::PrintfRing;
 use crate::translate::{TranslationCtx, Translator, SBUF_RECORD, SCRATCH_RECORD};
@@ -83,22 +84,22 @@ impl<H: Hal> CoreState<H> {
         self.access.unbuffered_opens = 0;
     }
 
-    /// The HBM heap.
+    /// The HBM heap's operations (never the heap: see [`HeapMut`]).
     #[inline(always)]
-    pub fn hbm(&mut self) -> &mut HbmHeap {
-        &mut self.hbm
+    pub fn hbm(&mut self) -> HeapMut<'_, HbmHeap> {
+        HeapMut::new(&mut self.hbm)
     }
 
-    /// The data-RAM (TCM) heap.
+    /// The data-RAM (TCM) heap's operations.
     #[inline(always)]
-    pub fn dataram(&mut self) -> &mut DataRamHeap {
-        &mut self.dataram
+    pub fn dataram(&mut self) -> HeapMut<'_, DataRamHeap> {
+        HeapMut::new(&mut self.dataram)
     }
 
-    /// The libc heap (`malloc` and friends).
+    /// The libc heap's operations (`malloc` and friends).
     #[inline(always)]
-    pub fn libc(&mut self) -> &mut LibcHeap {
-        &mut self.libc
+    pub fn libc(&mut self) -> HeapMut<'_, LibcHeap> {
+        HeapMut::new(&mut self.libc)
     }
 
     /// The device printf ring.

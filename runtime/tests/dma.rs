@@ -191,7 +191,8 @@ fn bounce_works_in_a_nearly_full_heap_and_fails_only_when_full() {
     }
     // SAFETY: as above.
     assert_eq!(unsafe { s.dma_read(local.as_mut_ptr(), HBM, 4096) }, Err(Error::DmaUnreachable));
-    s.dataram().free(hog.as_ptr()).unwrap();
+    // SAFETY: `hog` is used no further.
+    unsafe { s.dataram().free(hog.as_ptr()) }.unwrap();
 }
 
 #[test]

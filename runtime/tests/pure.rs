@@ -97,15 +97,22 @@ fn prologue_and_the_three_heaps() {
     let a = s.hbm().allocate(1000, 0).unwrap();
     assert_eq!(a % 64, 0);
     assert_eq!(s.hbm().allocate(1 << 30, 0), Err(Error::OutOfMemory));
-    s.hbm().free(a).unwrap();
-    assert_eq!(s.hbm().free(a), Err(Error::DoubleFree));
+    // SAFETY: `a` is used no further (the second free is refused).
+    unsafe {
+        s.hbm().free(a).unwrap();
+        assert_eq!(s.hbm().free(a), Err(Error::DoubleFree));
+    }
 
     let t = s.dataram().allocate(4000, 256).unwrap();
     // SAFETY: a live 4000-byte block in the fake's data RAM.
     unsafe { t.as_ptr().write_bytes(0xAB, 4000) };
-    assert_eq!(s.dataram().free(t.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
-    s.dataram().free(t.as_ptr()).unwrap();
-    assert_eq!(s.dataram().free(t.as_ptr()), Err(Error::DoubleFree));
+    // SAFETY: `t` is used no further (the foreign and second frees are
+    // refused).
+    unsafe {
+        assert_eq!(s.dataram().free(t.as_ptr().wrapping_add(64)), Err(Error::ForeignPointer));
+        s.dataram().free(t.as_ptr()).unwrap();
+        assert_eq!(s.dataram().free(t.as_ptr()), Err(Error::DoubleFree));
+    }
     assert_eq!(s.dataram().allocate(1 << 20, 0), Err(Error::OutOfMemory));
 
     let m = s.libc().malloc(300).unwrap();
@@ -214,12 +221,14 @@ fn init_in_place_on_zeroed_memory_is_new() {
     s.init_prologue();
     assert_eq!(s.cpu_id(), 5);
     let a = s.hbm().allocate(1000, 0).unwrap();
-    s.hbm().free(a).unwrap();
+    // SAFETY: `a` is used no further.
+    unsafe { s.hbm().free(a) }.unwrap();
     let m = s.libc().malloc(300).unwrap();
     // SAFETY: a live block of this heap.
     unsafe { s.libc().free(m.as_ptr()) }.unwrap();
     let t = s.dataram().allocate(4000, 256).unwrap();
-    s.dataram().free(t.as_ptr()).unwrap();
+    // SAFETY: `t` is used no further.
+    unsafe { s.dataram().free(t.as_ptr()) }.unwrap();
     assert!(s.translator().is_ready());
     // SAFETY: `p` came from `alloc_zeroed(layout)`; `s` is not used again
     // (FakeHal's memory is dropped with the state).

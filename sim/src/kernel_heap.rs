@@ -12,21 +12,22 @@
 use crate::binding::{is_bound, with_core};
 use core::ffi::c_void;
 use core::ptr::null_mut;
+use neuron_runtime::heap::{HeapMut, LibcHeap};
 use neuron_runtime::Error;
 
 /// Where the core's libc heap answers: `None` when no core is bound.
-fn on_core<T>(f: impl FnOnce(&mut neuron_runtime::heap::LibcHeap) -> T) -> Option<T> {
+fn on_core<T>(f: impl FnOnce(&mut HeapMut<'_, LibcHeap>) -> T) -> Option<T> {
     on_core_filled(|h, _| f(h))
 }
 
 /// [`on_core`], also given the run's fill byte.
-fn on_core_filled<T>(f: impl FnOnce(&mut neuron_runtime::heap::LibcHeap, u8) -> T) -> Option<T> {
+fn on_core_filled<T>(f: impl FnOnce(&mut HeapMut<'_, LibcHeap>, u8) -> T) -> Option<T> {
     if !is_bound() {
         return None;
     }
     let mut out = None;
     let _ = with_core(|b| {
-        out = Some(f(b.state.libc(), b.empty_fill));
+        out = Some(f(&mut b.state.libc(), b.empty_fill));
         Ok(())
     });
     out

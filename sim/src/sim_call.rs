@@ -41,7 +41,9 @@ pub unsafe extern "C" fn neuron_sim_call(f: Option<unsafe extern "C" fn(ctx: *mu
     // placement then leaves it as it is; a kernel's heap stays the device's.
     let p = *neuron_hal::Hal::platform(core.state().hal());
     let at = super::simulator::TENSOR_AREA_OFFSET;
-    core.state().hbm().init(p.hbm_soc_base + at, p.hbm_size - at);
+    // SAFETY: the SoC's tensor area, where only this shape call's core
+    // allocates while it runs (the simulator's run is not under way).
+    unsafe { core.state().hbm().init(p.hbm_soc_base + at, p.hbm_size - at) };
     core.state().init_prologue();
     // Armed as `customop_setup` arms it: the factories fill through DMA.
     if let Err(e) = core.state().init_dma_queue() {
@@ -70,7 +72,8 @@ mod tests {
         if p.is_null() {
             return 1;
         }
-        crate::ffi::heap::tcm_free(p);
+        // SAFETY: the block just allocated, used by nothing else.
+        unsafe { crate::ffi::heap::tcm_free(p) };
         0
     }
 
@@ -80,7 +83,8 @@ mod tests {
 
     unsafe extern "C" fn records_an_error(_: *mut c_void) -> i32 {
         // A refused call records its code on the bound core.
-        crate::ffi::heap::tcm_free(0x10 as *mut c_void);
+        // SAFETY: a foreign pointer, refused without freeing anything.
+        unsafe { crate::ffi::heap::tcm_free(0x10 as *mut c_void) };
         0
     }
 

@@ -38,10 +38,7 @@ impl SimCore {
     /// stays; see `MockCore::drop_window_pages`): the run's later copies
     /// read the same pages through the memory's view.
     pub fn enter<R>(&mut self, f: impl FnOnce() -> R) -> R {
-        let r = {
-            let _guard = bind(&mut self.bound);
-            f()
-        };
+        let r = bind(&mut self.bound, f);
         self.hal().drop_window_pages();
         r
     }
@@ -129,4 +126,64 @@ pub fn with_bound_hal(f: impl FnOnce(&MockCore)) {
         f(b.state.hal());
         Ok(())
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kernel::tcm_scope;
+
+    /// A TCM scope makes buffers on the core bound when it began, and only
+    /// while that core is bound: not outside any binding, and not under a
+    /// nested binding of another core (whose buffer could outlive it).
+    #[test]
+    fn a_tcm_scope_makes_buffers_on_its_own_core_only() {
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let (mut a, mut b) = (SimCore::new(soc.core(0).unwrap()), SimCore::new(soc.core(1).unwrap()));
+        assert!(tcm_scope(|s| s.buf::<f32>(4).is_none()), "no core bound");
+        let (outer, nested, after) = a.enter(|| {
+            crate::ffi::init::neuron_runtime_init();
+            tcm_scope(|s| {
+                let mut buf = s.buf::<f32>(16).expect("the pool");
+                buf[15] = 2.5;
+                let nested = b.enter(|| s.buf::<f32>(4).is_none());
+                let after = s.buf::<u8>(1).is_some();
+                (buf.iter().sum::<f32>(), nested, after)
+            })
+        });
+        assert_eq!((outer, nested, after), (2.5, true, true));
+        let (free, size) = a.state().tcm_free_bytes();
+        assert_eq!(free, size, "every buffer freed at the scope's end");
+    }
+
+    /// A stream's fast path uses its data-RAM buffer only under the
+    /// binding it was granted under: under another core's binding a write
+    /// goes to that core, which refuses a stream it does not hold, instead
+    /// of landing in the first core's buffer in place; back under its own
+    /// core the stream goes on and its data arrives.
+    #[test]
+    fn a_stream_buffer_is_used_in_place_only_under_its_own_binding() {
+        use crate::kernel::ops;
+        use neuron_runtime::marshal::dtype::Dtype;
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let (mut a, mut b) = (SimCore::new(soc.core(0).unwrap()), SimCore::new(soc.core(1).unwrap()));
+        b.enter(|| crate::ffi::init::neuron_runtime_init());
+        let (elsewhere, sum) = a.enter(|| {
+            crate::ffi::init::neuron_runtime_init();
+            assert_eq!(crate::ffi::memcpy::init_dma_queue(), 0);
+            let t = ops::zeros(&[8], Dtype::Fp32).unwrap();
+            let mut w = t.tensor().write_stream_accessor::<f32>().unwrap();
+            assert!(w.is_buffered());
+            w.write(1.0).unwrap();
+            let elsewhere = b.enter(|| w.write(2.0));
+            for _ in 0..7 {
+                w.write(3.0).unwrap();
+            }
+            w.close().unwrap();
+            let r = t.tensor().const_accessor::<f32, 1>().unwrap();
+            (elsewhere, (0..8).map(|i| r.get([i]).unwrap()).sum::<f32>())
+        });
+        assert!(elsewhere.is_err(), "another core's binding refuses the stream: {elsewhere:?}");
+        assert_eq!(sum, 1.0 + 7.0 * 3.0);
+    }
 }

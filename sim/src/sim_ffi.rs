@@ -7,7 +7,6 @@
 
 use super::simulator::Simulator;
 use crate::abort::no_unwind;
-use crate::ffi::launch::OpTable;
 use core::ffi::{c_char, c_void, CStr};
 use neuron_runtime::marshal::descriptor::{RawTensorDesc, DESC_BYTES};
 use neuron_runtime::marshal::dtype::Dtype;
@@ -132,7 +131,7 @@ pub unsafe extern "C" fn neuron_sim_reset(s: *mut NeuronSim) -> i32 {
 pub unsafe extern "C" fn neuron_sim_register(s: *mut NeuronSim) -> i32 {
     no_unwind(|| {
         // SAFETY: forwarded from the caller.
-        match unsafe { sim(s) }.and_then(|s| s.register(OpTable::linked())) {
+        match unsafe { sim(s) }.and_then(|s| s.register_linked()) {
             Ok(n) => n as i32,
             Err(e) => -e.code(),
         }
@@ -182,7 +181,9 @@ pub unsafe extern "C" fn neuron_sim_arg_value(s: *mut NeuronSim, kind: u8, dtype
 /// testing the gates).
 ///
 /// # Safety
-/// `s` null or live; `desc` null or readable for 48 bytes.
+/// `s` null or live; `desc` null or readable for 48 bytes, a descriptor
+/// whose view reaches only simulator HBM that nothing else uses (a tensor
+/// the simulator placed, or part of one): the kernel writes it.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_sim_arg_raw(s: *mut NeuronSim, kind: u8, desc: *const u8) -> i32 {
     no_unwind(|| {
@@ -191,7 +192,8 @@ pub unsafe extern "C" fn neuron_sim_arg_raw(s: *mut NeuronSim, kind: u8, desc: *
             let (s, b) = unsafe { (sim(s)?, bytes(desc.cast(), DESC_BYTES)?) };
             let k = ArgKind::from_code(kind).ok_or(Error::BadArgKind)?;
             let b: &[u8; DESC_BYTES] = b.try_into().map_err(|_| Error::BadBlockSize)?;
-            s.push_arg(k, RawTensorDesc::from_bytes(b));
+            // SAFETY: forwarded from the caller.
+            unsafe { s.push_arg(k, RawTensorDesc::from_bytes(b)) };
             Ok(())
         })())
     })
@@ -282,7 +284,7 @@ pub unsafe extern "C" fn neuron_sim_run(s: *mut NeuronSim, name: *const c_char, 
 ///
 /// # Safety
 /// `s` null or live; `name` null or a C string; `block` null or readable
-/// for `len` bytes.
+/// for `len` bytes, its descriptors as `neuron_sim_arg_raw` requires.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_sim_run_block(s: *mut NeuronSim, name: *const c_char, cores: u32, block: *const u8, len: usize) -> i32 {
     // SAFETY: forwarded from the caller.

@@ -404,9 +404,34 @@ impl Simulator {
         &mut self.cores[cpu as usize]
     }
 
-    /// Registers the ops of `table` (what the loader does with
-    /// `register_funcs`). Returns how many.
-    pub fn register(&mut self, table: OpTable) -> Result<usize, Error> {
+    /// Registers the ops of the table linked into this binary (the one
+    /// `custom_ops!` or the C++ header generates): what the loader does
+    /// with `register_funcs`. Returns how many.
+    pub fn register_linked(&mut self) -> Result<usize, Error> {
+        // SAFETY: the linked table is the generated one: its functions are
+        // sound to call and every op it lists is a generated launcher.
+        unsafe { self.register(OpTable::linked()) }
+    }
+
+    /// Registers the ops of `table`. Returns how many.
+    ///
+    /// # Safety
+    /// `table`'s functions must be sound to call as declared, and every op
+    /// it lists must be sound to launch on this simulator (a launcher as
+    /// `custom_ops!` or the C++ header generates): [`run`](Self::run)
+    /// calls them. [`register_linked`](Self::register_linked) is the safe
+    /// form for the linked table.
+    ///
+    /// Safe code cannot register functions it made up (issue 43, hole 5):
+    ///
+    /// ```compile_fail,E0133
+    /// # use neuron_sim::simulator::Simulator;
+    /// # use neuron_capi::ffi::launch::OpTable;
+    /// # fn f(s: &mut Simulator, t: OpTable) {
+    /// let _ = s.register(t);
+    /// # }
+    /// ```
+    pub unsafe fn register(&mut self, table: OpTable) -> Result<usize, Error> {
         unsafe extern "C" fn collect(handle: *mut c_void, name: *const c_char, f: OpFn) -> i32 {
             // SAFETY: handle is the Vec passed below; name is a C string
             // from the kernel's table.
@@ -415,7 +440,7 @@ impl Simulator {
             0
         }
         let mut ops = Vec::new();
-        // SAFETY: the table is the kernel's generated one; collect matches
+        // SAFETY: the caller vouches for the table; collect matches
         // RegisterCb and its handle is `ops`, live for the call.
         let n = unsafe { table.register((&mut ops as *mut Vec<(String, OpFn)>).cast(), collect) }?;
         self.ops = ops;
@@ -574,22 +599,46 @@ impl Simulator {
         Ok(d)
     }
 
-    /// Appends an argument to the pending invocation.
-    pub fn push_arg(&mut self, kind: ArgKind, desc: RawTensorDesc) {
+    /// Appends a raw descriptor as an argument of the pending invocation
+    /// (tests of the gates; [`arg_tensor`](Self::arg_tensor) and
+    /// [`arg_value`](Self::arg_value) place their data first).
+    ///
+    /// # Safety
+    /// The kernel reads and writes `desc`'s storage as its view describes,
+    /// and the invocation gates refuse some bad descriptors, not all: every
+    /// byte the view reaches must be simulator HBM that nothing else uses
+    /// (a tensor the simulator placed, as [`place`](Self::place) gives it,
+    /// or part of one).
+    ///
+    /// Safe code cannot aim a kernel at an address it chose:
+    ///
+    /// ```compile_fail,E0133
+    /// # use neuron_sim::simulator::Simulator;
+    /// # use neuron_runtime::marshal::{invocation::ArgKind, descriptor::RawTensorDesc};
+    /// # fn f(s: &mut Simulator, d: RawTensorDesc) {
+    /// s.push_arg(ArgKind::Tensor, d);
+    /// # }
+    /// ```
+    pub unsafe fn push_arg(&mut self, kind: ArgKind, desc: RawTensorDesc) {
+        self.push_placed(kind, desc);
+    }
+
+    /// Appends an argument whose storage this simulator placed.
+    pub(crate) fn push_placed(&mut self, kind: ArgKind, desc: RawTensorDesc) {
         self.args.push(Arg { kind, desc });
     }
 
     /// Places and appends a tensor argument.
     pub fn arg_tensor(&mut self, dtype: Dtype, shape: &[u64], data: &[u8]) -> Result<RawTensorDesc, Error> {
         let d = self.place(dtype, shape, data)?;
-        self.push_arg(ArgKind::Tensor, d);
+        self.push_placed(ArgKind::Tensor, d);
         Ok(d)
     }
 
     /// Places and appends a one-element value argument (scalar, int, ...).
     pub fn arg_value(&mut self, kind: ArgKind, dtype: Dtype, elem: &[u8]) -> Result<RawTensorDesc, Error> {
         let d = self.place(dtype, &[1], elem)?;
-        self.push_arg(kind, d);
+        self.push_placed(kind, d);
         Ok(d)
     }
 
@@ -622,7 +671,20 @@ impl Simulator {
 
     /// Sets a raw output descriptor (tests of the gates). Coverage is still
     /// checked on the output [`set_output`](Self::set_output) placed, if any.
-    pub fn set_output_raw(&mut self, d: RawTensorDesc) {
+    ///
+    /// # Safety
+    /// As [`push_arg`](Self::push_arg): every byte `d`'s view reaches is
+    /// simulator HBM that nothing else uses (the kernel and the run's
+    /// sentinel fill write it).
+    ///
+    /// ```compile_fail,E0133
+    /// # use neuron_sim::simulator::Simulator;
+    /// # use neuron_runtime::marshal::descriptor::RawTensorDesc;
+    /// # fn f(s: &mut Simulator, d: RawTensorDesc) {
+    /// s.set_output_raw(d);
+    /// # }
+    /// ```
+    pub unsafe fn set_output_raw(&mut self, d: RawTensorDesc) {
         self.output = Some(d);
         self.last_ok = false;
     }
@@ -733,7 +795,7 @@ impl Simulator {
             return Err(Error::NoOutput);
         }
         let block = self.block()?;
-        self.run_block(name, cores, &block)
+        self.serve_block(name, cores, &block)
     }
 
     /// The refusals every run makes before it starts.
@@ -759,7 +821,24 @@ impl Simulator {
     /// Runs op `name` as [`run`](Self::run) does, but serving `block` as
     /// the invocation block, byte for byte (tests of the header gates:
     /// a block the builder would refuse to make).
-    pub fn run_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
+    ///
+    /// # Safety
+    /// Every descriptor in `block` meets [`push_arg`](Self::push_arg)'s
+    /// contract ([`block`](Self::block) gives one that does, for the
+    /// pending arguments).
+    ///
+    /// ```compile_fail,E0133
+    /// # use neuron_sim::simulator::Simulator;
+    /// # fn f(s: &mut Simulator, block: &[u8]) {
+    /// let _ = s.run_block("op", 1, block);
+    /// # }
+    /// ```
+    pub unsafe fn run_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
+        self.serve_block(name, cores, block)
+    }
+
+    /// [`run_block`](Self::run_block) on a block of placed descriptors.
+    fn serve_block(&mut self, name: &str, cores: u32, block: &[u8]) -> Result<RunReport, Error> {
         self.last_ok = false;
         let f = self.check_launch(name, cores)?;
         self.running.clear();

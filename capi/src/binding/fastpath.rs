@@ -114,7 +114,8 @@ fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<Co
 
 /// Runs `f` on the HAL of the core bound to this thread while no entry
 /// point holds its state (the host accessors' element hooks); nothing
-/// when none is bound or it is held.
+/// when none is bound or it is held. The core is busy while `f` runs: an
+/// entry point `f` calls is refused (`Reentered`).
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
@@ -134,7 +135,33 @@ pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
         // most: its stack depth is noted here, not on every translate.
         (*p).note_sp();
         let b = (*p).bound.get();
+        let _held = Held::new(&(*p).busy);
         f(&*CoreState::hal_of(core::ptr::addr_of!((*b).state)));
+    }
+}
+
+/// Marks a slot busy while a closure holds its HAL (`with_open_hal`, the
+/// note of `noted_translate_hit`): an entry point it calls is refused
+/// with `Reentered` instead of forming a `&mut Bound` beside the `&HAL`.
+/// Cleared on drop, so also when the closure unwinds.
+#[cfg(not(target_arch = "xtensa"))]
+struct Held<'a>(&'a core::cell::Cell<bool>);
+
+#[cfg(not(target_arch = "xtensa"))]
+impl<'a> Held<'a> {
+    /// Sets `busy` (the caller checked it was clear).
+    #[inline(always)]
+    fn new(busy: &'a core::cell::Cell<bool>) -> Self {
+        busy.set(true);
+        Self(busy)
+    }
+}
+
+#[cfg(not(target_arch = "xtensa"))]
+impl Drop for Held<'_> {
+    #[inline(always)]
+    fn drop(&mut self) {
+        self.0.set(false);
     }
 }
 
@@ -164,7 +191,10 @@ pub fn noted_translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64
         (*p).note_sp();
         let b = (*p).bound.get();
         let state = core::ptr::addr_of_mut!((*b).state);
-        note(&*CoreState::hal_of(state));
+        {
+            let _held = Held::new(&(*p).busy);
+            note(&*CoreState::hal_of(state));
+        }
         let t = CoreState::translator_of(state);
         if ctx != neuron_runtime::Translator::ctx_of(t) {
             return None;

@@ -39,9 +39,20 @@ std::thread_local! {
     static ON_REBIND: Cell<Option<fn()>> = const { Cell::new(None) };
 }
 
-/// Binds `b` to this thread until the returned guard drops (restoring
-/// the previous binding, so simulated calls nest).
-pub fn bind(b: &mut CoreSlot<CoreHal>) -> impl Drop {
+/// Runs `f` with `b` bound to this thread, then restores the previous
+/// binding (so simulated calls nest), also when `f` unwinds. A closure,
+/// not a returned guard: a guard could be `mem::forget`-ed, leaving the
+/// thread bound to a slot that is gone (issue 43, hole 7).
+///
+/// ```compile_fail,E0061
+/// # use neuron_capi::binding::{bind, CoreHal, CoreSlot};
+/// # fn f(slot: &mut CoreSlot<CoreHal>) {
+/// let guard = bind(slot);
+/// core::mem::forget(guard);
+/// # }
+/// ```
+pub fn bind<R>(b: &mut CoreSlot<CoreHal>, f: impl FnOnce() -> R) -> R {
+    // Restores on drop: `f` may unwind (a kernel panic on the host).
     struct Restore(*mut CoreSlot<CoreHal>, i32);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -51,9 +62,9 @@ pub fn bind(b: &mut CoreSlot<CoreHal>) -> impl Drop {
         }
     }
     let cpu = neuron_hal::Hal::prid(b.get_mut().state.hal()) as i32;
-    let r = Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)));
+    let _restore = Restore(CURRENT.with(|c| c.replace(b)), CPU.with(|c| c.replace(cpu)));
     rebound();
-    r
+    f()
 }
 
 #[inline]
@@ -72,4 +83,52 @@ pub fn set_unbound_error(code: i32) {
 
 pub fn unbound_error() -> i32 {
     UNBOUND_ERROR.with(Cell::get)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::binding::Bound;
+    use neuron_runtime::CoreState;
+    use std::boxed::Box;
+
+    /// The binding lasts exactly as long as the closure: nested binds
+    /// restore the outer one, and a closure that unwinds still unbinds
+    /// (nothing is left pointing at a slot that may be gone).
+    #[test]
+    fn a_binding_ends_with_its_closure_even_on_unwind() {
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let mut a = Box::new(CoreSlot::new(Bound::new(CoreState::new(soc.core(0).unwrap()))));
+        let mut b = Box::new(CoreSlot::new(Bound::new(CoreState::new(soc.core(1).unwrap()))));
+        let pa: *mut CoreSlot<CoreHal> = &mut *a;
+        let pb: *mut CoreSlot<CoreHal> = &mut *b;
+        assert!(current().is_null());
+        bind(&mut a, || {
+            assert_eq!(current(), pa);
+            bind(&mut b, || assert_eq!((current(), abort_cpu()), (pb, 1)));
+            assert_eq!((current(), abort_cpu()), (pa, 0));
+        });
+        assert!(current().is_null());
+        let r = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| bind(&mut a, || panic!("kernel"))));
+        assert!(r.is_err());
+        assert_eq!((current(), abort_cpu()), (core::ptr::null_mut(), -1));
+    }
+
+    /// A closure that holds the bound core's HAL marks it busy: an entry
+    /// point it calls is refused instead of forming `&mut Bound` beside the
+    /// `&HAL`, and the core is free again afterwards.
+    #[test]
+    fn a_closure_holding_the_hal_marks_the_core_busy() {
+        let soc = neuron_hal_mock::MockSoc::new().unwrap();
+        let mut a = Box::new(CoreSlot::new(Bound::new(CoreState::new(soc.core(2).unwrap()))));
+        bind(&mut a, || {
+            let mut inner = None;
+            crate::binding::with_open_hal(|_| inner = Some(crate::binding::with_core(|_| Ok(()))));
+            assert_eq!(inner, Some(Err(neuron_runtime::Error::Reentered)));
+            let mut inner = None;
+            let _ = crate::binding::noted_translate_hit(core::ptr::null(), 0, |_| inner = Some(crate::binding::with_core(|_| Ok(()))));
+            assert_eq!(inner, Some(Err(neuron_runtime::Error::Reentered)));
+            assert_eq!(crate::binding::with_core(|_| Ok(7)), Ok(7), "free again");
+        });
+    }
 }

@@ -52,6 +52,7 @@ mod host;
 #[cfg(not(target_arch = "xtensa"))]
 pub mod site;
 mod slot;
+mod stamp;
 #[cfg(not(target_arch = "xtensa"))]
 mod token;
 
@@ -71,6 +72,7 @@ pub(crate) use device::read_view;
 #[cfg(target_arch = "xtensa")]
 pub(crate) use fastpath::{open_range, still_mapped};
 pub(crate) use fastpath::{translate_probe, Probe};
+pub(crate) use stamp::Stamp;
 #[cfg(not(target_arch = "xtensa"))]
 pub(crate) use token::{open_token, token_hit, HostToken};
 
@@ -132,6 +134,13 @@ pub fn with_core_exact<R>(f: impl FnOnce(&mut Bound<CoreHal>) -> Result<R, Error
         fold_cached_hits(&slot.cached_hits, b);
         f(b)
     })
+}
+
+/// The slot bound to the calling thread, as an address only compared
+/// (null: none). A `TcmScope` keeps it to make buffers on its core only.
+#[cfg(not(target_arch = "xtensa"))]
+pub(crate) fn bound_slot() -> *const () {
+    current().cast_const().cast()
 }
 
 /// Whether a core is bound to the calling thread (always, on the device).

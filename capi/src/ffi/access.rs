@@ -135,8 +135,20 @@ pub unsafe extern "C" fn neuron_tcm_to_tensor(t: *const TensorView, dtype: u8, t
 
 /// Sets the size of the `tcm_malloc` pool (default 16 KiB; a multiple of
 /// 64). Refused while a block is live. 0 or -1.
+///
+/// # Safety
+/// Every block `tcm_malloc` returned that was freed is no longer used:
+/// the pool's memory goes back to the data-RAM heap, which may hand it
+/// out again. (The live-block check counts the pool's bookkeeping, which
+/// an early `tcm_free` of a block still in use has already emptied.)
+///
+/// Safe code cannot call it:
+/// ```compile_fail,E0133
+/// # use neuron_capi::ffi::access::neuron_set_tcm_pool_size;
+/// let rc = neuron_set_tcm_pool_size(4096);
+/// ```
 #[unsafe(no_mangle)]
-pub extern "C" fn neuron_set_tcm_pool_size(bytes: u32) -> i32 {
+pub unsafe extern "C" fn neuron_set_tcm_pool_size(bytes: u32) -> i32 {
     status(with_core(|b| b.state.set_tcm_pool_size(bytes)))
 }
 

@@ -30,9 +30,29 @@ pub unsafe extern "C" fn neuron_hbm_allocate(size: u32, out: *mut u64, align: u3
 }
 
 /// `neuron_hbm_deallocate(addr)`: 0, or -1 for a double or foreign free.
+///
+/// # Safety
+/// `addr` is 0, a foreign or freed address (refused), or a block of this
+/// core's `neuron_hbm_allocate` that nothing uses after this call: no
+/// Rust handle (an `OwnedTensor`, an accessor or stream over it) owns it.
+/// The next allocation may return the same block.
+///
+/// ```
+/// # use neuron_capi::ffi::heap::neuron_hbm_deallocate;
+/// // SAFETY: 0 is refused, nothing is freed.
+/// let rc = unsafe { neuron_hbm_deallocate(0) };
+/// # let _ = rc;
+/// ```
+///
+/// Safe code cannot call it:
+/// ```compile_fail,E0133
+/// # use neuron_capi::ffi::heap::neuron_hbm_deallocate;
+/// let rc = neuron_hbm_deallocate(0);
+/// ```
 #[unsafe(no_mangle)]
-pub extern "C" fn neuron_hbm_deallocate(addr: u64) -> i32 {
-    status(with_core(|b| b.state.hbm().free(addr)))
+pub unsafe extern "C" fn neuron_hbm_deallocate(addr: u64) -> i32 {
+    // SAFETY: forwarded from the caller.
+    status(with_core(|b| unsafe { b.state.hbm().free(addr) }))
 }
 
 /// `neuron_dataram_allocate(size, out, align)`: `size` bytes of data RAM,
@@ -59,9 +79,21 @@ pub unsafe extern "C" fn neuron_dataram_allocate(size: u32, out: *mut *mut c_voi
 }
 
 /// `neuron_dataram_deallocate(p)`: 0, or -1 for a double or foreign free.
+///
+/// # Safety
+/// `p` is null, foreign or freed (refused), or a block of this core's
+/// `neuron_dataram_allocate` that nothing reads or writes after this
+/// call (the next allocation may return the same memory).
+///
+/// Safe code cannot call it:
+/// ```compile_fail,E0133
+/// # use neuron_capi::ffi::heap::neuron_dataram_deallocate;
+/// let rc = neuron_dataram_deallocate(core::ptr::null_mut());
+/// ```
 #[unsafe(no_mangle)]
-pub extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
-    status(with_core(|b| b.state.dataram().free(p.cast())))
+pub unsafe extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
+    // SAFETY: forwarded from the caller.
+    status(with_core(|b| unsafe { b.state.dataram().free(p.cast()) }))
 }
 
 /// `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
@@ -74,7 +106,29 @@ pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
 
 /// `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign
 /// or double free is refused and recorded as the last error.
+///
+/// # Safety
+/// `p` is null, foreign or freed (refused), or a block `tcm_malloc`
+/// returned that nothing reads or writes after this call. In particular
+/// not the block of a live `TcmBuf`: the next `tcm_malloc` (or
+/// `TcmScope::buf`) may return the same memory, and the buffer frees it
+/// itself when dropped.
+///
+/// ```
+/// # use neuron_capi::ffi::heap::tcm_free;
+/// // SAFETY: null is harmless.
+/// unsafe { tcm_free(core::ptr::null_mut()) };
+/// ```
+///
+/// Safe code cannot free a live buffer's block (issue 43, hole 1):
+/// ```compile_fail,E0133
+/// # use neuron_capi::ffi::heap::tcm_free;
+/// # use neuron_capi::kernel::TcmBuf;
+/// # fn f(buf: &mut TcmBuf<'_, f32>) {
+/// tcm_free(buf.as_mut_ptr().cast());
+/// # }
+/// ```
 #[unsafe(no_mangle)]
-pub extern "C" fn tcm_free(p: *mut c_void) {
+pub unsafe extern "C" fn tcm_free(p: *mut c_void) {
     let _ = with_core(|b| b.state.tcm_free(p.cast()));
 }

@@ -260,14 +260,61 @@ impl<const N: usize> Drop for Registered<N> {
 }
 
 /// `accessor<T, N>()`: read/write per-element access to an `N`-dimensional
-/// tensor of `T`.
+/// tensor of `T`. It borrows the tensor's storage for `'a`:
+///
+/// ```
+/// use neuron_capi::kernel::{ops, Dtype, Result};
+/// fn f() -> Result<()> {
+///     let t = ops::zeros(&[4], Dtype::Fp32)?;
+///     let acc = t.tensor().accessor::<f32, 1>()?;
+///     acc.set([0], 1.0)
+/// }
+/// ```
+///
+/// so neither it, nor a stream or TCM accessor, outlives an
+/// `OwnedTensor` it came from (issue 43, hole 6):
+///
+/// ```compile_fail,E0597
+/// use neuron_capi::kernel::{ops, Dtype, Result};
+/// fn f() -> Result<()> {
+///     let acc = {
+///         let t = ops::zeros(&[4], Dtype::Fp32)?;
+///         t.tensor().accessor::<f32, 1>()?
+///     };
+///     acc.set([0], 1.0)
+/// }
+/// ```
+///
+/// ```compile_fail,E0597
+/// use neuron_capi::kernel::{ops, Dtype, Result};
+/// fn f() -> Result<()> {
+///     let mut w = {
+///         let t = ops::zeros(&[4], Dtype::Fp32)?;
+///         t.tensor().write_stream_accessor::<f32>()?
+///     };
+///     w.write(1.0)
+/// }
+/// ```
+///
+/// ```compile_fail,E0597
+/// use neuron_capi::kernel::{ops, Dtype, Result};
+/// fn f() -> Result<()> {
+///     let tcm = {
+///         let t = ops::zeros(&[4], Dtype::Fp32)?;
+///         t.tensor().tcm_accessor()
+///     };
+///     tcm.tcm_to_tensor(&[1.0f32; 4], 0)
+/// }
+/// ```
 #[derive(Debug)]
-pub struct Accessor<T, const N: usize> {
+pub struct Accessor<'a, T, const N: usize> {
     reg: Registered<N>,
-    _t: PhantomData<T>,
+    /// The tensor's storage, borrowed: the accessor keeps a copy of its
+    /// view, so it must not outlive an `OwnedTensor` it came from.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element, const N: usize> Accessor<T, N> {
+impl<T: Element, const N: usize> Accessor<'_, T, N> {
     pub(crate) fn new(view: &TensorView) -> Result<Self> {
         Ok(Self { reg: Registered::new::<T>(view)?, _t: PhantomData })
     }
@@ -299,12 +346,13 @@ impl<T: Element, const N: usize> Accessor<T, N> {
 
 /// The const `accessor<T, N>()`: read-only.
 #[derive(Debug)]
-pub struct ConstAccessor<T, const N: usize> {
+pub struct ConstAccessor<'a, T, const N: usize> {
     reg: Registered<N>,
-    _t: PhantomData<T>,
+    /// As [`Accessor`]'s: the storage, borrowed.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element, const N: usize> ConstAccessor<T, N> {
+impl<T: Element, const N: usize> ConstAccessor<'_, T, N> {
     pub(crate) fn new(view: &TensorView) -> Result<Self> {
         Ok(Self { reg: Registered::new::<T>(view)?, _t: PhantomData })
     }

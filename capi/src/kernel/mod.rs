@@ -5,6 +5,8 @@
 //!   one translate at the leaf), [`Tensor::const_accessor`] (read-only),
 //!   [`Tensor::read_stream_accessor`] / [`Tensor::write_stream_accessor`],
 //!   [`Tensor::tcm_accessor`], and the coherence policy.
+//! - [`tcm_scope`]: `tcm_malloc` buffers ([`TcmBuf`]) that borrow a
+//!   scope, so none outlives the core's binding.
 //! - [`ops`]: the documented tensor operations.
 //! - [`custom_ops!`](crate::custom_ops): the wrappers, launchers and the
 //!   `get_func_*` table for a list of ops.
@@ -40,7 +42,7 @@ pub use neuron_runtime::marshal::dtype::Dtype;
 pub use neuron_runtime::{Error, Result};
 pub use print::print_fmt;
 pub use stream::{ReadStream, WriteStream};
-pub use tcm::{TcmAccessor, TcmBuf};
+pub use tcm::{tcm_scope, TcmAccessor, TcmBuf, TcmScope};
 pub use tensor::{OwnedTensor, Tensor};
 
 /// `neuron_translate(p.ctx, p.addr)` for a Rust kernel: the pointer through

@@ -3,7 +3,7 @@
 
 use super::leaf::Leaf;
 use super::{Element, Result};
-use crate::binding::with_core;
+use crate::binding::{with_core, Stamp};
 use core::marker::PhantomData;
 use core::mem::size_of;
 use neuron_runtime::access::{StreamMode, StreamState as NeuronStream};
@@ -39,7 +39,7 @@ fn close(s: &mut NeuronStream) -> Result<()> {
 
 /// `read_stream_accessor<T>()`.
 #[derive(Debug)]
-pub struct ReadStream<T> {
+pub struct ReadStream<'a, T> {
     s: NeuronStream,
     /// The stream's data-RAM buffer (null when unbuffered), read in place.
     buf: *mut u8,
@@ -47,17 +47,24 @@ pub struct ReadStream<T> {
     /// (as the per-element accessor keeps it): bulk reads copy from it
     /// without entering the core.
     leaf: Leaf,
-    _t: PhantomData<T>,
+    /// The binding `buf` was granted (or last checked) under: the fast
+    /// path uses `buf` only while it holds, so never past the core's
+    /// binding (another core's, or none after its `enter` ended).
+    bound: Stamp,
+    /// The tensor's storage, borrowed (the stream keeps a copy of its
+    /// view): not past an `OwnedTensor` it came from.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element> ReadStream<T> {
+impl<T: Element> ReadStream<'_, T> {
     #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
+        let bound = Stamp::now();
         let (s, buf) = open::<T>(view, StreamMode::Read)?;
         // Filled at the first bulk read, in place (filled here, it would
         // be moved right after being written: a store-forwarding stall).
         let leaf = Leaf::new(view.storage.ctx, s.addr, s.numel.checked_mul(size_of::<T>() as u64));
-        Ok(Self { buf, s, leaf, _t: PhantomData })
+        Ok(Self { buf, s, leaf, bound, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -71,9 +78,10 @@ impl<T: Element> ReadStream<T> {
     #[inline]
     pub fn read(&mut self) -> Result<T> {
         let s = &mut self.s;
-        if let (false, 1, Some((at, _))) = (self.buf.is_null(), s.open, s.buffered_run()) {
+        if let (false, 1, Some((at, _)), true) = (self.buf.is_null(), s.open, s.buffered_run(), self.bound.holds()) {
             // SAFETY: `buf` is this open stream's data-RAM buffer (plain
-            // core memory, no window), fixed while it is open; elements
+            // core memory, no window), fixed while it is open, of the core
+            // bound now (the stamp holds: live); elements
             // `0..buf_len` are valid (filled by the last refill), and
             // `at < buf_len`. Every bit pattern is a valid element value.
             let v = unsafe { self.buf.cast::<T>().add(at as usize).read_unaligned() };
@@ -87,7 +95,11 @@ impl<T: Element> ReadStream<T> {
     fn read_slow(&mut self) -> Result<T> {
         let mut v = [0u8; 8];
         let v = &mut v[..size_of::<T>()];
+        // The core checks the stream against its own pool: once it
+        // accepts, the buffer is the bound core's.
+        let now = Stamp::now();
         with_core(|b| b.state.stream_read(&mut self.s, v))?;
+        self.bound = now;
         // SAFETY: `v` holds size_of::<T>() bytes (elements are at most 8),
         // all written by the read; every bit pattern is a valid element.
         Ok(unsafe { T::load(v.as_ptr()) })
@@ -141,7 +153,7 @@ impl<T: Element> ReadStream<T> {
     }
 }
 
-impl<T> Drop for ReadStream<T> {
+impl<T> Drop for ReadStream<'_, T> {
     fn drop(&mut self) {
         let _ = close(&mut self.s);
     }
@@ -149,18 +161,23 @@ impl<T> Drop for ReadStream<T> {
 
 /// `write_stream_accessor<T>()`: writes reach memory at `close()` or drop.
 #[derive(Debug)]
-pub struct WriteStream<T> {
+pub struct WriteStream<'a, T> {
     s: NeuronStream,
     /// The stream's data-RAM buffer (null when unbuffered), filled in place.
     buf: *mut u8,
-    _t: PhantomData<T>,
+    /// As `ReadStream::bound`.
+    bound: Stamp,
+    /// The tensor's storage, borrowed (the stream keeps a copy of its
+    /// view): not past an `OwnedTensor` it came from.
+    _t: PhantomData<(T, &'a ())>,
 }
 
-impl<T: Element> WriteStream<T> {
+impl<T: Element> WriteStream<'_, T> {
     #[inline(always)]
     pub(crate) fn open(view: &TensorView) -> Result<Self> {
+        let bound = Stamp::now();
         let (s, buf) = open::<T>(view, StreamMode::Write)?;
-        Ok(Self { buf, s, _t: PhantomData })
+        Ok(Self { buf, s, bound, _t: PhantomData })
     }
 
     /// Whether the stream takes a pool buffer (else it runs per element).
@@ -174,12 +191,13 @@ impl<T: Element> WriteStream<T> {
     #[inline]
     pub fn write(&mut self, v: T) -> Result<()> {
         let s = &mut self.s;
-        if !self.buf.is_null() && s.open == 1 && s.buf_len + 1 < s.cap && s.pos + 1 < s.numel {
+        if !self.buf.is_null() && s.open == 1 && s.buf_len + 1 < s.cap && s.pos + 1 < s.numel && self.bound.holds() {
             if s.buf_len == 0 {
                 s.buf_start = s.pos;
             }
             // SAFETY: `buf` is this open stream's data-RAM buffer of `cap`
-            // elements (plain core memory, no window); `buf_len < cap`.
+            // elements (plain core memory, no window) of the core bound now
+            // (the stamp holds: live); `buf_len < cap`.
             unsafe { self.buf.cast::<T>().add(s.buf_len as usize).write_unaligned(v) };
             s.buf_len += 1;
             s.pos += 1;
@@ -194,7 +212,10 @@ impl<T: Element> WriteStream<T> {
         let bytes = &mut bytes[..size_of::<T>()];
         // SAFETY: `bytes` has room for one element (at most 8 bytes).
         unsafe { v.store(bytes.as_mut_ptr()) };
-        with_core(|b| b.state.stream_write(&mut self.s, bytes))
+        let now = Stamp::now();
+        with_core(|b| b.state.stream_write(&mut self.s, bytes))?;
+        self.bound = now;
+        Ok(())
     }
 
     /// `close()`: flushes and gives the buffer back.
@@ -203,7 +224,7 @@ impl<T: Element> WriteStream<T> {
     }
 }
 
-impl<T> Drop for WriteStream<T> {
+impl<T> Drop for WriteStream<'_, T> {
     fn drop(&mut self) {
         let _ = close(&mut self.s);
     }

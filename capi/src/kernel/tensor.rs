@@ -19,7 +19,7 @@ pub struct Tensor<'a> {
     storage: PhantomData<&'a ()>,
 }
 
-impl Tensor<'_> {
+impl<'a> Tensor<'a> {
     /// Wraps a `neuron_tensor`. Its accessors write where the view says,
     /// so safe code cannot make one from any view:
     ///
@@ -80,31 +80,31 @@ impl Tensor<'_> {
 
     /// `accessor<T, N>()`: per-element access; each element read or write
     /// is one translate. Registers with the coherency enforcer.
-    pub fn accessor<T: Element, const N: usize>(&self) -> Result<Accessor<T, N>> {
+    pub fn accessor<T: Element, const N: usize>(&self) -> Result<Accessor<'a, T, N>> {
         Accessor::new(&self.view)
     }
 
     /// The const `accessor<T, N>()`: read-only per-element access.
-    pub fn const_accessor<T: Element, const N: usize>(&self) -> Result<ConstAccessor<T, N>> {
+    pub fn const_accessor<T: Element, const N: usize>(&self) -> Result<ConstAccessor<'a, T, N>> {
         ConstAccessor::new(&self.view)
     }
 
     /// `read_stream_accessor<T>()`: sequential reads through a data-RAM
     /// buffer.
     #[inline]
-    pub fn read_stream_accessor<T: Element>(&self) -> Result<ReadStream<T>> {
+    pub fn read_stream_accessor<T: Element>(&self) -> Result<ReadStream<'a, T>> {
         ReadStream::open(&self.view)
     }
 
     /// `write_stream_accessor<T>()`: sequential writes through a data-RAM
     /// buffer; they reach memory at `close()` or drop.
     #[inline]
-    pub fn write_stream_accessor<T: Element>(&self) -> Result<WriteStream<T>> {
+    pub fn write_stream_accessor<T: Element>(&self) -> Result<WriteStream<'a, T>> {
         WriteStream::open(&self.view)
     }
 
     /// `tcm_accessor()`: bulk copies to and from `tcm_malloc` memory.
-    pub fn tcm_accessor(&self) -> TcmAccessor {
+    pub fn tcm_accessor(&self) -> TcmAccessor<'a> {
         TcmAccessor::new(self.view)
     }
 

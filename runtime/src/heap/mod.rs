@@ -4,11 +4,13 @@
 pub mod dataram;
 pub mod first_fit;
 pub mod hbm;
+mod lent;
 pub mod libc;
 mod stats;
 
 pub use dataram::DataRamHeap;
 pub use hbm::HbmHeap;
+pub use lent::HeapMut;
 pub use libc::LibcHeap;
 pub use stats::HeapStats;
 

@@ -81,7 +81,7 @@ impl Simulator {
         if let Some(p) = pages {
             self.placed_pages.push((d.storage, d.buffer_bytes, p));
         }
-        self.push_arg(ArgKind::Tensor, d);
+        self.push_placed(ArgKind::Tensor, d);
         Ok(d)
     }
 
