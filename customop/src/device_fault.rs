@@ -1,9 +1,10 @@
 //! An exception on the emulated cores made readable: the board's line
 //! (`EXCCAUSE=15 (LoadStorePIFAddrError) EPC1=0x6000203a
 //! EXCVADDR=0x0000001c`) gets the cause in words and the function of the
-//! image the faulting instruction is in, found in the image's symbols.
-//! Device images carry no line information (their compiler drops it), so
-//! the line is the simulator's: the message says how to get it.
+//! image the faulting instruction is in: its kernel file:line through the
+//! image's debug information (device C++ is built with -g), else the
+//! function from the image's symbols and the way to get the line on the
+//! simulator.
 
 use std::path::Path;
 
@@ -46,6 +47,19 @@ fn function_at(elf: &neuron_image::elf::Elf, pc: u32) -> Option<(String, u32)> {
     elf.table.iter().filter(|s| s.size != 0 && s.addr <= pc && pc - s.addr < s.size).min_by_key(|s| s.size).map(|s| (demangled(&s.name), pc - s.addr))
 }
 
+/// `pc`'s place in the kernel's source through the image's debug
+/// information: the innermost frame in a kernel file (a library header's
+/// code inlined into the kernel is charged to the kernel's line that
+/// called it), with the inline frames below it; None without a line.
+fn kernel_line(lines: &crate::profile::lines::Lines, pc: u32) -> Option<String> {
+    let frames = lines.frames(u64::from(pc));
+    let i = frames.iter().rposition(|f| f.line != 0 && !crate::profile::lines::is_library(&f.file))?;
+    let f = &frames[i];
+    let inner: Vec<String> = frames[i + 1..].iter().map(|g| g.function.clone()).collect();
+    let via = if inner.is_empty() { String::new() } else { format!(" (in {}, inlined there)", inner.join(" <- ")) };
+    Some(format!("{}:{} in {}{via}", f.file, f.line, f.function))
+}
+
 /// The lines explaining each exception the board reported in `output`,
 /// using the symbols of `image` (empty when there was none).
 pub fn explain(image: &Path, output: &str) -> String {
@@ -57,7 +71,10 @@ pub fn explain(image: &Path, output: &str) -> String {
             out.push_str(&format!("  what happened: {words}{at}\n"));
         }
         let pc = field(line, "EPC1=0x").or_else(|| field(line, "DEPC=0x"));
-        if let Some((f, off)) = pc.zip(elf.as_ref()).and_then(|(pc, e)| function_at(e, pc)) {
+        let lines = elf.as_ref().and_then(|e| crate::profile::lines::Lines::open(image, e).ok());
+        if let Some(at) = pc.zip(lines.as_ref()).and_then(|(pc, l)| kernel_line(l, pc)) {
+            out.push_str(&format!("  where: {at}\n"));
+        } else if let Some((f, off)) = pc.zip(elf.as_ref()).and_then(|(pc, e)| function_at(e, pc)) {
             out.push_str(&format!(
                 "  where: in {f} (+{off:#x} bytes); for the line, run the op on the simulator under gdb with --no-fork (docs/debugging.md)\n"
             ));
