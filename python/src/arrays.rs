@@ -27,19 +27,13 @@ use pyo3::types::{PyBytes, PyTuple};
 /// The dtype names accepted, for messages.
 pub const ACCEPTED: &str = "uint8 int8 int16 int32 int64 float16 float32, and bfloat16 (ml_dtypes.bfloat16, or uint16 bit patterns)";
 
-/// The marshalled dtype of a NumPy dtype name.
+/// The marshalled dtype of a NumPy dtype name (the runtime's
+/// `Dtype::user_name`); `uint16` is bfloat16's bit patterns.
 fn dtype_of(name: &str) -> Option<Dtype> {
-    Some(match name {
-        "uint8" => Dtype::Uint8,
-        "int8" => Dtype::Int8,
-        "int16" => Dtype::Int16,
-        "int32" => Dtype::Int32,
-        "int64" => Dtype::Int64,
-        "float16" => Dtype::Fp16,
-        "float32" => Dtype::Fp32,
-        "bfloat16" | "uint16" => Dtype::Bfloat16,
-        _ => return None,
-    })
+    if name == "uint16" {
+        return Some(Dtype::Bfloat16);
+    }
+    Dtype::ALL.into_iter().find(|d| d.marshals() && d.user_name() == name)
 }
 
 /// The name of NumPy's built-in type number `num` among those that

@@ -31,22 +31,14 @@ use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::PyTuple;
 
-/// The dtype names this layer speaks (torch's and NumPy's spelling); a
-/// dtype that does not marshal has none.
+/// The dtype names this layer speaks (torch's and NumPy's spelling, the
+/// runtime's `Dtype::user_name`); a dtype that does not marshal has none.
 pub fn dtype_name(d: Dtype) -> PyResult<&'static str> {
-    Ok(match d {
-        Dtype::Uint8 => "uint8",
-        Dtype::Int8 => "int8",
-        Dtype::Int16 => "int16",
-        Dtype::Int32 => "int32",
-        Dtype::Int64 => "int64",
-        Dtype::Fp16 => "float16",
-        Dtype::Bfloat16 => "bfloat16",
-        Dtype::Fp32 => "float32",
-        Dtype::Invalid | Dtype::Uint64 | Dtype::Uint16 | Dtype::Uint32 | Dtype::Fp32R | Dtype::Fp8Exp3 | Dtype::Fp8Exp4 | Dtype::Fp8Exp5 => {
-            return Err(PyValueError::new_err(format!("dtype {} (code {}) does not marshal", d.name(), d.code())))
-        }
-    })
+    if d.marshals() {
+        Ok(d.user_name())
+    } else {
+        Err(PyValueError::new_err(format!("dtype {} (code {}) does not marshal", d.name(), d.code())))
+    }
 }
 
 fn dtype_of(name: &str) -> Option<Dtype> {
