@@ -13,7 +13,10 @@ fn input(name: &str, n: u64) -> String {
 
 /// The page as a browser renders it: `chromium --dump-dom`.
 fn rendered(page: &Path) -> String {
-    let profile = scratch("chromium-profile");
+    // A profile of its own per run: two browsers on one profile refuse
+    // to start (its SingletonLock), and the tests run in parallel.
+    let profile = tempfile::tempdir_in(scratch("chromium-profiles")).unwrap();
+    let profile = profile.path();
     let r = std::process::Command::new("chromium")
         .args(["--headless", "--disable-gpu", "--no-sandbox", "--no-first-run", &format!("--user-data-dir={}", profile.display()), "--dump-dom"])
         .arg(page)
