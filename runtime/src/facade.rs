@@ -6,10 +6,12 @@
 //! (the printf ring) by `&mut`; a heap is lent as a [`HeapMut`], its
 //! operations and never the heap itself (which could be replaced). The translator is lent read-only:
 //! its records and the hit table that caches them change together, only
-//! through the translate methods here. The HAL is lent read-only (its
-//! methods take `&self`), the DMA queue, the argument cursor and the
-//! accessor state too: changing them takes the state's other parts, so it
-//! is done by the state's own methods. The hit paths that must not form a
+//! through the translate methods here. The HAL is lent by `&H`, which is
+//! not read-only: its `&self` methods program the windows and the DMA
+//! engine (a hole still open: safe code holding the state can reach
+//! them). The DMA queue, the argument cursor and the accessor state are
+//! lent read-only: changing them takes the state's other parts, so it is
+//! done by the state's own methods. The hit paths that must not form a
 //! reference to a state they only read in place get raw places
 //! ([`CoreState::translator_of`], [`CoreState::hal_of`]).
 
