@@ -16,7 +16,7 @@ mod tests {
             .map(|l| {
                 let cells: Vec<&str> = l.split('|').collect();
                 // "`name` (where)": the name alone.
-                let name = cells[1].trim().split_whitespace().next().unwrap_or("").trim_matches('`').to_owned();
+                let name = cells[1].split_whitespace().next().unwrap_or("").trim_matches('`').to_owned();
                 (name, names(cells[2]))
             })
             .collect()
