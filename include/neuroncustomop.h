@@ -612,7 +612,9 @@ int32_t neuron_sim_arg_value(struct NeuronSim *s, uint8_t kind, uint8_t dtype_, 
 // testing the gates).
 //
 // # Safety
-// `s` null or live; `desc` null or readable for 48 bytes.
+// `s` null or live; `desc` null or readable for 48 bytes, a descriptor
+// whose view reaches only simulator HBM that nothing else uses (a tensor
+// the simulator placed, or part of one): the kernel writes it.
 int32_t neuron_sim_arg_raw(struct NeuronSim *s, uint8_t kind, const uint8_t *desc);
 #endif
 
@@ -673,7 +675,7 @@ int32_t neuron_sim_run(struct NeuronSim *s, const char *name, uint32_t cores);
 //
 // # Safety
 // `s` null or live; `name` null or a C string; `block` null or readable
-// for `len` bytes.
+// for `len` bytes, its descriptors as `neuron_sim_arg_raw` requires.
 int32_t neuron_sim_run_block(struct NeuronSim *s,
                              const char *name,
                              uint32_t cores,
@@ -699,6 +701,37 @@ int32_t neuron_sim_block(struct NeuronSim *s, uint8_t *dst, size_t cap, size_t *
 // # Safety
 // `s` null or live.
 int32_t neuron_sim_allow_unwritten_output(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Keeps the next run's writer map on `s` (`neuron_sim_writer_map`).
+// One run only.
+//
+// # Safety
+// `s` null or live.
+int32_t neuron_sim_keep_writer_map(struct NeuronSim *s);
+#endif
+
+#if !defined(NEURON_DEVICE)
+// Who wrote the last run's output: at most `cap` cells into `dst`, their
+// count in `*len` and the output's elements in `*elements`. Cell `i`
+// covers elements `[i * elements / cells, (i + 1) * elements / cells)`
+// (one element per cell up to 4096 elements, runs of them beyond); its
+// bits 0-7 are the cores that wrote there, bit 8 a write no hook saw
+// (writer unknown), bit 9 an element never written, bit 10 an element
+// two cores wrote. 0 or code: `NoRunResult` when the run kept no map
+// (not asked for with `neuron_sim_keep_writer_map`, no output placed,
+// or refused), `NullArgument` for a NULL `len` or `elements` (or `dst`
+// with `cap` > 0).
+//
+// # Safety
+// `s` null or live; `dst` null or writable for `cap` values; `len` and
+// `elements` null or writable.
+int32_t neuron_sim_writer_map(struct NeuronSim *s,
+                              uint16_t *dst,
+                              size_t cap,
+                              size_t *len,
+                              uint64_t *elements);
 #endif
 
 #if !defined(NEURON_DEVICE)
@@ -1089,6 +1122,18 @@ int32_t neuron_tcm_to_tensor(const struct neuron_tensor *t,
 
 // Sets the size of the `tcm_malloc` pool (default 16 KiB; a multiple of
 // 64). Refused while a block is live. 0 or -1.
+//
+// # Safety
+// Every block `tcm_malloc` returned that was freed is no longer used:
+// the pool's memory goes back to the data-RAM heap, which may hand it
+// out again. (The live-block check counts the pool's bookkeeping, which
+// an early `tcm_free` of a block still in use has already emptied.)
+//
+// Safe code cannot call it:
+// ```compile_fail,E0133
+// # use neuron_capi::ffi::access::neuron_set_tcm_pool_size;
+// let rc = neuron_set_tcm_pool_size(4096);
+// ```
 int32_t neuron_set_tcm_pool_size(uint32_t bytes);
 
 // Sets the stream buffer pool (default 16 KiB of 4 KiB buffers; at most
@@ -1193,6 +1238,25 @@ int32_t neuron_first_unhandled_error(void);
 int32_t neuron_hbm_allocate(uint32_t size, uint64_t *out, uint32_t align);
 
 // `neuron_hbm_deallocate(addr)`: 0, or -1 for a double or foreign free.
+//
+// # Safety
+// `addr` is 0, a foreign or freed address (refused), or a block of this
+// core's `neuron_hbm_allocate` that nothing uses after this call: no
+// Rust handle (an `OwnedTensor`, an accessor or stream over it) owns it.
+// The next allocation may return the same block.
+//
+// ```
+// # use neuron_capi::ffi::heap::neuron_hbm_deallocate;
+// // SAFETY: 0 is refused, nothing is freed.
+// let rc = unsafe { neuron_hbm_deallocate(0) };
+// # let _ = rc;
+// ```
+//
+// Safe code cannot call it:
+// ```compile_fail,E0133
+// # use neuron_capi::ffi::heap::neuron_hbm_deallocate;
+// let rc = neuron_hbm_deallocate(0);
+// ```
 int32_t neuron_hbm_deallocate(uint64_t addr);
 
 // `neuron_dataram_allocate(size, out, align)`: `size` bytes of data RAM,
@@ -1203,6 +1267,17 @@ int32_t neuron_hbm_deallocate(uint64_t addr);
 int32_t neuron_dataram_allocate(uint32_t size, void **out, uint32_t align);
 
 // `neuron_dataram_deallocate(p)`: 0, or -1 for a double or foreign free.
+//
+// # Safety
+// `p` is null, foreign or freed (refused), or a block of this core's
+// `neuron_dataram_allocate` that nothing reads or writes after this
+// call (the next allocation may return the same memory).
+//
+// Safe code cannot call it:
+// ```compile_fail,E0133
+// # use neuron_capi::ffi::heap::neuron_dataram_deallocate;
+// let rc = neuron_dataram_deallocate(core::ptr::null_mut());
+// ```
 int32_t neuron_dataram_deallocate(void *p);
 
 // `tcm_malloc(n)`: data RAM for the kernel's own staging, from the TCM
@@ -1212,6 +1287,28 @@ void *tcm_malloc(size_t n);
 
 // `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign
 // or double free is refused and recorded as the last error.
+//
+// # Safety
+// `p` is null, foreign or freed (refused), or a block `tcm_malloc`
+// returned that nothing reads or writes after this call. In particular
+// not the block of a live `TcmBuf`: the next `tcm_malloc` (or
+// `TcmScope::buf`) may return the same memory, and the buffer frees it
+// itself when dropped.
+//
+// ```
+// # use neuron_capi::ffi::heap::tcm_free;
+// // SAFETY: null is harmless.
+// unsafe { tcm_free(core::ptr::null_mut()) };
+// ```
+//
+// Safe code cannot free a live buffer's block (issue 43, hole 1):
+// ```compile_fail,E0133
+// # use neuron_capi::ffi::heap::tcm_free;
+// # use neuron_capi::kernel::TcmBuf;
+// # fn f(buf: &mut TcmBuf<'_, f32>) {
+// tcm_free(buf.as_mut_ptr().cast());
+// # }
+// ```
 void tcm_free(void *p);
 
 // `init_neuron_hbm_allocator`.
