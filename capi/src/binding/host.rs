@@ -96,6 +96,8 @@ mod tests {
     /// restore the outer one, and a closure that unwinds still unbinds
     /// (nothing is left pointing at a slot that may be gone).
     #[test]
+    // A mock core maps memory with memfd_create, which Miri cannot run.
+    #[cfg_attr(miri, ignore)]
     fn a_binding_ends_with_its_closure_even_on_unwind() {
         let soc = neuron_hal_mock::MockSoc::new().unwrap();
         let mut a = Box::new(CoreSlot::new(Bound::new(CoreState::new(soc.core(0).unwrap()))));
@@ -118,6 +120,8 @@ mod tests {
     /// point it calls is refused instead of forming `&mut Bound` beside the
     /// `&HAL`, and the core is free again afterwards.
     #[test]
+    // A mock core maps memory with memfd_create, which Miri cannot run.
+    #[cfg_attr(miri, ignore)]
     fn a_closure_holding_the_hal_marks_the_core_busy() {
         let soc = neuron_hal_mock::MockSoc::new().unwrap();
         let mut a = Box::new(CoreSlot::new(Bound::new(CoreState::new(soc.core(2).unwrap()))));
