@@ -39,7 +39,7 @@ python -m pip install "$repo/python"
 cd "$here"
 status=0
 # A missing torch fails the torch tests instead of skipping them.
-NEURONCUSTOMOP_REQUIRE_TORCH=1 python -m pytest -q tests "$@" || status=$?
+NEURONCUSTOMOP_REQUIRE_TORCH=1 python -m pytest -q --durations=15 tests "$@" || status=$?
 if [ "$status" -eq 5 ]; then
     echo "python/ci.sh: pytest collected no test" >&2
     exit 1

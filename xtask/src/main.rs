@@ -14,6 +14,7 @@ mod preflight;
 mod qemu;
 mod reliability;
 mod sim_bench;
+mod step_log;
 mod target;
 
 use clap::{CommandFactory, Parser, Subcommand};
