@@ -81,7 +81,7 @@ enum Cmd {
     Lints,
     /// The runtime's pure-logic tests under Miri (nightly-2026-10-15).
     Miri,
-    /// Runs each fuzz target (fuzz/) for FUZZ_SECS seconds (default 30).
+    /// Runs each fuzz target (fuzz/) for FUZZ_SECS seconds (default 10).
     ///
     /// On the committed seeds and regression inputs. See
     /// docs/reliability.md.
