@@ -58,12 +58,14 @@ pub struct Library {
     shapes: Arc<Mutex<ShapeCache>>,
     /// `load(on=)`: where its ops run.
     on: On,
+    /// `load(isolate=)`: false runs each call in this process.
+    isolate: bool,
 }
 
 impl Library {
-    fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>, on: On) -> Self {
+    fn new(schema: Schema, api: SimApi, dir: PathBuf, log: BuildLog, timeout: Option<Duration>, on: On, isolate: bool) -> Self {
         let pool = Arc::new(Pool::new(api, schema.ops.clone()));
-        Self { schema, api, pool, dir, log, timeout, shapes: Arc::default(), on }
+        Self { schema, api, pool, dir, log, timeout, shapes: Arc::default(), on, isolate }
     }
 
     fn op(&self, op: &OpSchema) -> Op {
@@ -77,6 +79,7 @@ impl Library {
             index,
             shapes: Arc::clone(&self.shapes),
             on: self.on,
+            isolate: self.isolate,
             dir: self.dir.clone(),
         }
     }
@@ -182,7 +185,19 @@ pub struct Op {
     /// Where it runs (`load(on=)`), and the build directory (an emulated
     /// run reads the image there).
     pub(crate) on: On,
+    /// False (`load(isolate=False)`): calls run the kernel in this
+    /// process, where a debugger attached to Python stops in it.
+    pub(crate) isolate: bool,
     dir: PathBuf,
+}
+
+impl Op {
+    /// Whether a call goes through `customop run`'s own function (the
+    /// emulated cluster, or the simulator in this process) rather than
+    /// the library's worker or a contained child.
+    pub(crate) fn through_run(&self) -> bool {
+        self.on != On::Sim || !self.isolate
+    }
 }
 
 /// An emulated run's report in the simulator's form, which `Report`
@@ -207,6 +222,31 @@ fn on_name(on: On) -> &'static str {
         On::Qemu => "qemu",
         On::Both => "both",
     }
+}
+
+/// Why a call of a library loaded with `isolate=False` takes no time bound.
+const NO_TIMEOUT_IN_PROCESS: &str =
+    "timeout=: a library loaded with isolate=False runs its kernels in this process, which nothing can stop; drop timeout=, or load with isolate=True (the default)";
+
+/// An `isolate=` value (default True). False runs each call's shape
+/// function and kernel in this process, for a debugger: only on the
+/// simulator, and with no time bound.
+fn isolate_of(obj: Option<&Bound<'_, PyAny>>, on: On, timeout: Option<Duration>) -> customop::Result<bool> {
+    let Some(o) = obj.filter(|o| !o.is_none()) else { return Ok(true) };
+    if !o.is_instance_of::<PyBool>() {
+        return Err(usage(format!("isolate={}: give True or False", o.repr().map(|r| r.to_string()).unwrap_or_default())));
+    }
+    let isolate = o.is_truthy().unwrap_or(true);
+    if !isolate && on != On::Sim {
+        return Err(usage(format!(
+            "isolate=False runs the simulator in this process; on=\"{}\" runs the emulated cores in QEMU, which is always a process of its own: use on=\"sim\"",
+            on_name(on)
+        )));
+    }
+    if !isolate && timeout.is_some() {
+        return Err(usage(NO_TIMEOUT_IN_PROCESS));
+    }
+    Ok(isolate)
 }
 
 /// An `on=` value: `"sim"`, `"qemu"` or `"both"`.
@@ -302,7 +342,8 @@ impl Op {
     }
 
     /// Runs the op on the emulated cluster (`on="qemu"`) or on it and the
-    /// simulator (`"both"`): through `customop run`'s own function, the
+    /// simulator (`"both"`), or on the simulator in this process
+    /// (`isolate=False`): through `customop run`'s own function, the
     /// tensors handed over as `.npy` files in a private directory. Returns
     /// the output and the report's text.
     pub(crate) fn run_emulated(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<(customop::npy::Array, String)> {
@@ -334,7 +375,7 @@ impl Op {
                 on,
                 timeout,
                 keep_output: None,
-                no_fork: false,
+                no_fork: !self.isolate,
                 html: None,
             };
             customop::run::run(&o)
@@ -432,8 +473,11 @@ impl Op {
             let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
             return Err(errors::to_py(py, &e));
         }
-        let emulated = self.on != On::Sim;
-        let (out, report_text) = match self.pool.try_call().filter(|_| !emulated) {
+        if !self.isolate && timeout.is_some() {
+            return Err(errors::to_py(py, &usage(NO_TIMEOUT_IN_PROCESS)));
+        }
+        let through_run = self.through_run();
+        let (out, report_text) = match self.pool.try_call().filter(|_| !through_run) {
             // The library's worker: arguments copied once into its memory,
             // the output once out of it.
             Some(mut call) => {
@@ -450,13 +494,13 @@ impl Op {
                 (out, done.run.take().map(|r| r.1).unwrap_or_default())
             }
             // Another thread's call holds it (a one-shot child), or the
-            // run is on the emulated cluster.
+            // run is on the emulated cluster or in this process.
             None => {
                 let mut placed: Vec<Placed> = Vec::with_capacity(args.len());
                 for (i, a) in args.iter().enumerate() {
                     placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
                 }
-                if emulated {
+                if through_run {
                     let (output, report) = self.run_emulated(py, &placed, cores, timeout)?;
                     (crate::arrays::to_python(py, output)?, report)
                 } else {
@@ -548,7 +592,7 @@ fn default_dir(name: &str) -> PathBuf {
 #[pyfunction]
 // The vendor's `custom_op.load` keywords, one parameter each.
 #[allow(clippy::too_many_arguments)]
-#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None, extra_ldflags = None, on = None))]
+#[pyo3(signature = (name, compute_srcs, shape_srcs, build_directory = None, multicore = None, extra_cflags = None, verbose = None, timeout = None, extra_ldflags = None, on = None, isolate = None))]
 pub fn load(
     py: Python<'_>,
     name: &Bound<'_, PyAny>,
@@ -561,10 +605,12 @@ pub fn load(
     timeout: Option<&Bound<'_, PyAny>>,
     extra_ldflags: Option<&Bound<'_, PyAny>>,
     on: Option<&Bound<'_, PyAny>>,
+    isolate: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
     let on = on_of(on).map_err(fail)?;
     let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
+    let isolate = isolate_of(isolate, on, timeout).map_err(fail)?;
     // Taken as objects and checked here: a wrong type is a
     // neuroncustomop.Error naming the keyword, not PyO3's bare TypeError.
     let flag = |o: Option<&Bound<'_, PyAny>>, what: &str| -> PyResult<bool> {
@@ -623,7 +669,7 @@ pub fn load(
             builtins.call_method1("print", (format!("neuroncustomop:   compiled {s}"),))?;
         }
     }
-    Ok(Library::new(schema, api, out, log, timeout, on))
+    Ok(Library::new(schema, api, out, log, timeout, on, isolate))
 }
 
 /// A library built before (by `load`, here or in another process, or by
@@ -631,11 +677,18 @@ pub fn load(
 /// `timeout=` and `on=` as for `load` (`on` other than `"sim"` needs a
 /// `--target qemu` build).
 #[pyfunction]
-#[pyo3(signature = (path, timeout = None, on = None))]
-pub fn load_built(py: Python<'_>, path: PathBuf, timeout: Option<&Bound<'_, PyAny>>, on: Option<&Bound<'_, PyAny>>) -> PyResult<Library> {
+#[pyo3(signature = (path, timeout = None, on = None, isolate = None))]
+pub fn load_built(
+    py: Python<'_>,
+    path: PathBuf,
+    timeout: Option<&Bound<'_, PyAny>>,
+    on: Option<&Bound<'_, PyAny>>,
+    isolate: Option<&Bound<'_, PyAny>>,
+) -> PyResult<Library> {
     let fail = |e: Error| errors::to_py(py, &e);
     let timeout = timeout.map(timeout_of).transpose().map_err(fail)?.flatten();
     let on = on_of(on).map_err(fail)?;
+    let isolate = isolate_of(isolate, on, timeout).map_err(fail)?;
     let dir = if path.is_dir() { path.clone() } else { path.parent().map(PathBuf::from).unwrap_or_default() };
     if !path.exists() {
         return Err(fail(Error::new(ErrorKind::Io, format!("{}: no such file or directory (give a build directory or the lib*.so in it)", path.display()))));
@@ -649,5 +702,5 @@ pub fn load_built(py: Python<'_>, path: PathBuf, timeout: Option<&Bound<'_, PyAn
             schema.library_file
         ))));
     }
-    Ok(Library::new(schema, api, dir, BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false, warnings: Vec::new() }, timeout, on))
+    Ok(Library::new(schema, api, dir, BuildLog { compiled: Vec::new(), cached: Vec::new(), linked: false, warnings: Vec::new() }, timeout, on, isolate))
 }

@@ -130,7 +130,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
     let described = describe_all(py, o, args, true)?;
     // The library's worker: each tensor's bytes copied once into its
     // memory (under the GIL), the output once out of it.
-    if let Some(mut call) = op.pool.try_call().filter(|_| op.on == customop::run::On::Sim) {
+    if let Some(mut call) = op.pool.try_call().filter(|_| !op.through_run()) {
         let mut labels = Vec::with_capacity(described.len());
         for (i, a) in described.into_iter().enumerate() {
             let what = format!("argument {} of op `{}`", i + 1, o.name);
@@ -172,7 +172,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
             Described::Value(v) => v,
         });
     }
-    if op.on != customop::run::On::Sim {
+    if op.through_run() {
         let (Array { dtype, shape, data }, report) = op.run_emulated(py, &placed, cores, None)?;
         let rep = report::parse(&report).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
         return Ok((PyArray1::from_vec(py, data), dtype_name(dtype)?, shape, rep));

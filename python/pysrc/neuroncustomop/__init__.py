@@ -92,7 +92,7 @@ def load_inline(name, compute_sources, shape_sources, build_directory=None, **kw
     ``<build_directory>/inline/compute<i>.cpp`` and ``shape<i>.cpp`` (compiler
     messages name those files) and built as ``load`` builds files; every other
     keyword (``multicore``, ``extra_cflags``, ``extra_ldflags``, ``verbose``,
-    ``timeout``, ``on``) is ``load``'s. ``build_directory=None`` builds
+    ``timeout``, ``on``, ``isolate``) is ``load``'s. ``build_directory=None`` builds
     under ``~/.cache/neuroncustomop/NAME-<hash of the sources>``."""
     compute = _strings(compute_sources, "compute_sources")
     shape = _strings(shape_sources, "shape_sources")

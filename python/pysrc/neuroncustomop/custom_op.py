@@ -278,6 +278,7 @@ def load(
     timeout=None,
     extra_ldflags=None,
     on="sim",
+    isolate=True,
 ):
     """Builds the library (unchanged sources are not rebuilt) and registers
     its ops as ``torch.ops.<NEURON_LIBRARY name>.<op>``, replacing any
@@ -290,7 +291,9 @@ def load(
     (seconds: every run's bound, and the shape function's while tracing; ``None``, the default: no bound), ``extra_ldflags`` (linker flags,
     as ``torch.utils.cpp_extension``'s) and ``on`` (``"sim"``, ``"qemu"``
     or ``"both"``: where each run goes; the emulated cores need a
-    ``--target qemu`` build, which ``load`` then makes).
+    ``--target qemu`` build, which ``load`` then makes) and ``isolate``
+    (``False``: each run in this process, so that a debugger attached to
+    Python stops in the kernel; a crash then ends Python).
     Returns the ``neuroncustomop.Library`` (its NumPy ops work too)."""
     flags = extra_cflags if extra_cflags is not None else []
     includes = _include_flags(extra_include_paths if extra_include_paths is not None else [])
@@ -313,18 +316,19 @@ def load(
             timeout=timeout,
             extra_ldflags=extra_ldflags,
             on=on,
+            isolate=isolate,
         )
     except _native.Error as e:
         raise _converted(e) from None
     return _register(lib, cores, report)
 
 
-def load_library(path, *, cores=None, report=None, timeout=None, on="sim"):
+def load_library(path, *, cores=None, report=None, timeout=None, on="sim", isolate=True):
     """Registers the ops of a library built before (by ``load`` here or in
     another process, or by ``customop build``): ``path`` is its
     ``lib<name>.so`` or its build directory. Same extras as ``load``."""
     try:
-        lib = _native.load_built(os.fspath(path), timeout=timeout, on=on)
+        lib = _native.load_built(os.fspath(path), timeout=timeout, on=on, isolate=isolate)
     except _native.Error as e:
         raise _converted(e) from None
     except TypeError:
