@@ -3,7 +3,8 @@ test_reload.py (a hang there is a timeout, not a stuck test run). In
 each round 8 threads call a library's op without pause while the main
 thread edits the kernel's factor and loads the library again, 4 times.
 Every result must be the factor of the library the call went to; no
-call may fail; each round must end within 30 s.
+call may fail; each round must end within 90 s (a hang, not a slow
+machine: a round takes 3 to 15 s).
 
 Usage: python reload_under_load.py KERNEL_DIR WORK_DIR ROUNDS [torch]
 """
@@ -91,5 +92,5 @@ for r in range(rounds):
     n = reload_round(r, current)
     took = time.monotonic() - t0
     print(f"round {r}: {n} calls during 4 reloads, {took:.1f} s", flush=True)
-    assert took < 30, f"round {r} took {took:.1f} s"
+    assert took < 90, f"round {r} took {took:.1f} s: a reload or a call hung"
 print("ok")
