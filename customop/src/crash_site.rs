@@ -6,7 +6,6 @@
 //! file:line, with the frames inlined there.
 
 use neuroncustomop::host::CRASH_PC_LINE_PREFIX;
-use std::ffi::{c_void, CStr};
 
 /// `report` with each faulting-address line replaced by where that is in
 /// the kernel's source (kept as it is when it cannot be found).
@@ -30,25 +29,7 @@ pub fn symbolize(report: &str) -> String {
 
 /// The source frames at `pc`, innermost first, as report lines.
 fn where_is(pc: usize) -> Option<String> {
-    // SAFETY: Dl_info is plain data; all zeroes is a valid value.
-    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
-    // SAFETY: dladdr only reads the loader's tables for any address.
-    if unsafe { libc::dladdr(pc as *const c_void, &mut info) } == 0 || info.dli_fname.is_null() {
-        return None;
-    }
-    // SAFETY: dladdr set it to the object's NUL-terminated path.
-    let path = unsafe { CStr::from_ptr(info.dli_fname) }.to_string_lossy().into_owned();
-    let loader = addr2line::Loader::new(&path).ok()?;
-    let mut frames = loader.find_frames((pc - info.dli_fbase as usize) as u64).ok()?;
-    let mut lines = Vec::new();
-    while let Ok(Some(f)) = frames.next() {
-        let function = f.function.as_ref().and_then(|n| n.demangle().ok()).map_or_else(|| "?".to_owned(), |n| n.into_owned());
-        let at = f.location.as_ref().and_then(|l| Some(format!("{}:{}", l.file?, l.line?)));
-        lines.push(match at {
-            Some(at) => format!("{function} at {at}"),
-            None => function,
-        });
-    }
+    let lines: Vec<String> = crate::source_frames::at(pc)?.iter().map(|f| f.to_string()).collect();
     let (first, inlined) = lines.split_first()?;
     let mut s = format!("neuroncustomop: the crash is in {first}\n");
     for l in inlined {

@@ -311,7 +311,9 @@ impl Sim {
         // SAFETY: h live; the report is a C string valid until the next
         // run, copied at once.
         let rep = unsafe { CStr::from_ptr((self.api.report)(self.h)) }.to_string_lossy().into_owned();
-        (rc, rep)
+        // This process has the kernel mapped: a finding's addresses become
+        // its line here.
+        (rc, crate::finding_site::symbolize(&rep))
     }
 
     /// Asks the next run to keep its writer map (false: the library

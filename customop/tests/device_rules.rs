@@ -38,6 +38,14 @@ fn passes(dir: &Path, op: &str, x: &Array, extra: &[&str]) -> (Array, String) {
     (npy::read(&out).unwrap(), t)
 }
 
+/// The kernel line a finding names: `file:N (in function`, where line N of
+/// kernel `kernel`'s `file` is the first holding `statement`.
+fn at(kernel: &str, file: &str, statement: &str, function: &str) -> String {
+    let src = std::fs::read_to_string(kernels().join(kernel).join(file)).unwrap();
+    let n = src.lines().position(|l| l.contains(statement)).unwrap_or_else(|| panic!("no {statement:?} in {file}")) + 1;
+    format!("{file}:{n} (in {function}(")
+}
+
 fn ramp(n: usize) -> Array {
     f32s(&[n as u64], &(0..n).map(|i| i as f32 - 3.0).collect::<Vec<_>>())
 }
@@ -143,11 +151,20 @@ fn reading_what_nothing_wrote_fails_and_names_the_tensor() {
         "empty_accumulate",
         &ramp(8),
         &[],
-        &["error 115", "op `empty_accumulate`, core 0", "uninitialised read", "8 element read(s)", "first at element 0"],
+        &[
+            "error 115",
+            "op `empty_accumulate`, core 0",
+            "uninitialised read",
+            "8 element read(s)",
+            "first at element 0 at ",
+            // The line of the first read: the accumulation into `empty`.
+            &at("sanitizer", "sanitizer.cpp", "o[i] += in[i]", "empty_accumulate"),
+        ],
     );
     let (o, _) = passes(&dir, "zeros_accumulate", &ramp(8), &[]);
     assert_eq!(floats(&o), floats(&ramp(8)));
-    fails(&dir, "add_into_dst", &ramp(8), &[], &["error 115", "uninitialised read of the output", "8 element read(s)"]);
+    let line = at("sanitizer", "sanitizer.cpp", "o[i] = o[i] + in[i]", "add_into_dst");
+    fails(&dir, "add_into_dst", &ramp(8), &[], &["error 115", "uninitialised read of the output", "8 element read(s)", &line]);
     let (o, _) = passes(&dir, "set_then_add_dst", &ramp(8), &[]);
     assert_eq!(floats(&o), floats(&ramp(8)).iter().map(|v| v * 2.0).collect::<Vec<_>>());
 }
@@ -164,7 +181,14 @@ fn copying_out_tcm_memory_nothing_wrote_is_an_uninitialised_read() {
 #[test]
 fn a_write_into_an_input_fails() {
     let dir = built("sanitizer", &[]);
-    fails(&dir, "clamp_in_place", &ramp(8), &[], &["error 114", "op `clamp_in_place`, core 0: wrote into argument 0 at element 0", "3 element write(s)"]);
+    let line = at("sanitizer", "sanitizer.cpp", "if (a[i] < 0.0f) a[i] = 0.0f;", "clamp_in_place");
+    fails(
+        &dir,
+        "clamp_in_place",
+        &ramp(8),
+        &[],
+        &["error 114", "op `clamp_in_place`, core 0: wrote into argument 0 at element 0", "3 element write(s)", &line],
+    );
     // Through a raw pointer no hook sees: found by the input's page hashes.
     fails(&dir, "scale_input_raw", &ramp(8), &[], &["error 114", "op `scale_input_raw`: argument 0 changed during the run, in its bytes [0, 32)"]);
 }
@@ -172,7 +196,8 @@ fn a_write_into_an_input_fails() {
 #[test]
 fn a_core_reading_what_another_core_writes_fails() {
     let dir = built("device_rules_mc", &["--multicore"]);
-    fails(&dir, "peek_neighbour", &ramp(64), &[], &["error 116", "op `peek_neighbour`", "of the output, which core", "no barrier between cores"]);
+    let line = at("device_rules_mc", "rules_mc.cpp", "o.tensor_to_tcm", "peek_neighbour");
+    fails(&dir, "peek_neighbour", &ramp(64), &[], &["error 116", "op `peek_neighbour`", "of the output, which core", "no barrier between cores", &line]);
 }
 
 #[test]

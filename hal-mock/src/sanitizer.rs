@@ -24,6 +24,7 @@ use std::sync::atomic::{AtomicBool, AtomicU16, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::vec::Vec;
 
+pub mod frames;
 mod input_pages;
 mod states;
 pub use input_pages::{hashes_at, page_hashes, InputHashes, PAGE};
@@ -63,7 +64,7 @@ pub enum FindingKind {
 
 /// One kind of finding on one region, by one core (a cross-core write:
 /// by one pair of cores): the first element and how many.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, Eq)]
 pub struct Finding {
     /// What.
     pub kind: FindingKind,
@@ -81,6 +82,19 @@ pub struct Finding {
     /// Cross-core writes: the elements both cores wrote, as half-open
     /// ranges in order (at most [`MAX_RANGES`]); empty for the others.
     pub ranges: Vec<(u64, u64)>,
+    /// The return addresses of the access that made the finding first,
+    /// innermost first ([`frames::here`]); empty for a cross-core write,
+    /// which is found after the run.
+    pub pcs: Vec<usize>,
+}
+
+/// Findings are equal when they say the same thing: where in the code
+/// (`pcs`) is not part of what.
+impl PartialEq for Finding {
+    fn eq(&self, o: &Self) -> bool {
+        (self.kind, &self.region, self.cpu, self.other, self.first, self.count, &self.ranges)
+            == (o.kind, &o.region, o.cpu, o.other, o.first, o.count, &o.ranges)
+    }
 }
 
 /// Ranges a cross-core write finding keeps.
@@ -371,13 +385,23 @@ impl Sanitizer {
     /// Records a finding of `kind` on `r` by `cpu` (merged with one of the
     /// same kind, region and core).
     pub fn record_on(&self, kind: FindingKind, region: &str, cpu: u32, other: Option<u32>, element: u64, count: u64) {
-        let mut f = self.findings.lock().unwrap_or_else(|e| e.into_inner());
-        if let Some(x) = f.iter_mut().find(|x| x.kind == kind && x.cpu == cpu && x.region == region) {
-            x.count += count;
-            x.first = x.first.min(element);
+        let merged = |f: &mut Vec<Finding>| match f.iter_mut().find(|x| x.kind == kind && x.cpu == cpu && x.region == region) {
+            Some(x) => {
+                x.count += count;
+                x.first = x.first.min(element);
+                true
+            }
+            None => false,
+        };
+        if merged(&mut self.findings.lock().unwrap_or_else(|e| e.into_inner())) {
             return;
         }
-        f.push(Finding { kind, region: region.into(), cpu, other, first: element, count, ranges: Vec::new() });
+        // A new finding: where it was made, taken outside the lock.
+        let pcs = frames::here();
+        let mut f = self.findings.lock().unwrap_or_else(|e| e.into_inner());
+        if !merged(&mut f) {
+            f.push(Finding { kind, region: region.into(), cpu, other, first: element, count, ranges: Vec::new(), pcs });
+        }
     }
 
     fn record(&self, kind: FindingKind, r: &Region, cpu: u32, other: Option<u32>, element: u64, count: u64) {
@@ -676,6 +700,7 @@ fn cross_write(pairs: &mut Vec<Finding>, r: &Region, e: u64, bits: u16) {
                         first: e,
                         count: 0,
                         ranges: Vec::new(),
+                        pcs: Vec::new(),
                     });
                     pairs.len() - 1
                 }
@@ -728,7 +753,16 @@ mod tests {
         s.read(&soc, &mut v, 0, base + 8, 16);
         assert_eq!(
             s.end(),
-            [Finding { kind: FindingKind::UninitialisedRead, region: "the output".into(), cpu: 0, other: None, first: 2, count: 4, ranges: vec![] }]
+            [Finding {
+                kind: FindingKind::UninitialisedRead,
+                region: "the output".into(),
+                cpu: 0,
+                other: None,
+                first: 2,
+                count: 4,
+                ranges: vec![],
+                pcs: vec![]
+            }]
         );
     }
 
@@ -932,7 +966,8 @@ mod tests {
             other: Some(0),
             first: 3,
             count: 1,
-            ranges: vec![]
+            ranges: vec![],
+            pcs: vec![]
         }));
         assert!(f.contains(&Finding {
             kind: FindingKind::CrossCoreWrite,
@@ -941,9 +976,22 @@ mod tests {
             other: Some(3),
             first: 1,
             count: 2,
-            ranges: vec![(1, 3)]
+            ranges: vec![(1, 3)],
+            pcs: vec![]
         }));
-        assert!(f.contains(&Finding { kind: FindingKind::InputWritten, region: "argument 0".into(), cpu: 3, other: None, first: 5, count: 1, ranges: vec![] }));
+        assert!(f.contains(&Finding {
+            kind: FindingKind::InputWritten,
+            region: "argument 0".into(),
+            cpu: 3,
+            other: None,
+            first: 5,
+            count: 1,
+            ranges: vec![],
+            pcs: vec![]
+        }));
+        // Where: the frames of the access that made a finding first (a
+        // cross-core write is found after the run, and has none).
+        assert!(f.iter().all(|x| x.pcs.is_empty() == (x.kind == FindingKind::CrossCoreWrite)), "{f:?}");
     }
 
     #[test]

@@ -22,6 +22,7 @@ pub mod coverage;
 pub(crate) mod crash;
 /// How a crash report's faulting-address line starts (the tools symbolize it).
 pub use crash::PC_LINE_PREFIX as CRASH_PC_LINE_PREFIX;
+pub use sanitizer_report::FINDING_PCS_OPEN;
 pub mod device_limits;
 pub mod diagnostics;
 #[cfg(not(target_arch = "xtensa"))]

@@ -8,22 +8,37 @@ use neuron_runtime::Error;
 use std::string::String;
 use std::vec::Vec;
 
+/// How the return addresses of a finding's first access start in its
+/// sentence: `" <at-pcs 0x1 0x2>"`, which the tools (that have the
+/// kernel's debug information) replace with the kernel's file and line.
+pub const FINDING_PCS_OPEN: &str = " <at-pcs";
+
+/// `f`'s addresses as a [`FINDING_PCS_OPEN`] token ("" when it has none).
+fn site(f: &Finding) -> String {
+    if f.pcs.is_empty() {
+        return String::new();
+    }
+    let pcs: Vec<String> = f.pcs.iter().map(|p| std::format!("{p:#x}")).collect();
+    std::format!("{FINDING_PCS_OPEN} {}>", pcs.join(" "))
+}
+
 /// The run failure for `f`, found while op `op` ran.
 pub fn failure(op: &str, f: &Finding) -> RunFailure {
     let (cpu, region, first, n) = (f.cpu, &f.region, f.first, f.count);
+    let at = site(f);
     let other = f.other.map_or_else(|| "another core".into(), |o| std::format!("core {o}"));
     let (e, reason) = match f.kind {
         FindingKind::UninitialisedRead => (
             Error::UninitialisedRead,
             std::format!(
-                "op `{op}`, core {cpu}: uninitialised read of {region}: {n} element read(s) of memory nothing wrote, the first at element {first} \
+                "op `{op}`, core {cpu}: uninitialised read of {region}: {n} element read(s) of memory nothing wrote, the first at element {first}{at} \
                  (on the device torch::empty tensors and an output not yet written hold whatever was there)"
             ),
         ),
         FindingKind::CrossCoreRead => (
             Error::CrossCoreRead,
             std::format!(
-                "op `{op}`, core {cpu}: read element {first} of {region}, which {other} wrote in the same run ({n} such read(s)): \
+                "op `{op}`, core {cpu}: read element {first} of {region}, which {other} wrote in the same run ({n} such read(s)){at}: \
                  there is no barrier between cores on the device, so what it reads depends on timing"
             ),
         ),
@@ -33,7 +48,7 @@ pub fn failure(op: &str, f: &Finding) -> RunFailure {
         ),
         FindingKind::InputWritten => (
             Error::InputWritten,
-            std::format!("op `{op}`, core {cpu}: wrote into {region} at element {first} ({n} element write(s)): inputs are const, and on the device this corrupts the caller's data"),
+            std::format!("op `{op}`, core {cpu}: wrote into {region} at element {first}{at} ({n} element write(s)): inputs are const, and on the device this corrupts the caller's data"),
         ),
     };
     RunFailure { code: e.code(), cpu: Some(cpu), reason }
