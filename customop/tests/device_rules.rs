@@ -110,6 +110,17 @@ fn malloc_comes_from_the_cores_one_mib_heap() {
     assert!(t.contains("operator new") && t.contains("error 10"), "a failed new is the abort report:\n{t}");
 }
 
+/// A store past a block's end into a freed neighbour overwrites the heap's
+/// free list (it lives in free heap memory): the next malloc refuses
+/// with error 17 and the run fails, instead of handing out wild memory.
+#[test]
+fn a_heap_overflow_into_a_freed_block_is_a_corrupt_heap() {
+    let dir = built("heap_corruption", &[]);
+    fails(&dir, "overflow_into_freed", &ramp(8), &[], &["error 17", "heap's free list was overwritten", "op `overflow_into_freed`"]);
+    let (o, _) = passes(&dir, "stays_in_bounds", &ramp(8), &[]);
+    assert_eq!(floats(&o), [0.0], "the twin's malloc is not null");
+}
+
 #[test]
 fn a_fifth_stream_is_a_warning_and_runs() {
     let dir = built("device_rules", &[]);

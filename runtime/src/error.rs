@@ -61,6 +61,9 @@ errors! {
     HeapNotReady = 15, "heap is not initialised";
     /// The size overflows the heap's arithmetic.
     SizeOverflow = 16, "requested size overflows";
+    /// A node of the heap's free list, kept in free heap memory, was
+    /// overwritten: the heap refuses every allocation and free after.
+    HeapCorrupted = 17, "heap's free list was overwritten (a store into freed or unallocated heap memory)";
     // -- transfers --
     /// `neuron_set_memcpy_method` with a value >= 3.
     BadMemcpyMethod = 20, "memcpy method must be 0 (C), 1 (vector) or 2 (DMA)";

@@ -33,6 +33,32 @@ fn on_core_filled<T>(f: impl FnOnce(&mut HeapMut<'_, LibcHeap>, u8) -> T) -> Opt
     out
 }
 
+/// A corrupted heap (its free list overwritten by a stray store) is the
+/// kernel's bug, not a null it may handle as an out-of-memory: logged on
+/// the core, so that the run fails with it. Other failures are returned
+/// as the device returns them (null, no error the run fails for).
+fn answer(r: Option<Result<*mut c_void, Error>>, process: impl FnOnce() -> *mut c_void) -> *mut c_void {
+    match r {
+        Some(Ok(p)) => p,
+        Some(Err(e)) => {
+            log_corrupted(e);
+            null_mut()
+        }
+        None => process(),
+    }
+}
+
+/// Logs `e` on the bound core when it is [`Error::HeapCorrupted`].
+fn log_corrupted(e: Error) {
+    if e == Error::HeapCorrupted {
+        let _ = with_core(|b| {
+            b.last_error = e.code();
+            b.errors.record(e);
+            Ok(())
+        });
+    }
+}
+
 /// A fresh block of `n` bytes, holding the run's fill (the device's block
 /// holds whatever was there: a result computed from it shows as such).
 fn filled(p: core::ptr::NonNull<u8>, n: usize, fill: u8) -> *mut c_void {
@@ -45,21 +71,21 @@ fn filled(p: core::ptr::NonNull<u8>, n: usize, fill: u8) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_kernel_malloc(n: usize) -> *mut c_void {
     // SAFETY: the process's malloc, for a call with no core bound.
-    on_core_filled(|h, fill| h.malloc(n).map_or(null_mut(), |p| filled(p, n, fill))).unwrap_or_else(|| unsafe { libc::malloc(n) })
+    answer(on_core_filled(|h, fill| h.malloc(n).map(|p| filled(p, n, fill))), || unsafe { libc::malloc(n) })
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_kernel_calloc(n: usize, size: usize) -> *mut c_void {
     // SAFETY: the process's calloc, for a call with no core bound.
-    on_core(|h| h.calloc(n, size).map_or(null_mut(), |p| p.as_ptr().cast())).unwrap_or_else(|| unsafe { libc::calloc(n, size) })
+    answer(on_core(|h| h.calloc(n, size).map(|p| p.as_ptr().cast())), || unsafe { libc::calloc(n, size) })
 }
 
 /// `aligned_alloc`/`memalign(align, n)`.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_kernel_memalign(align: usize, n: usize) -> *mut c_void {
     // SAFETY: the process's allocator, for a call with no core bound.
-    on_core_filled(|h, fill| h.memalign(align, n).map_or(null_mut(), |p| filled(p, n, fill))).unwrap_or_else(|| unsafe { libc::memalign(align, n) })
+    answer(on_core_filled(|h, fill| h.memalign(align, n).map(|p| filled(p, n, fill))), || unsafe { libc::memalign(align, n) })
 }
 
 /// `posix_memalign(out, align, n)`: 0, or `ENOMEM`/`EINVAL`.
@@ -93,6 +119,10 @@ pub unsafe extern "C" fn neuron_kernel_realloc(p: *mut c_void, n: usize) -> *mut
     let mine = on_core(|h| (p.is_null() || h.owns(p.cast())).then(|| unsafe { h.realloc(p.cast(), n) }));
     match mine {
         Some(Some(Ok(Some(q)))) => q.as_ptr().cast(),
+        Some(Some(Err(e))) => {
+            log_corrupted(e);
+            null_mut()
+        }
         Some(Some(_)) => null_mut(),
         // SAFETY: not a block of the core's heap: the caller vouches it is
         // the process's.
@@ -115,6 +145,9 @@ pub unsafe extern "C" fn neuron_kernel_free(p: *mut c_void) {
     // arenas stays there even when refused (a double free is the heap's
     // error, never the process allocator's).
     let mine = on_core(|h| h.owns(p.cast()).then(|| unsafe { h.free(p.cast()) }));
+    if let Some(Some(Err(e))) = mine {
+        log_corrupted(e);
+    }
     if mine.flatten().is_none() {
         // SAFETY: not a block of the core's heap: the caller vouches it is
         // the process's.

@@ -15,6 +15,7 @@ const FIXES: &[(Error, &str)] = &[
     (Error::BadAlignment, "pass an alignment that is a power of two (or 0 for the default)"),
     (Error::HeapNotReady, "allocate only inside a launched op: the runtime sets the heaps up before the kernel runs"),
     (Error::SizeOverflow, "check the size computation: it overflowed (often a negative count turned unsigned)"),
+    (Error::HeapCorrupted, "find the store into heap memory the kernel does not own (a block used after its free, or an index past a block's end): run the same kernel on the emulated cores (--on both), whose checks name the line"),
     (Error::BadMemcpyMethod, "pass 0 (C loop), 1 (vector) or 2 (DMA) to neuron_set_memcpy_method"),
     (Error::DmaFault, "check the transfer's addresses and length: both ends must lie in memory the tensor or heap block owns"),
     (Error::DmaUnreachable, "DMA into and out of data RAM only: stage through neuron_dataram_allocate or tcm_malloc, not the stack or a static"),

@@ -4,7 +4,7 @@
 //! from a stale one, so a small out-of-band table of live blocks answers
 //! both: frees of unknown pointers are refused, never passed on.
 
-use super::first_fit::FirstFit;
+use super::first_fit::{FirstFit, FreeError};
 use super::{effective_align, round_up, HeapStats, HEAP_ALIGN};
 use crate::error::{Error, Result};
 use core::alloc::Layout;
@@ -108,7 +108,8 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
             return self.stats.on_failure(Error::BlockTableFull);
         }
         let Some(p) = self.heap.allocate_first_fit(layout) else {
-            return self.stats.on_failure(Error::OutOfMemory);
+            let e = if self.heap.is_corrupt() { Error::HeapCorrupted } else { Error::OutOfMemory };
+            return self.stats.on_failure(e);
         };
         let addr = p.as_ptr() as usize;
         let at = self.live.binary_search_by(|l| l.addr.cmp(&addr)).unwrap_or_else(|i| i);
@@ -128,10 +129,12 @@ impl<const LIVE: usize> DataRamHeap<LIVE> {
                 let Some(l) = super::table_remove(&mut self.live, i) else { return self.stats.on_failure(Error::ForeignPointer) };
                 // SAFETY: `p` was returned by allocate_first_fit with this
                 // layout and is live (it was in the table until now).
-                if unsafe { self.heap.deallocate(nn, l.layout) }.is_err() {
-                    // Only a corrupted table gets here; the allocator
-                    // refused the block and left its list as it was.
-                    return self.stats.on_failure(Error::ForeignPointer);
+                if let Err(e) = unsafe { self.heap.deallocate(nn, l.layout) } {
+                    // Only corrupted memory gets here (the table, or the
+                    // free list in the pool); the allocator refused the
+                    // block and left its list as it was.
+                    let e = if e == FreeError::Corrupt { Error::HeapCorrupted } else { Error::ForeignPointer };
+                    return self.stats.on_failure(e);
                 }
                 self.stats.on_free(l.layout.size() as u64);
                 Ok(())

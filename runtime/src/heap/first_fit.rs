@@ -7,6 +7,13 @@
 //! so every pointer is derived from the one the region was given with.
 //! Every offset and size is a multiple of [`GRANULE`], so a hole is always
 //! big enough for its node.
+//!
+//! The nodes sit in memory a kernel can write (a store into freed or
+//! never-allocated heap memory lands on them), so each node is checked as
+//! it is read: on a granule, inside the region, its hole inside the
+//! region and its successor after it. A node that fails is a corrupted
+//! heap ([`FirstFit::is_corrupt`]): allocation and free are refused from
+//! then on, and no read or write ever leaves the region.
 
 use core::alloc::Layout;
 use core::ptr::NonNull;
@@ -38,6 +45,8 @@ pub enum FreeError {
     Outside,
     /// The block overlaps memory that is already free.
     Overlap,
+    /// The free list in the region's memory was overwritten.
+    Corrupt,
 }
 
 /// One region's allocator.
@@ -46,6 +55,8 @@ pub struct FirstFit {
     len: usize,
     head: usize,
     free: usize,
+    /// A node failed its check: nothing more is allocated or freed.
+    corrupt: bool,
 }
 
 // SAFETY: the allocator owns its region exclusively (`init`'s contract);
@@ -62,7 +73,7 @@ const fn round_up(n: usize, align: usize) -> Option<usize> {
 impl FirstFit {
     /// An allocator with no memory: every allocation fails.
     pub const fn empty() -> Self {
-        Self { base: core::ptr::null_mut(), len: 0, head: NONE, free: 0 }
+        Self { base: core::ptr::null_mut(), len: 0, head: NONE, free: 0, corrupt: false }
     }
 
     /// Manages `size` bytes at `bottom` (the part from the first granule
@@ -104,13 +115,32 @@ impl FirstFit {
         self.base as usize
     }
 
-    /// Reads the node at `off`.
-    ///
-    /// # Safety
-    /// `off` is a granule-aligned offset of a hole of this region.
-    unsafe fn read(&self, off: usize) -> Hole {
-        // SAFETY: the caller's contract: in the region, aligned, a node.
-        unsafe { self.base.add(off).cast::<Hole>().read() }
+    /// Whether a node of the free list was found overwritten (every
+    /// allocation and free fails from then on).
+    pub fn is_corrupt(&self) -> bool {
+        self.corrupt
+    }
+
+    /// The node at `off` (taken from the list), checked: on a granule, its
+    /// hole inside the region, the next hole at or after its end. None
+    /// (and the heap marked corrupt) when it is not.
+    fn read(&mut self, off: usize) -> Option<Hole> {
+        let node = off.is_multiple_of(GRANULE) && off.checked_add(GRANULE).is_some_and(|e| e <= self.len);
+        if !node {
+            self.corrupt = true;
+            return None;
+        }
+        // SAFETY: a node's worth of bytes at a granule boundary inside the
+        // region, which this allocator owns (`init`'s contract); any bits
+        // are a valid `Hole`.
+        let h = unsafe { self.base.add(off).cast::<Hole>().read() };
+        let end = off.checked_add(h.size).filter(|&e| h.size != 0 && h.size.is_multiple_of(GRANULE) && e <= self.len);
+        let ok = end.is_some_and(|e| h.next == NONE || (h.next >= e && h.next < self.len));
+        if !ok {
+            self.corrupt = true;
+            return None;
+        }
+        Some(h)
     }
 
     /// Writes the node at `off`.
@@ -123,19 +153,17 @@ impl FirstFit {
         unsafe { self.base.add(off).cast::<Hole>().write(h) }
     }
 
-    /// Points the link before a hole (the head, or `prev`'s node) at `to`.
+    /// Points the link before a hole (the head, or `prev`'s node, read
+    /// as its `Hole`) at `to`.
     ///
     /// # Safety
-    /// `prev`, when some, is a hole of this region.
-    unsafe fn link(&mut self, prev: Option<usize>, to: usize) {
+    /// `prev`, when some, is a hole of this region checked by [`read`](Self::read).
+    unsafe fn link(&mut self, prev: Option<(usize, Hole)>, to: usize) {
         match prev {
             None => self.head = to,
-            Some(p) => {
-                // SAFETY: forwarded.
-                let mut h = unsafe { self.read(p) };
-                h.next = to;
+            Some((p, h)) => {
                 // SAFETY: forwarded; a hole's node is free memory.
-                unsafe { self.write(p, h) };
+                unsafe { self.write(p, Hole { next: to, ..h }) };
             }
         }
     }
@@ -149,11 +177,10 @@ impl FirstFit {
         // The base's own alignment beyond the granule decides which
         // offsets give aligned addresses.
         let mis = (self.base as usize) & (align - 1);
-        let mut prev: Option<usize> = None;
+        let mut prev: Option<(usize, Hole)> = None;
         let mut cur = self.head;
-        while cur != NONE {
-            // SAFETY: `cur` came from the list, whose entries are holes.
-            let hole = unsafe { self.read(cur) };
+        while cur != NONE && !self.corrupt {
+            let hole = self.read(cur)?;
             let hole_end = cur + hole.size;
             // First offset >= cur whose address is `align`-aligned.
             let start = round_up(cur.wrapping_add(mis), align).map(|v| v.wrapping_sub(mis));
@@ -173,7 +200,7 @@ impl FirstFit {
                         // SAFETY: `cur` is a hole; it keeps its front part.
                         unsafe { self.write(cur, Hole { size: front, next: after }) };
                     } else {
-                        // SAFETY: `prev` is a hole or the head.
+                        // SAFETY: `prev` is a checked hole or the head.
                         unsafe { self.link(prev, after) };
                     }
                     self.free -= size;
@@ -181,7 +208,7 @@ impl FirstFit {
                     return NonNull::new(self.base.wrapping_add(start));
                 }
             }
-            prev = Some(cur);
+            prev = Some((cur, hole));
             cur = hole.next;
         }
         None
@@ -201,12 +228,14 @@ impl FirstFit {
         if self.len == 0 || !off.is_multiple_of(GRANULE) || end > self.len {
             return Err(FreeError::Outside);
         }
+        if self.corrupt {
+            return Err(FreeError::Corrupt);
+        }
         // Find the holes either side (address order).
         let mut prev: Option<(usize, Hole)> = None;
         let mut next = self.head;
         while next != NONE && next < off {
-            // SAFETY: `next` came from the list.
-            let h = unsafe { self.read(next) };
+            let h = self.read(next).ok_or(FreeError::Corrupt)?;
             prev = Some((next, h));
             next = h.next;
         }
@@ -215,8 +244,7 @@ impl FirstFit {
         }
         let mut node = Hole { size, next };
         if next != NONE && next == end {
-            // SAFETY: `next` is a hole.
-            let n = unsafe { self.read(next) };
+            let n = self.read(next).ok_or(FreeError::Corrupt)?;
             node = Hole { size: size + n.size, next: n.next };
         }
         match prev {
@@ -228,23 +256,23 @@ impl FirstFit {
                 // SAFETY: `off` is the freed block's start: in the region,
                 // aligned, no longer in use.
                 unsafe { self.write(off, node) };
-                // SAFETY: `prev` is a hole or the head.
-                unsafe { self.link(prev.map(|(p, _)| p), off) };
+                // SAFETY: `prev` is a checked hole or the head.
+                unsafe { self.link(prev, off) };
             }
         }
         self.free += size;
         Ok(())
     }
 
-    /// The holes as `(offset, size)`, lowest first (for checks).
-    pub fn holes(&self) -> impl Iterator<Item = (usize, usize)> + '_ {
+    /// The holes as `(offset, size)`, lowest first (for checks); ends at
+    /// a node that fails its check (marking the heap corrupt).
+    pub fn holes(&mut self) -> impl Iterator<Item = (usize, usize)> + '_ {
         let mut cur = self.head;
         core::iter::from_fn(move || {
             if cur == NONE {
                 return None;
             }
-            // SAFETY: `cur` came from the list.
-            let h = unsafe { self.read(cur) };
+            let h = self.read(cur)?;
             let r = (cur, h.size);
             cur = h.next;
             Some(r)
@@ -292,6 +320,28 @@ mod tests {
         // SAFETY: `y` was allocated with `l`.
         unsafe { a.deallocate(y, l).unwrap() };
         assert_eq!(a.holes().collect::<Vec<_>>(), [(0, 4096)]);
+    }
+
+    #[test]
+    fn an_overwritten_free_list_is_a_corrupt_heap_not_a_wild_write() {
+        let l = Layout::from_size_align(64, 16).unwrap();
+        // A hole's size past the region, a successor before the hole (a
+        // loop), a successor off the granule, a zero size.
+        for (size, next) in [(usize::MAX - 8, NONE), (16, 0), (16, 72), (0, NONE)] {
+            let mut mem = Mem([0; 4096]);
+            let mut a = make(&mut mem, 0);
+            let x = a.allocate_first_fit(l).unwrap();
+            let y = a.allocate_first_fit(l).unwrap();
+            // SAFETY: `x` was allocated with `l` and is not used.
+            unsafe { a.deallocate(x, l).unwrap() };
+            // SAFETY: `x`'s block is freed memory of the region (its
+            // node), aligned: written as a kernel's stray store would.
+            unsafe { x.as_ptr().cast::<[usize; 2]>().write([size, next]) };
+            assert!(a.allocate_first_fit(l).is_none(), "size {size} next {next}");
+            assert!(a.is_corrupt());
+            // SAFETY: `y` was allocated with `l`; refused, nothing touched.
+            assert_eq!(unsafe { a.deallocate(y, l) }, Err(FreeError::Corrupt));
+        }
     }
 
     #[derive(Debug, Clone)]

@@ -9,7 +9,7 @@
 //! header's magic and state turn foreign pointers and double frees into
 //! errors instead of corruption.
 
-use super::first_fit::FirstFit;
+use super::first_fit::{FirstFit, FreeError};
 use super::{effective_align, HeapStats, HEAP_ALIGN};
 use crate::error::{Error, Result};
 use core::alloc::Layout;
@@ -179,7 +179,8 @@ impl LibcHeap {
             return self.stats.on_failure(Error::HeapNotReady);
         }
         let Some(start) = arena.heap.allocate_first_fit(layout) else {
-            return self.stats.on_failure(Error::OutOfMemory);
+            let e = if arena.heap.is_corrupt() { Error::HeapCorrupted } else { Error::OutOfMemory };
+            return self.stats.on_failure(e);
         };
         // SAFETY: the block is `offset + size` bytes, so the user pointer
         // and the header right below it (offset >= HEADER) are inside it.
@@ -274,12 +275,14 @@ impl LibcHeap {
         unsafe {
             let start = NonNull::new_unchecked(p.sub(h.offset));
             let layout = Layout::from_size_align_unchecked(h.size + h.offset, h.align);
-            if arena.heap.deallocate(start, layout).is_err() {
+            if let Err(e) = arena.heap.deallocate(start, layout) {
                 // A header that passed the checks over a block the list
-                // holds as free: corrupted memory. Refused, and the header
-                // put back as it was (the block stays live).
+                // holds as free, or a free list that fails its checks:
+                // corrupted memory. Refused, and the header put back as it
+                // was (the block stays live).
                 p.sub(HEADER_AT).cast::<Header>().write(h);
-                return self.stats.on_failure(Error::ForeignPointer);
+                let e = if e == FreeError::Corrupt { Error::HeapCorrupted } else { Error::ForeignPointer };
+                return self.stats.on_failure(e);
             }
         }
         self.stats.on_free(h.size as u64);
