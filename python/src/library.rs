@@ -283,18 +283,29 @@ pub(crate) fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &s
 
 /// `cores=`, `report=` and `timeout=` of an op call (`timeout`: the
 /// library's default).
-fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut timeout: Option<Duration>) -> customop::Result<(u32, bool, Option<Duration>)> {
-    let (mut cores, mut report) = (None, false);
+/// An op call's keywords.
+struct CallKw {
+    cores: u32,
+    report: bool,
+    timeout: Option<Duration>,
+    /// `profile=DIR`: profile the emulated run into DIR.
+    profile: Option<PathBuf>,
+}
+
+fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut timeout: Option<Duration>) -> customop::Result<CallKw> {
+    let (mut cores, mut report, mut profile) = (None, false, None);
     for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
         match k.extract::<String>().unwrap_or_default().as_str() {
             "cores" => cores = Some(v),
             "report" if v.is_instance_of::<PyBool>() => report = v.is_truthy().unwrap_or(false),
             "report" => return Err(usage("report=: give True or False")),
             "timeout" => timeout = timeout_of(&v)?,
-            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores=, report= and timeout=)"))),
+            "profile" if v.is_none() => profile = None,
+            "profile" => profile = Some(v.extract::<PathBuf>().map_err(|_| usage("profile=: give a directory (a str or a path)"))?),
+            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores=, report=, timeout= and profile=)"))),
         }
     }
-    Ok((cores_of(cores.as_ref(), multicore, op)?, report, timeout))
+    Ok(CallKw { cores: cores_of(cores.as_ref(), multicore, op)?, report, timeout, profile })
 }
 
 /// The Python error of a failed run, its report attached.
@@ -346,7 +357,14 @@ impl Op {
     /// (`isolate=False`): through `customop run`'s own function, the
     /// tensors handed over as `.npy` files in a private directory. Returns
     /// the output and the report's text.
-    pub(crate) fn run_emulated(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<(customop::npy::Array, String)> {
+    pub(crate) fn run_emulated(
+        &self,
+        py: Python<'_>,
+        placed: &[Placed],
+        cores: u32,
+        timeout: Option<Duration>,
+        profile: Option<&std::path::Path>,
+    ) -> PyResult<(customop::npy::Array, String, Option<String>)> {
         static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
         let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
         let tmp = std::env::temp_dir().join(format!("neuroncustomop-{}-{n}", std::process::id()));
@@ -378,12 +396,12 @@ impl Op {
                 no_fork: !self.isolate,
                 html: None,
             };
-            customop::run::run(&o)
+            customop::run::run_profiled(&o, profile)
         });
         let _ = std::fs::remove_dir_all(&tmp);
         py.check_signals()?;
         let r = ran.map_err(|e| errors::to_py(py, &e))?;
-        Ok((r.output, report_of_emulated(&r.report, cores)))
+        Ok((r.output, report_of_emulated(&r.report, cores), r.profile))
     }
 
     /// Runs a call staged in the library's worker (`invoke::finish`),
@@ -467,7 +485,11 @@ impl Op {
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         let op = &self.op;
-        let (cores, report, timeout) = keywords(kwargs, self.multicore, &op.name, self.timeout).map_err(|e| errors::to_py(py, &e))?;
+        let CallKw { cores, report, timeout, profile } = keywords(kwargs, self.multicore, &op.name, self.timeout).map_err(|e| errors::to_py(py, &e))?;
+        if profile.is_some() && self.on == On::Sim {
+            let e = usage("profile=: profiles the emulated device's run (its instructions and memory accesses, and a modeled device time): load the library with on=\"qemu\" or on=\"both\"");
+            return Err(errors::to_py(py, &e));
+        }
         if args.len() != op.params.len() {
             let kinds: Vec<&str> = op.params.iter().map(|p| p.cpp_type.as_str()).collect();
             let e = bad_input(format!("op `{}` takes {} argument(s) ({}), {} given", op.name, op.params.len(), kinds.join(", "), args.len()));
@@ -477,6 +499,7 @@ impl Op {
             return Err(errors::to_py(py, &usage(NO_TIMEOUT_IN_PROCESS)));
         }
         let through_run = self.through_run();
+        let mut profiled: Option<String> = None;
         let (out, report_text) = match self.pool.try_call().filter(|_| !through_run) {
             // The library's worker: arguments copied once into its memory,
             // the output once out of it.
@@ -501,7 +524,8 @@ impl Op {
                     placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
                 }
                 if through_run {
-                    let (output, report) = self.run_emulated(py, &placed, cores, timeout)?;
+                    let (output, report, summary) = self.run_emulated(py, &placed, cores, timeout, profile.as_deref())?;
+                    profiled = summary;
                     (crate::arrays::to_python(py, output)?, report)
                 } else {
                     let ran = self.run_contained(py, &placed, cores, timeout)?;
@@ -512,7 +536,11 @@ impl Op {
         if !report {
             return Ok(out);
         }
-        let rep: Report = report::parse(&report_text).map_err(|m| errors::to_py(py, &Error::new(ErrorKind::Environment, m)))?;
+        let mut rep: Report = report::parse(&report_text).map_err(|m| errors::to_py(py, &Error::new(ErrorKind::Environment, m)))?;
+        if let Some(dir) = profile.filter(|_| profiled.is_some()) {
+            rep.profile_dir = Some(dir.display().to_string());
+            rep.profile_summary = profiled;
+        }
         Ok(PyTuple::new(py, [out, Bound::new(py, rep)?.into_any()])?.into_any())
     }
 

@@ -106,6 +106,12 @@ pub struct Report {
     pub refused: Option<String>,
     /// The report's text, as `customop run --report` prints it.
     pub text: String,
+    /// A profiled emulated run (`profile=DIR`): the directory its files
+    /// went to (`profile.json`, `flamegraph.svg`, `trace.json`).
+    pub profile_dir: Option<String>,
+    /// A profiled emulated run: the profile's summary (modeled device
+    /// time, top lines), as `customop run --profile` prints it.
+    pub profile_summary: Option<String>,
 }
 
 #[pymethods]
@@ -124,6 +130,16 @@ impl Report {
     /// is `customop run --html`'s only (a Python run keeps no writer map).
     fn _repr_html_(&self) -> String {
         customop::report_page::page(&customop::report_page::PageInput { op: "", shape: &[], report: &self.text, writers: None })
+    }
+
+    /// A profiled emulated run's `profile.json` as Python data (None for
+    /// a run without `profile=`).
+    #[getter]
+    fn profile<'py>(&self, py: Python<'py>) -> PyResult<Option<Bound<'py, PyAny>>> {
+        let Some(dir) = &self.profile_dir else { return Ok(None) };
+        let path = std::path::Path::new(dir).join(customop::profile::output::PROFILE_JSON);
+        let text = std::fs::read_to_string(&path).map_err(|e| pyo3::exceptions::PyOSError::new_err(format!("{}: {e}", path.display())))?;
+        Ok(Some(py.import("json")?.call_method1("loads", (text,))?))
     }
 
     /// Every printf line of the run, core by core.
