@@ -168,7 +168,8 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
  *   "F kind vcpu pc addr size store what lo hi arg count other"
  * then "end". Kinds: 1 uninitialised read, 2 outside every block, 3 use
  * after free, 4 write into an input, 5 cross-core read, 6 cross-core
- * write, 7 stack beyond its limit (addr: the lowest, size: how far).
+ * write, 7 stack beyond its limit (addr: the lowest, size: how far; lo
+ * the limit, hi the top the kernel was launched at, 0 if not known).
  */
 #define RAM_LO 0x60000000ull
 #define RAM_BYTES (128ull << 20)
@@ -177,13 +178,19 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
 /* How far below its limit an access still counts as the stack's: the
  * switch's frame keeps a few words on the old stack, megabytes away. */
 #define STACK_GUARD (1ull << 20)
-/* Bytes around a block where an access is outside it (the allocators
- * align blocks to 64 bytes: at least this much lies between two). */
+/* Bytes around a libc heap block where an access is outside it (the
+ * heap's 64-byte header lies in front of every block). */
 #define REDZONE 16
 
 enum { S_LIVE = 1, S_INIT = 2, S_RO = 4, S_FREED = 8, S_OUT = 16, S_RED = 32 };
 enum { W_TCM = 1, W_MALLOC, W_CALLOC, W_TENSOR, W_TENSOR_FILLED, W_INPUT = 100, W_OUTPUT };
-enum { K_BLOCK = 1, K_FREE, K_INPUT, K_OUTPUT, K_STACK, K_RUN_START, K_RUN_END, K_REALLOC };
+enum { K_BLOCK = 1, K_FREE, K_INPUT, K_OUTPUT, K_STACK, K_RUN_START, K_RUN_END, K_REALLOC, K_KERNEL_STACK };
+/* The stack a kernel has on the device (sim/src/device_limits.rs): its
+ * -DSTACK_SIZE when that is above the core's local 8 KiB, else the local
+ * stack, here with 8 KiB more for the library's own frames, which the
+ * host does not count either. */
+#define LOCAL_STACK (8u << 10)
+#define LIBRARY_FRAMES (8u << 10)
 enum { F_UNINIT = 1, F_OUTSIDE, F_FREED, F_INPUT, F_XREAD, F_XWRITE, F_STACK, N_FINDINGS };
 
 static uint8_t *shadow;
@@ -198,18 +205,18 @@ static struct block *blocks;
 static size_t n_blocks, cap_blocks;
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct finding { uint64_t pc, addr, size, count; bool store; long block; int other; };
+struct finding { uint64_t pc, addr, size, count; bool store, spill; long block; int other; };
 static struct cpu_state {
     uint16_t field[6];
     int quiet;
     bool in_run;
-    uint64_t stack_limit;
+    uint64_t stack_limit, kernel_top, kernel_limit, stack_top_seen;
     struct finding f[N_FINDINGS];
 } cpus[MAX_VCPUS];
 
 /* What the check needs of an instruction: its address and whether it is a
  * stack access (SP-based, or a register window's spill or fill). */
-struct chk_rec { uint64_t pc; bool stacky; };
+struct chk_rec { uint64_t pc; bool stacky, spill; };
 
 static long add_block(uint64_t lo, uint64_t hi, int what, int arg)
 {
@@ -282,7 +289,11 @@ static void place(uint64_t lo, uint64_t n, int what, int arg)
         return;
     add_block(lo, lo + n, what, arg);
     mark(lo, lo + n, set, 0xff);
-    redzones(lo, lo + n);
+    /* Only the libc heap keeps its own 64-byte header in front of every
+     * block; the TCM pool and the HBM heap put blocks (and buffers this
+     * check does not see: stream buffers, HBM stacks) back to back. */
+    if (what == W_MALLOC || what == W_CALLOC)
+        redzones(lo, lo + n);
 }
 
 static void take_back(uint64_t lo)
@@ -346,6 +357,10 @@ static void on_event(unsigned v, int kind)
     case K_STACK:
         c->stack_limit = w[0];
         break;
+    case K_KERNEL_STACK:
+        c->kernel_top = w[1] ? w[0] : 0;
+        c->kernel_limit = w[1] ? w[0] - (w[1] > LOCAL_STACK ? w[1] : LOCAL_STACK + LIBRARY_FRAMES) : 0;
+        break;
     case K_RUN_START:
         c->in_run = true;
         break;
@@ -371,12 +386,19 @@ static void port_store(unsigned v, uint64_t vaddr)
 static void found(unsigned v, int kind, const struct chk_rec *r, uint64_t a, uint64_t size, bool store, int other)
 {
     struct finding *f = &cpus[v].f[kind];
+    /* A stack finding names the kernel's own access, not a window spill
+     * in the vectors, when there is one. */
+    if (f->count && f->spill && !r->spill) {
+        f->pc = r->pc;
+        f->spill = false;
+    }
     if (f->count++ == 0 || (kind == F_STACK && a < f->addr)) {
         bool first = f->count == 1;
         f->addr = a;
         f->size = size;
         if (first) {
             f->pc = r->pc;
+            f->spill = r->spill;
             f->store = store;
             f->block = kind == F_STACK ? -1 : block_at(a, kind == F_OUTSIDE);
             f->other = other;
@@ -427,8 +449,17 @@ static void on_check_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t
     }
     if (!c->in_run || c->quiet > 0)
         return;
-    if (r->stacky && c->stack_limit && vaddr < c->stack_limit && vaddr + STACK_GUARD >= c->stack_limit)
-        found(v, F_STACK, r, vaddr, c->stack_limit - vaddr, store, -1);
+    /* Below the kernel's limit: any access inside the stack region the
+     * board gave it (nothing else lives there), and below that region
+     * a stack access (SP-based, or a window spill). */
+    {
+        uint64_t limit = c->kernel_limit ? c->kernel_limit : c->stack_limit;
+        bool in_region = c->kernel_limit && vaddr >= c->stack_limit;
+        if (limit && vaddr < limit && vaddr + STACK_GUARD >= limit && (r->stacky || in_region)) {
+            found(v, F_STACK, r, vaddr, limit - vaddr, store, -1);
+            c->stack_top_seen = c->kernel_top;
+        }
+    }
     if (!in_ram(vaddr, n))
         return;
     for (uint64_t i = 0; i < n; i++) {
@@ -490,6 +521,7 @@ static void check_insn(struct qemu_plugin_insn *insn)
         abort();
     r->pc = qemu_plugin_insn_vaddr(insn);
     r->stacky = stacky(insn);
+    r->spill = r->stacky && (((const uint8_t *)qemu_plugin_insn_data(insn))[0] & 15) == 0;
     qemu_plugin_register_vcpu_mem_cb(insn, on_check_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, r);
 }
 
@@ -508,6 +540,8 @@ static void write_findings(void)
                 continue;
             if (x->block >= 0)
                 b = blocks[x->block];
+            if (k == F_STACK)
+                b = (struct block){ x->addr + x->size, cpus[v].stack_top_seen, 0, 0, false };
             fprintf(f, "F %d %u %llx %llx %llu %d %d %llx %llx %d %llu %d\n", k, v, (unsigned long long)x->pc, (unsigned long long)x->addr,
                     (unsigned long long)x->size, x->store, b.what, (unsigned long long)b.lo, (unsigned long long)b.hi, b.arg,
                     (unsigned long long)x->count, x->other);

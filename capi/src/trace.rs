@@ -51,6 +51,9 @@ mod port {
     pub fn stack_limit(isl: usize) {
         event(kind::STACK, isl as u32, 0, 0);
     }
+    pub fn kernel_stack(top: usize, bytes: u32) {
+        neuron_hal::xtensa::trace::kernel_stack(top as u32, bytes);
+    }
     /// Where the core reaches SoC `soc` (hbm_scratch only: the rest of
     /// HBM has no RAM on the emulated board); 0 elsewhere.
     pub fn nx(soc: u64) -> usize {
@@ -82,6 +85,8 @@ mod port {
     pub fn nx(_: u64) -> usize {
         0
     }
+    #[inline(always)]
+    pub fn kernel_stack(_: usize, _: u32) {}
 }
 
 /// Runs `f`, the library's own heap bookkeeping, unchecked: the
@@ -127,4 +132,11 @@ pub fn tensor(soc: u64, n: u64, what: u32) {
 #[inline(always)]
 pub fn tensor_freed(soc: u64) {
     port::freed(port::nx(soc));
+}
+
+/// The kernel runs with its stack's top at `top` (0: the current stack)
+/// and asked for `bytes` of stack; `bytes` 0: it returned.
+#[inline(always)]
+pub fn kernel_stack(top: usize, bytes: u32) {
+    port::kernel_stack(top, bytes);
 }

@@ -93,10 +93,22 @@ pub fn sentence(op: &str, f: &Finding, lines: Option<&Lines>) -> (Error, String)
                 buffer(f)
             ),
         ),
+        Kind::Stack if f.hi > f.lo && f.lo > f.addr => {
+            let (used, had) = (f.hi - f.addr, f.hi - f.lo);
+            (
+                Error::StackExceeded,
+                format!(
+                    "op `{op}`, core {cpu}: the kernel's stack reached {used} B, {} B past the {had} B it has on the device (first {at}): it would overflow there. \
+                     Build with -DSTACK_SIZE={}",
+                    f.size,
+                    (used + used / 4).div_ceil(4096) * 4096
+                ),
+            )
+        }
         Kind::Stack => (
             Error::StackExceeded,
             format!(
-                "op `{op}`, core {cpu}: the kernel's stack went {} B below the limit of the stack it has (to 0x{:x}; first {at}): it overflows on the device. \
+                "op `{op}`, core {cpu}: the kernel's stack went {} B below the limit of the stack it has (to 0x{:x}; first {at}): it would overflow on the device. \
                  Build with a larger -DSTACK_SIZE",
                 f.size, f.addr
             ),

@@ -35,6 +35,9 @@ pub mod kind {
     /// `realloc`: new address, old address, new bytes (the old block's
     /// written bytes stay written in the new one).
     pub const REALLOC: u16 = 8;
+    /// The kernel's stack on the device: top, bytes it asked for
+    /// (`-DSTACK_SIZE`, or the default); bytes 0: the kernel returned.
+    pub const KERNEL_STACK: u16 = 9;
 }
 
 /// What handed a block out (the third word of a [`kind::BLOCK`]).
@@ -77,4 +80,21 @@ pub fn event(kind: u16, a: u32, b: u32, c: u32) {
 #[inline(never)]
 pub fn quiet(on: bool) {
     store(QUIET, u32::from(on));
+}
+
+/// The kernel is launched with its stack's top at `top` (0: the caller's
+/// stack pointer, as it runs on the current stack) and asks for `bytes`
+/// (`-DSTACK_SIZE`); `bytes` 0 when it has returned.
+#[inline(never)]
+pub fn kernel_stack(top: u32, bytes: u32) {
+    let top = if top == 0 && bytes != 0 {
+        let sp: u32;
+        // SAFETY: reads a1 (the stack pointer) into a register; no memory,
+        // no flags.
+        unsafe { core::arch::asm!("mov {0}, a1", out(reg) sp, options(nomem, nostack, preserves_flags)) };
+        sp
+    } else {
+        top
+    };
+    event(kind::KERNEL_STACK, top, bytes, 0);
 }
