@@ -166,7 +166,8 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
  * A finding is kept per core and kind: the first access (pc, address,
  * size, the block it hit) and how many. Lines of check=FILE:
  *   "F kind vcpu pc addr size store what lo hi arg count other"
- * then "end". Kinds: 1 uninitialised read, 2 outside every block, 3 use
+ * each followed by lines "T pc", the core's last distinct access
+ * instructions before it (latest first), then "end". Kinds: 1 uninitialised read, 2 outside every block, 3 use
  * after free, 4 write into an input, 5 cross-core read, 6 cross-core
  * write, 7 stack beyond its limit (addr: the lowest, size: how far; lo
  * the limit, hi the top the kernel was launched at, 0 if not known).
@@ -205,12 +206,18 @@ static struct block *blocks;
 static size_t n_blocks, cap_blocks;
 static pthread_mutex_t block_lock = PTHREAD_MUTEX_INITIALIZER;
 
-struct finding { uint64_t pc, addr, size, count; bool store, spill; long block; int other; };
+/* The last distinct instruction addresses of a core's loads and stores:
+ * a finding inside a library function (a copy, an element accessor
+ * compiled out of line) is named by the kernel's line that led to it. */
+#define TRAIL 4096
+struct finding { uint64_t pc, addr, size, count; bool store, spill; long block; int other; uint64_t trail[TRAIL]; };
 static struct cpu_state {
     uint16_t field[6];
     int quiet;
     bool in_run;
     uint64_t stack_limit, kernel_top, kernel_limit, stack_top_seen;
+    uint64_t trail[TRAIL];
+    unsigned trail_at;
     struct finding f[N_FINDINGS];
 } cpus[MAX_VCPUS];
 
@@ -397,6 +404,9 @@ static void found(unsigned v, int kind, const struct chk_rec *r, uint64_t a, uin
         f->addr = a;
         f->size = size;
         if (first) {
+            struct cpu_state *c = &cpus[v];
+            for (unsigned i = 0; i < TRAIL; i++)
+                f->trail[i] = c->trail[(c->trail_at + TRAIL - i) % TRAIL];
             f->pc = r->pc;
             f->spill = r->spill;
             f->store = store;
@@ -449,6 +459,10 @@ static void on_check_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t
     }
     if (!c->in_run || c->quiet > 0)
         return;
+    if (c->trail[c->trail_at] != r->pc) {
+        c->trail_at = (c->trail_at + 1) % TRAIL;
+        c->trail[c->trail_at] = r->pc;
+    }
     /* Below the kernel's limit: any access inside the stack region the
      * board gave it (nothing else lives there), and below that region
      * a stack access (SP-based, or a window spill). */
@@ -545,6 +559,8 @@ static void write_findings(void)
             fprintf(f, "F %d %u %llx %llx %llu %d %d %llx %llx %d %llu %d\n", k, v, (unsigned long long)x->pc, (unsigned long long)x->addr,
                     (unsigned long long)x->size, x->store, b.what, (unsigned long long)b.lo, (unsigned long long)b.hi, b.arg,
                     (unsigned long long)x->count, x->other);
+            for (unsigned i = 0; i < TRAIL && x->trail[i]; i++)
+                fprintf(f, "T %llx\n", (unsigned long long)x->trail[i]);
         }
     fputs("end\n", f);
     fclose(f);

@@ -1,6 +1,8 @@
 //! The plugin's findings file: one line per core and kind of finding,
 //! `F kind vcpu pc addr size store what lo hi arg count other` (numbers
-//! in hex where they are addresses), then `end`.
+//! in hex where they are addresses), each followed by lines `T pc`: the
+//! core's last distinct access instructions before it, latest first;
+//! then `end`.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::path::Path;
@@ -85,6 +87,8 @@ pub struct Finding {
     pub count: u64,
     /// The other core (cross-core findings).
     pub other: Option<u32>,
+    /// The core's access instructions before this one, latest first.
+    pub trail: Vec<u64>,
 }
 
 fn bad(l: &str) -> Error {
@@ -99,6 +103,11 @@ pub fn parse(text: &str) -> Result<Vec<Finding>> {
         if l == "end" {
             ended = true;
             break;
+        }
+        if let (Some(pc), Some(last)) = (l.strip_prefix("T "), out.last_mut()) {
+            let last: &mut Finding = last;
+            last.trail.push(u64::from_str_radix(pc, 16).map_err(|_| bad(l))?);
+            continue;
         }
         let w: Vec<&str> = l.split_whitespace().collect();
         if w.len() != 13 || w[0] != "F" {
@@ -128,6 +137,7 @@ pub fn parse(text: &str) -> Result<Vec<Finding>> {
             hi: hex(9)?,
             count: dec(11)? as u64,
             other: u32::try_from(dec(12)?).ok(),
+            trail: Vec::new(),
         });
     }
     if !ended {
@@ -148,10 +158,11 @@ mod tests {
 
     #[test]
     fn lines_parse_stack_first_then_by_kind_and_core_and_an_early_end_is_an_error() {
-        let t = "F 7 1 60001000 67000010 66000 1 0 0 0 0 12 -1\nF 1 0 60000abc 60800040 4 0 1 60800040 60800080 0 16 -1\nend\n";
+        let t = "F 7 1 60001000 67000010 66000 1 0 0 0 0 12 -1\nF 1 0 60000abc 60800040 4 0 1 60800040 60800080 0 16 -1\nT 60000ab0\nT 60000aa0\nend\n";
         let f = parse(t).unwrap();
         assert_eq!((f[1].kind, f[1].what, f[1].count, f[1].other), (Kind::Uninitialised, What::Tcm, 16, None));
         assert_eq!((f[0].kind, f[0].cpu, f[0].size), (Kind::Stack, 1, 66000));
+        assert_eq!(f[1].trail, [0x6000_0ab0, 0x6000_0aa0]);
         assert!(parse("F 1 0\nend\n").is_err());
         assert!(parse("").is_err());
     }

@@ -25,19 +25,26 @@ fn element(f: &Finding) -> u64 {
     f.addr.saturating_sub(f.lo) / f.size.max(1)
 }
 
-/// Where the access is in the kernel: its file:line, or the function it
-/// is in when that is the library's (a copy the kernel called).
-pub fn site(lines: Option<&Lines>, pc: u64) -> String {
+/// Where the access is in the kernel: its file:line; inside a library
+/// function (a copy, an accessor compiled out of line), that function
+/// and the kernel's line the core ran last before it (from `trail`).
+pub fn site(lines: Option<&Lines>, pc: u64, trail: &[u64]) -> String {
     let Some(lines) = lines else { return format!("pc 0x{pc:x}") };
     match crate::device_fault::kernel_line(lines, pc as u32) {
         Some(l) => format!("at {l}"),
-        None => format!("in {} (pc 0x{pc:x})", lines.frames(pc).last().map_or_else(String::new, |f| f.function.clone())),
+        None => {
+            let inside = lines.frames(pc).last().map_or_else(String::new, |f| f.function.clone());
+            match trail.iter().find_map(|&a| crate::device_fault::kernel_line(lines, a as u32)) {
+                Some(l) => format!("in {inside}, called from {l}"),
+                None => format!("in {inside} (pc 0x{pc:x})"),
+            }
+        }
     }
 }
 
 /// The code and sentence of one finding of op `op`.
 pub fn sentence(op: &str, f: &Finding, lines: Option<&Lines>) -> (Error, String) {
-    let (cpu, n, e, at) = (f.cpu, f.count, element(f), site(lines, f.pc));
+    let (cpu, n, e, at) = (f.cpu, f.count, element(f), site(lines, f.pc, &f.trail));
     let access = if f.store { "write" } else { "read" };
     match f.kind {
         Kind::Uninitialised => (
