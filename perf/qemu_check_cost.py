@@ -1,7 +1,8 @@
 """The emulated cores' check's cost (issue 40), measured in one run of this
 script.
 
-`customop run --on qemu` of the [32, 4096] float32 relus of
+`customop run --on qemu` of the [ROWS, 4096] float32 relus (ROWS=32 unless
+the environment says) of
 customop/tests/kernels/profile_relus (element accessor and TCM staging,
 1 core) and profile_relu_mc (TCM, 8 cores) with the check (the default)
 against the same run with NEURON_QEMU_CHECK=0. Prints the best of 3 wall
@@ -24,7 +25,8 @@ work = root / "target/qemu-check-cost"
 kernels = root / "customop/tests/kernels"
 work.mkdir(parents=True, exist_ok=True)
 x = work / "x.npy"
-np.save(x, np.random.default_rng(0).standard_normal((32, 4096), dtype=np.float32))
+rows = int(os.environ.get("ROWS", "32"))
+np.save(x, np.random.default_rng(0).standard_normal((rows, 4096), dtype=np.float32))
 
 
 def build(name, folder, *extra):
