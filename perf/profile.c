@@ -419,10 +419,12 @@ static void found(unsigned v, int kind, const struct chk_rec *r, uint64_t a, uin
 static void cross_core(unsigned v, const struct chk_rec *r, uint64_t a, uint64_t n, bool store)
 {
     for (uint64_t i = 0; i < n; i++) {
-        uint64_t o = a + i - out_lo;
-        uint8_t me = (uint8_t)(1u << v), w = out_writer[o];
+        uint64_t o;
+        uint8_t me = (uint8_t)(1u << v), w;
         if (a + i < out_lo || a + i >= out_hi)
             continue;
+        o = a + i - out_lo;
+        w = out_writer[o];
         if (store) {
             if (w && w != v + 1) {
                 found(v, F_XWRITE, r, a, n, store, w - 1);
