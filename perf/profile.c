@@ -184,7 +184,7 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
 #define REDZONE 16
 
 enum { S_LIVE = 1, S_INIT = 2, S_RO = 4, S_FREED = 8, S_OUT = 16, S_RED = 32 };
-enum { W_TCM = 1, W_MALLOC, W_CALLOC, W_TENSOR, W_TENSOR_FILLED, W_INPUT = 100, W_OUTPUT };
+enum { W_TCM = 1, W_MALLOC, W_CALLOC, W_TENSOR, W_TENSOR_FILLED, W_LIBRARY, W_INPUT = 100, W_OUTPUT };
 enum { K_BLOCK = 1, K_FREE, K_INPUT, K_OUTPUT, K_STACK, K_RUN_START, K_RUN_END, K_REALLOC, K_KERNEL_STACK };
 /* The stack a kernel has on the device (sim/src/device_limits.rs): its
  * -DSTACK_SIZE when that is above the core's local 8 KiB, else the local
@@ -290,7 +290,7 @@ static void redzones(uint64_t lo, uint64_t hi)
 static void place(uint64_t lo, uint64_t n, int what, int arg)
 {
     uint8_t set = S_LIVE;
-    if (what == W_CALLOC || what == W_TENSOR_FILLED)
+    if (what == W_CALLOC || what == W_TENSOR_FILLED || what == W_LIBRARY)
         set |= S_INIT;
     if (!in_ram(lo, n) || n == 0)
         return;

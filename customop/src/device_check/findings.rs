@@ -56,6 +56,8 @@ pub enum What {
     Calloc,
     /// `torch::empty` (or another tensor the library made).
     Tensor,
+    /// A buffer of the library's own (a stream's).
+    Library,
     /// An input (its argument index).
     Input(u32),
     /// The output.
@@ -121,6 +123,7 @@ pub fn parse(text: &str) -> Result<Vec<Finding>> {
             2 => What::Malloc,
             3 => What::Calloc,
             4 | 5 => What::Tensor,
+            6 => What::Library,
             100 => What::Input(dec(10)? as u32),
             101 => What::Output,
             _ => return Err(bad(l)),

@@ -14,6 +14,7 @@ fn buffer(f: &Finding) -> String {
         What::Malloc => format!("a malloc/new block of {n} bytes"),
         What::Calloc => format!("a calloc block of {n} bytes"),
         What::Tensor => format!("a torch::empty tensor of {n} bytes"),
+        What::Library => format!("a stream buffer of {n} bytes"),
         What::Input(i) => format!("input {i}"),
         What::Output => "the output".into(),
     }

@@ -52,6 +52,8 @@ pub mod what {
     pub const TENSOR: u32 = 4;
     /// A tensor's storage the library made and filled (`torch::zeros`).
     pub const TENSOR_FILLED: u32 = 5;
+    /// A buffer of the library's own (a stream's): not checked.
+    pub const LIBRARY: u32 = 6;
 }
 
 const QUIET: u32 = 6;
