@@ -25,14 +25,8 @@ pub mod what {
 
 #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
 mod port {
-    use neuron_hal::xtensa::trace::{event, kind, quiet};
+    use neuron_hal::xtensa::trace::{event, kind};
 
-    pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-        quiet(true);
-        let r = f();
-        quiet(false);
-        r
-    }
     pub fn block(p: usize, n: usize, what: u32) {
         if p != 0 {
             event(kind::BLOCK, p as u32, n as u32, what);
@@ -51,9 +45,6 @@ mod port {
     pub fn stack_limit(isl: usize) {
         event(kind::STACK, isl as u32, 0, 0);
     }
-    pub fn kernel_stack(top: usize, bytes: u32) {
-        neuron_hal::xtensa::trace::kernel_stack(top as u32, bytes);
-    }
     /// Where the core reaches SoC `soc` (hbm_scratch only: the rest of
     /// HBM has no RAM on the emulated board); 0 elsewhere.
     pub fn nx(soc: u64) -> usize {
@@ -68,10 +59,6 @@ mod port {
 #[cfg(not(all(target_arch = "xtensa", feature = "qemu")))]
 mod port {
     #[inline(always)]
-    pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-        f()
-    }
-    #[inline(always)]
     pub fn block(_: usize, _: usize, _: u32) {}
     #[inline(always)]
     pub fn freed(_: usize) {}
@@ -85,15 +72,6 @@ mod port {
     pub fn nx(_: u64) -> usize {
         0
     }
-    #[inline(always)]
-    pub fn kernel_stack(_: usize, _: u32) {}
-}
-
-/// Runs `f`, the library's own heap bookkeeping, unchecked: the
-/// allocator reads and writes free blocks and headers the kernel may not.
-#[inline(always)]
-pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-    port::quietly(f)
 }
 
 /// Block `p` of `n` bytes was handed out by `what` (null: nothing).
@@ -134,9 +112,33 @@ pub fn tensor_freed(soc: u64) {
     port::freed(port::nx(soc));
 }
 
-/// The kernel runs with its stack's top at `top` (0: the current stack)
-/// and asked for `bytes` of stack; `bytes` 0: it returned.
-#[inline(always)]
-pub fn kernel_stack(top: usize, bytes: u32) {
-    port::kernel_stack(top, bytes);
+/// Evaluates `$e`, the library's own bookkeeping (an allocator reading
+/// and writing its free blocks and headers), unchecked. A macro, not a
+/// function taking a closure: without the port it is `$e` itself, so the
+/// Q7's image is the same code, symbol for symbol.
+macro_rules! quietly {
+    ($e:expr) => {{
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::quiet(true);
+        let r = $e;
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::quiet(false);
+        r
+    }};
 }
+pub(crate) use quietly;
+
+/// Evaluates `$run`, the kernel's wrapper launched with its stack's top at
+/// `$top` (0: the current stack pointer) and `$bytes` of stack asked for
+/// (`-DSTACK_SIZE`), telling the check before and after. A macro for the
+/// reason [`quietly`] is: the Q7's image is the same code without it.
+macro_rules! on_kernel_stack {
+    ($top:expr, $bytes:expr, $run:expr) => {{
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::kernel_stack($top as u32, $bytes);
+        $run;
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::kernel_stack(0, 0);
+    }};
+}
+pub(crate) use on_kernel_stack;

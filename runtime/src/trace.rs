@@ -6,14 +6,8 @@
 
 #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
 mod port {
-    use neuron_hal::xtensa::trace::{event, kind, quiet, what};
+    use neuron_hal::xtensa::trace::{event, kind, what};
 
-    pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-        quiet(true);
-        let r = f();
-        quiet(false);
-        r
-    }
     pub fn library_block(p: *mut u8, n: usize) {
         event(kind::BLOCK, p as u32, n as u32, what::LIBRARY);
     }
@@ -25,19 +19,9 @@ mod port {
 #[cfg(not(all(target_arch = "xtensa", feature = "qemu")))]
 mod port {
     #[inline(always)]
-    pub fn quietly<R>(f: impl FnOnce() -> R) -> R {
-        f()
-    }
-    #[inline(always)]
     pub fn library_block(_: *mut u8, _: usize) {}
     #[inline(always)]
     pub fn freed(_: *mut u8) {}
-}
-
-/// Runs `f`, the pool's own bookkeeping, unchecked.
-#[inline(always)]
-pub(crate) fn quietly<R>(f: impl FnOnce() -> R) -> R {
-    port::quietly(f)
 }
 
 /// `p`, `n` bytes, is now a buffer of the library's.
@@ -51,3 +35,19 @@ pub(crate) fn library_block(p: *mut u8, n: usize) {
 pub(crate) fn freed(p: *mut u8) {
     port::freed(p);
 }
+
+/// Evaluates `$e`, the library's own bookkeeping (an allocator reading
+/// and writing its free blocks and headers), unchecked. A macro, not a
+/// function taking a closure: without the port it is `$e` itself, so the
+/// Q7's image is the same code, symbol for symbol.
+macro_rules! quietly {
+    ($e:expr) => {{
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::quiet(true);
+        let r = $e;
+        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
+        neuron_hal::xtensa::trace::quiet(false);
+        r
+    }};
+}
+pub(crate) use quietly;

@@ -14,7 +14,7 @@ use core::ptr::null_mut;
 /// `malloc(n)`: 64-byte aligned, null on failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn malloc(n: usize) -> *mut c_void {
-    let p = trace::quietly(|| with_core(|b| b.state.libc().malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast()));
+    let p = trace::quietly!(with_core(|b| b.state.libc().malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast()));
     trace::block(p, n, trace::what::MALLOC);
     p
 }
@@ -28,14 +28,14 @@ pub extern "C" fn malloc(n: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn free(p: *mut c_void) {
     // SAFETY: forwarded from the caller.
-    let _ = trace::quietly(|| with_core(|b| unsafe { b.state.libc().free(p.cast()) }));
+    let _ = trace::quietly!(with_core(|b| unsafe { b.state.libc().free(p.cast()) }));
     trace::freed(p);
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
 #[unsafe(no_mangle)]
 pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
-    let p = trace::quietly(|| with_core(|b| b.state.libc().calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast()));
+    let p = trace::quietly!(with_core(|b| b.state.libc().calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast()));
     trace::block(p, n.saturating_mul(size), trace::what::CALLOC);
     p
 }
@@ -48,7 +48,7 @@ pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
     // SAFETY: forwarded from the caller.
-    let q: *mut c_void = match trace::quietly(|| with_core(|b| unsafe { b.state.libc().realloc(p.cast(), n) })) {
+    let q: *mut c_void = match trace::quietly!(with_core(|b| unsafe { b.state.libc().realloc(p.cast(), n) })) {
         Ok(Some(q)) => q.as_ptr().cast(),
         _ => null_mut(),
     };
@@ -72,13 +72,13 @@ unsafe impl GlobalAlloc for LibcAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         // The library's own blocks: not watched, but the heap's
         // bookkeeping in freed kernel blocks is not the kernel's access.
-        trace::quietly(|| with_core(|b| b.state.libc().memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr()))
+        trace::quietly!(with_core(|b| b.state.libc().memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr()))
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         // SAFETY: `GlobalAlloc`'s contract: `ptr` is a block `alloc` took
         // from this heap, no longer used.
-        let _ = trace::quietly(|| with_core(|b| unsafe { b.state.libc().free(ptr) }));
+        let _ = trace::quietly!(with_core(|b| unsafe { b.state.libc().free(ptr) }));
     }
 }
 

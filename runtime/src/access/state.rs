@@ -127,7 +127,7 @@ impl<H: Hal> CoreState<H> {
     /// nothing taken) when the pool has no room for it.
     pub(crate) fn stream_buffer_take(&mut self, slot: u32) -> bool {
         let bytes = self.access.streams.buffer_bytes() as usize;
-        let got = crate::trace::quietly(|| self.tcm_malloc(bytes));
+        let got = crate::trace::quietly!(self.tcm_malloc(bytes));
         match (got, self.access.stream_bufs.get_mut(slot as usize)) {
             (Ok(p), Some(b)) => {
                 *b = Some(p);
@@ -135,7 +135,7 @@ impl<H: Hal> CoreState<H> {
                 true
             }
             (Ok(p), None) => {
-                let _ = crate::trace::quietly(|| self.tcm_free(p.as_ptr()));
+                let _ = crate::trace::quietly!(self.tcm_free(p.as_ptr()));
                 false
             }
             (Err(_), _) => false,
@@ -146,7 +146,7 @@ impl<H: Hal> CoreState<H> {
     pub(crate) fn stream_buffer_give(&mut self, slot: u32) -> Result<()> {
         match self.access.stream_bufs.get_mut(slot as usize).and_then(Option::take) {
             Some(p) => {
-                let r = crate::trace::quietly(|| self.tcm_free(p.as_ptr()));
+                let r = crate::trace::quietly!(self.tcm_free(p.as_ptr()));
                 crate::trace::freed(p.as_ptr());
                 r
             }
