@@ -64,3 +64,19 @@ pub fn start(work: &Path, blob: &Blob) -> Result<Session> {
     let args = format!("check={},tensors={}", findings.display(), tensors.display());
     Ok(Session { args, findings, _tensors: tensors })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_tensors_file_names_each_input_with_its_index_then_the_output() {
+        let a = [1.0f32, 2.0, 3.0].iter().flat_map(|v| v.to_le_bytes()).collect::<Vec<u8>>();
+        let args = [crate::qemu_blob::Arg { kind: 1, dtype: 12, shape: &[3], data: &a }];
+        let blob = crate::qemu_blob::build("op", &args, 12, &[2], 4).unwrap();
+        let t = tensors_file(&blob);
+        let lines: Vec<&str> = t.lines().collect();
+        let (lo, out) = (crate::qemu_blob::AREA_NX + 128, blob.out_nx());
+        assert_eq!(lines, [format!("i {lo:x} {:x} 0", lo + 12), format!("o {out:x} {:x}", out + 8)]);
+    }
+}
