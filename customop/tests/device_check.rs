@@ -76,6 +76,20 @@ fn malloc_counters_incremented_before_they_are_zeroed_fail_and_calloc_ones_pass(
 }
 
 #[test]
+fn a_reallocd_array_keeps_what_was_written_and_its_growth_is_unwritten() {
+    let dir = built("device_check_realloc", QEMU);
+    fails(
+        &dir,
+        "grown_read_early",
+        &ramp(16),
+        1,
+        &["error 115", "uninitialised read of a malloc/new block of 64 bytes", "the first at element 8", "grow.cpp:16"],
+    );
+    let o = passes(&dir, "grown_written_first", &ramp(16), 1);
+    assert_eq!(floats(&o), floats(&ramp(16)));
+}
+
+#[test]
 fn a_recursion_past_its_stack_size_fails_on_the_emulated_cores_too() {
     // ~130 KiB of frames that call no library function, in a kernel built
     // for 64 KiB: both sides find it, the device's naming the line.
