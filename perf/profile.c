@@ -23,8 +23,14 @@
  *
  * Output lines: "I vcpu addr n" (instructions), "M vcpu addr class loads
  * stores", "D vcpu class descriptors bytes" (DMA, by destination class).
+ *
+ * The same instrument checks the run (profile_check.h, included below; arguments
+ * check=FILE for the findings and tensors=FILE for where the host placed
+ * the inputs and the output): a shadow of the device's memory fed by the
+ * runtime's trace port. Either out= or check= (or both) must be given.
  */
 #include <pthread.h>
+#include <sys/mman.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,6 +61,8 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
 __attribute__((visibility("default"))) int qemu_plugin_version = 1;
 
@@ -142,6 +150,9 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
     dma_bytes[v][c] += 1u << qemu_plugin_mem_size_shift(info);
 }
 
+
+#include "profile_check.h"
+
 static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 {
     size_t n = qemu_plugin_tb_n_insns(tb), counted = 0;
@@ -154,6 +165,10 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
     for (size_t i = 0; i < n; i++) {
         struct qemu_plugin_insn *insn = qemu_plugin_tb_get_insn(tb, i);
         uint64_t a = qemu_plugin_insn_vaddr(insn);
+        if (check_path)
+            check_insn(insn);
+        if (!out_path)
+            continue;
         if (a >= copy_lo && a < copy_hi)
             qemu_plugin_register_vcpu_mem_cb(insn, on_copy_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_W, NULL);
         if (a >= copy_entry_lo && a < copy_entry_hi)
@@ -179,9 +194,14 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 static void on_exit_write(qemu_plugin_id_t id, void *u)
 {
-    FILE *f = fopen(out_path, "w");
+    FILE *f;
     (void)id;
     (void)u;
+    if (check_path)
+        write_findings();
+    if (!out_path)
+        return;
+    f = fopen(out_path, "w");
     if (!f) {
         fprintf(stderr, "customop profile plugin: cannot write %s\n", out_path);
         return;
@@ -249,6 +269,15 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
     for (int i = 0; i < argc; i++) {
         if (strncmp(argv[i], "out=", 4) == 0) {
             out_path = strdup(argv[i] + 4);
+        } else if (strncmp(argv[i], "check=", 6) == 0) {
+            check_path = strdup(argv[i] + 6);
+            if (!shadow && check_init() != 0)
+                return -1;
+        } else if (strncmp(argv[i], "tensors=", 8) == 0) {
+            if (!shadow && check_init() != 0)
+                return -1;
+            if (load_tensors(argv[i] + 8) != 0)
+                return -1;
         } else if (strncmp(argv[i], "classes=", 8) == 0) {
             if (load_classes(argv[i] + 8) != 0)
                 return -1;
@@ -257,8 +286,8 @@ __attribute__((visibility("default"))) int qemu_plugin_install(qemu_plugin_id_t 
             return -1;
         }
     }
-    if (!out_path) {
-        fprintf(stderr, "customop profile plugin: out=FILE is required\n");
+    if (!out_path && !check_path) {
+        fprintf(stderr, "customop profile plugin: out=FILE or check=FILE is required\n");
         return -1;
     }
     qemu_plugin_register_vcpu_tb_trans_cb(id, on_tb);

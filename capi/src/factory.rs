@@ -14,7 +14,10 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
         if shape.len() > neuron_runtime::marshal::tensor::MAX_DIMS {
             return Err(Error::BadRank);
         }
-        let t = b.state.tensor_empty(dtype, shape);
+        let t = crate::trace::quietly!(b.state.tensor_empty(dtype, shape));
+        if let Ok(t) = &t {
+            crate::trace::tensor(t.storage.addr, t.nbytes as u64, crate::trace::what::TENSOR);
+        }
         #[cfg(not(target_arch = "xtensa"))]
         if t.is_err_and(|e| e == Error::OutOfMemory) {
             let elem = neuron_runtime::marshal::dtype::Dtype::from_code(dtype).map_or(1, |d| u64::from(d.elem_size()));
@@ -45,5 +48,7 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
 pub(crate) fn tensor_free(b: &mut crate::binding::Bound<crate::binding::CoreHal>, t: &TensorView) -> Result<(), Error> {
     #[cfg(not(target_arch = "xtensa"))]
     b.state.hal().soc().sanitizer().unwatch(t.storage.addr);
-    b.state.tensor_free(t)
+    let r = crate::trace::quietly!(b.state.tensor_free(t));
+    crate::trace::tensor_freed(t.storage.addr);
+    r
 }

@@ -25,6 +25,7 @@ pub mod ffi;
 mod invocation;
 pub mod kernel;
 mod switch;
+mod trace;
 mod translate;
 
 /// Used by the generated kernel wrappers (`custom_ops!`): no panic leaves them.

@@ -27,6 +27,7 @@ ENVIRONMENT:
   NEURON_STATICLIB           the host libneuroncustomop.a to link [default: the one built with customop]
   NEURON_SIM_HBM_GIB         the simulated HBM's size in GiB [default: 64]
   NEURON_SIM_SANITIZE=0      turn off the simulator's element checks (unwritten, cross-core, overlaps)
+  NEURON_QEMU_CHECK=0        turn off the emulated cores' check of every load and store (--on qemu|both)
   CUSTOMOP_QEMU_TIMEOUT      seconds an emulated run may take without --timeout [default: 120]
   CUSTOMOP_XTENSA_LIBS       a directory with prebuilt device runtimes (else cargo builds them)
   PYTHON                     the Python with ziglang, for device builds [default: python3]
@@ -519,6 +520,7 @@ mod tests {
             crate::staticlib::ENV_OVERRIDE,
             "NEURON_SIM_HBM_GIB",
             "NEURON_SIM_SANITIZE",
+            crate::device_check::ENV,
             "CUSTOMOP_QEMU_TIMEOUT",
             crate::xtensa::devlib::ENV_DIR,
             "PYTHON",

@@ -51,7 +51,7 @@ fn function_at(elf: &neuron_image::elf::Elf, pc: u32) -> Option<(String, u32)> {
 /// information: the innermost frame in a kernel file (a library header's
 /// code inlined into the kernel is charged to the kernel's line that
 /// called it), with the inline frames below it; None without a line.
-fn kernel_line(lines: &crate::profile::lines::Lines, pc: u32) -> Option<String> {
+pub(crate) fn kernel_line(lines: &crate::profile::lines::Lines, pc: u32) -> Option<String> {
     let frames = lines.frames(u64::from(pc));
     let i = frames.iter().rposition(|f| f.line != 0 && !crate::profile::lines::is_library(&f.file))?;
     let f = &frames[i];

@@ -24,6 +24,7 @@ pub mod compile_commands;
 pub mod compiler;
 pub mod contained;
 pub mod crash_site;
+pub mod device_check;
 pub mod device_fault;
 pub mod differential;
 pub mod dylib;

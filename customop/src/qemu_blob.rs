@@ -57,6 +57,15 @@ pub struct Blob {
     pub out_soc: u64,
     /// Output bytes.
     pub out_bytes: u64,
+    /// Each argument's storage as the cores address it, and its bytes.
+    pub inputs: Vec<(u64, u64)>,
+}
+
+impl Blob {
+    /// The output's storage as the cores address it.
+    pub fn out_nx(&self) -> u64 {
+        AREA_NX + (self.out_soc - AREA_SOC)
+    }
 }
 
 fn too_big() -> Error {
@@ -79,9 +88,11 @@ pub fn build(op: &str, args: &[Arg], out_dtype: u8, out_shape: &[u64], out_elem:
         Ok(AREA_SOC + at as u64)
     };
     let mut ib = InvocationBuilder::new();
+    let mut inputs = Vec::new();
     for (i, a) in args.iter().enumerate() {
         let kind = ArgKind::from_code(a.kind).ok_or_else(|| Error::new(ErrorKind::BadInput, format!("argument {}: kind code {}", i + 1, a.kind)))?;
         let soc = place(&mut bytes, a.data)?;
+        inputs.push((AREA_NX + (soc - AREA_SOC), a.data.len() as u64));
         let d = RawTensorDesc::contiguous(Location::Hbm, a.dtype, soc, a.shape)
             .ok_or_else(|| Error::new(ErrorKind::BadInput, format!("argument {}: shape {:?} has no descriptor", i + 1, a.shape)))?;
         ib.arg(kind, d).map_err(|e| Error::new(ErrorKind::BadInput, format!("argument {}: {e:?}", i + 1)))?;
@@ -100,7 +111,7 @@ pub fn build(op: &str, args: &[Arg], out_dtype: u8, out_shape: &[u64], out_elem:
     bytes[16..24].copy_from_slice(&out_soc.to_le_bytes());
     bytes[24..32].copy_from_slice(&out_bytes.to_le_bytes());
     bytes[NAME_AT..NAME_AT + op.len()].copy_from_slice(op.as_bytes());
-    Ok(Blob { bytes, out_soc, out_bytes })
+    Ok(Blob { bytes, out_soc, out_bytes, inputs })
 }
 
 #[cfg(test)]

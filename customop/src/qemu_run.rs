@@ -60,12 +60,17 @@ pub struct QemuRun {
     pub cores: Vec<CoreRun>,
     /// The output's bytes.
     pub output: Vec<u8>,
+    /// The check's verdict (`crate::device_check`): the first finding's
+    /// code and every finding in words.
+    pub check: Option<(i32, String)>,
 }
 
 impl QemuRun {
-    /// 0 if every core succeeded, else the first failing core's code.
+    /// 0 if every core succeeded and the check found nothing, else the
+    /// check's code (a finding explains what follows from it), else the
+    /// first failing core's code.
     pub fn code(&self) -> i32 {
-        self.cores.iter().map(CoreRun::code).find(|c| *c != 0).unwrap_or(0)
+        self.check.as_ref().map(|c| c.0).unwrap_or_else(|| self.cores.iter().map(CoreRun::code).find(|c| *c != 0).unwrap_or(0))
     }
 
     /// The per-core report: status and printf output.
@@ -76,6 +81,10 @@ impl QemuRun {
             for l in &c.printf {
                 s.push_str(&format!("  printf: {l}\n"));
             }
+        }
+        if let Some((_, words)) = &self.check {
+            s.push_str(words);
+            s.push('\n');
         }
         s
     }
@@ -89,9 +98,19 @@ fn env_error(msg: String) -> Error {
 /// the user's time bound and the option that gave it (`--timeout`,
 /// `timeout=`), a [`ErrorKind::TimedOut`] when passed; without it,
 /// `CUSTOMOP_QEMU_TIMEOUT` (or [`DEFAULT_TIMEOUT`]) seconds.
-/// `plugin`: a `-plugin` value (`--profile`'s), which takes the place of
-/// [`PLUGIN_ENV`]'s.
-pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Option<(Duration, &str)>, plugin: Option<&str>) -> Result<QemuRun> {
+/// `plugin`: a `-plugin` value (`--profile`'s, or the check's), which
+/// takes the place of [`PLUGIN_ENV`]'s; `check`: the check's findings
+/// file and op, read after the run (a finding is the run's verdict, also
+/// when the run then crashed).
+pub fn run(
+    image: &Path,
+    blob: &Blob,
+    blob_file: &Path,
+    cores: u32,
+    bound: Option<(Duration, &str)>,
+    plugin: Option<&str>,
+    check: Option<(&Path, &str)>,
+) -> Result<QemuRun> {
     std::fs::write(blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file, e))?;
     let default = Duration::from_secs(std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT));
     let timeout = bound.map_or(default, |(d, _)| d);
@@ -154,8 +173,19 @@ pub fn run(image: &Path, blob: &Blob, blob_file: &Path, cores: u32, bound: Optio
         });
     };
     let parsed = parse(&stdout, cores, blob.out_bytes);
+    let verdict = match check {
+        Some((file, op)) => checked(image, file, op)?,
+        None => None,
+    };
     match (status.code(), parsed) {
-        (Some(0), Ok(r)) => Ok(r),
+        (Some(0), Ok(r)) => Ok(QemuRun { check: verdict, ..r }),
+        // A finding explains a run that then failed (an overflowing stack
+        // tramples what lies below it): the finding is the verdict.
+        (_, parsed) if verdict.is_some() => {
+            let mut r = parsed.unwrap_or_else(|_| QemuRun { cores: Vec::new(), output: Vec::new(), check: None });
+            r.check = verdict.map(|(c, w)| (c, format!("{w}\nthe emulated run's output:\n{all}")));
+            Ok(r)
+        }
         (Some(0), Err(why)) => Err(Error::new(ErrorKind::RunFailed, format!("the emulated run's output is incomplete: {why}; its output:\n{all}"))),
         (code, _) => Err(Error::new(
             ErrorKind::RunFailed,
@@ -219,7 +249,18 @@ pub fn parse(stdout: &str, cores: u32, out_bytes: u64) -> std::result::Result<Qe
         r.printf = std::mem::take(&mut printf[i]);
         cores_out.push(r);
     }
-    Ok(QemuRun { cores: cores_out, output })
+    Ok(QemuRun { cores: cores_out, output, check: None })
+}
+
+/// The check's verdict of op `op` from its findings file.
+fn checked(image: &Path, file: &Path, op: &str) -> Result<Option<(i32, String)>> {
+    let findings = crate::device_check::findings::read(file)?;
+    if findings.is_empty() {
+        return Ok(None);
+    }
+    let elf = std::fs::read(image).ok().and_then(|b| neuron_image::elf::Elf::parse(&b).ok());
+    let lines = elf.as_ref().and_then(|e| crate::profile::lines::Lines::open(image, e).ok());
+    Ok(crate::device_check::words::verdict(op, &findings, lines.as_ref()))
 }
 
 #[cfg(test)]

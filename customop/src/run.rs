@@ -408,6 +408,12 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
             if q.code() == 0 && sim_only_verdict(rc) {
                 return Err(failed("on the simulator; the emulated cluster cannot check this", rc, &api.error_message(rc), &report));
             }
+            // A finding of the emulated cores' check explains the
+            // disagreement it causes (garbage read from memory nothing
+            // wrote, say): the finding is the verdict.
+            if q.check.is_some() && rc != q.code() {
+                return Err(failed("on the emulated cluster (its check explains how the two runs differ)", q.code(), &api.error_message(q.code()), &report));
+            }
             if rc != q.code() {
                 return Err(Error::new(
                     ErrorKind::Mismatch,
@@ -693,8 +699,29 @@ fn run_qemu(
     static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
     let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
     let file = dir.join(format!("invocation-{}-{n}.bin", std::process::id()));
-    let session = profile.map(|_| crate::profile::start(&dir.join(crate::workdir::WORK_DIR), &image)).transpose()?;
-    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")), session.as_ref().map(|s| s.plugin_arg.as_str()));
+    let work = dir.join(crate::workdir::WORK_DIR);
+    let session = profile.map(|_| crate::profile::start(&work, &image)).transpose()?;
+    // The check rides on the profile's plugin (one instrument); a plugin
+    // the environment asks for (`cargo xtask perf`'s counts) runs alone.
+    let check = (crate::device_check::enabled() && std::env::var_os(crate::qemu_run::PLUGIN_ENV).is_none())
+        .then(|| crate::device_check::start(&work, &blob))
+        .transpose()?;
+    let plugin = match (&session, &check) {
+        (Some(s), Some(c)) => Some(format!("{},{}", s.plugin_arg, c.args)),
+        (Some(s), None) => Some(s.plugin_arg.clone()),
+        // Without a C compiler to build the plugin the run goes on
+        // unchecked, as before the check existed, and says so.
+        (None, Some(c)) => match crate::profile::plugin::built(&work) {
+            Ok(so) => Some(format!("{},{}", so.display(), c.args)),
+            Err(e) => {
+                eprintln!("customop: warning: the emulated cores' check is off for this run: {}", e.message);
+                None
+            }
+        },
+        (None, None) => None,
+    };
+    let findings = check.as_ref().filter(|_| plugin.is_some()).map(|c| (c.findings.as_ref(), op.name.as_str()));
+    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")), plugin.as_deref(), findings);
     let _ = std::fs::remove_file(&file);
     let r = r?;
     if let (Some(s), Some(out)) = (session, profile) {

@@ -734,8 +734,11 @@ fn a_sanitizer_finding_on_both_is_the_simulators_beside_the_devices_report() {
         customop(&["run", &dir.display().to_string(), "empty_accumulate", &f, "-o", &scratch("out").join("q_san.npy").display().to_string(), "--on", "both"]);
     let t = text(&o);
     assert_eq!(o.status.code(), Some(7), "{t}");
-    assert!(t.contains("on the simulator; the emulated cluster cannot check this"), "{t}");
+    // The emulated cores check their loads too: both find the read, each
+    // in its words (the device's with the kernel's line).
+    assert!(t.contains("on both the simulator and the emulated cluster"), "{t}");
     assert!(t.contains("uninitialised read of an empty tensor [8]"), "{t}");
+    assert!(t.contains("emulated-core check: error 115: op `empty_accumulate`, core 0: uninitialised read of a torch::empty tensor"), "{t}");
     assert!(t.to_lowercase().contains("core 0"), "{t}");
     // Its correct twin agrees bit for bit.
     let (out, _) = both(&dir, "zeros_accumulate", &[&f], 1, "sanitizer");

@@ -270,6 +270,14 @@ pub mod qemu {
     }
     /// NX base of the pinned hbm_scratch window (backed by RAM).
     pub const SCRATCH_NX: u32 = PRIVATE_NX + super::CORE_COUNT * PRIVATE_SIZE;
+    /// The trace port: RAM after the scratch window that nothing else
+    /// uses. The runtime tells the emulated run's checking plugin what it
+    /// hands out by the ADDRESSES of byte stores here (QEMU 7.2's plugins
+    /// see a store's address, not its value): a store to
+    /// `TRACE_PORT_NX + (field << 16 | value)` passes 16 bits of a field.
+    pub const TRACE_PORT_NX: u32 = SCRATCH_NX + super::PINNED_WINDOW_SIZE as u32;
+    /// Fields of the trace port (each 64 KiB of addresses).
+    pub const TRACE_PORT_FIELDS: u32 = 8;
 }
 
 impl Platform {
@@ -336,6 +344,8 @@ const _: () = {
     assert!(in_ram(private_base(CORE_COUNT - 1) as u64 + PRIVATE_SIZE as u64 - 1));
     assert!(in_ram(p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE - 1));
     assert!(private_base(CORE_COUNT - 1) + PRIVATE_SIZE <= p.scratch_window_nx);
+    assert!(TRACE_PORT_NX as u64 >= p.scratch_window_nx as u64 + PINNED_WINDOW_SIZE);
+    assert!(in_ram(TRACE_PORT_NX as u64 + ((TRACE_PORT_FIELDS as u64) << 16) - 1));
     assert!(p.dataram_nx + DATARAM_SIZE <= APB_BASE);
     assert!(APB_BASE + ISL_OFFSET + 4 <= PRIVATE_NX + PRIVATE_SIZE);
     assert!(p.dma_regs_nx + 2 * dma_regs::BANK_STRIDE <= p.invocation_mailbox_nx);

@@ -220,6 +220,12 @@ errors! {
     StagedOutOfPlace = 119, "a staged tensor argument is not where the next argument is placed (neuron_sim_place_span apart from the tensor area's start)";
     /// Staging on a simulator not made on the caller's HBM file.
     NotStaged = 120, "the simulator was not made on a staging HBM file (neuron_sim_new_staged)";
+    /// The kernel read or wrote memory outside every live block and
+    /// tensor (found on the emulated cores).
+    OutsideBlocks = 121, "kernel read or wrote memory outside every live block and tensor";
+    /// The kernel read or wrote a block it had freed (found on the
+    /// emulated cores).
+    UseAfterFree = 122, "kernel read or wrote a block after it was freed (use after free)";
 }
 
 impl Error {

@@ -23,6 +23,7 @@ pub mod ops;
 pub mod printf;
 pub mod stack;
 pub mod thrash;
+mod trace;
 pub mod translate;
 
 pub use core_state::CoreState;

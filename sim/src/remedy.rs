@@ -86,6 +86,8 @@ const FIXES: &[(Error, &str)] = &[
     (Error::SimResetFailed, "make a new simulator: this one cannot be reused"),
     (Error::StagedOutOfPlace, "write each staged argument at the offset neuron_sim_place_span gives, in argument order"),
     (Error::NotStaged, "make the simulator with neuron_sim_new_staged to stage arguments"),
+    (Error::OutsideBlocks, "fix the index or pointer at the line the report names: it reaches past the block or tensor it belongs to (often a loop's `<=` for `<`)"),
+    (Error::UseAfterFree, "use a block only before freeing it: move the free (tcm_free, free, delete) after the last use, or keep the block"),
 ];
 
 /// The usual fix for `e`, in a sentence ("" for a code with none yet).

@@ -27,7 +27,12 @@ const WHERE: &str = "libc++";
 /// distinct pointer.
 fn allocate(n: usize, align: usize) -> Result<*mut c_void, Error> {
     let n = n.max(1);
-    with_core(|b| if align == 0 { b.state.libc().malloc(n) } else { b.state.libc().memalign(align, n) }).map(|p| p.as_ptr().cast())
+    let p =
+        crate::trace::quietly!(with_core(|b| if align == 0 { b.state.libc().malloc(n) } else { b.state.libc().memalign(align, n) })).map(|p| p.as_ptr().cast());
+    if let Ok(p) = p {
+        crate::trace::block(p, n, crate::trace::what::MALLOC);
+    }
+    p
 }
 
 /// The throwing forms: the block, or the abort report naming the size.

@@ -6,6 +6,7 @@
 //! return null (SPEC §4: out of memory is an error, never an abort).
 
 use crate::binding::with_core;
+use crate::trace;
 use core::alloc::{GlobalAlloc, Layout};
 use core::ffi::c_void;
 use core::ptr::null_mut;
@@ -13,7 +14,9 @@ use core::ptr::null_mut;
 /// `malloc(n)`: 64-byte aligned, null on failure.
 #[unsafe(no_mangle)]
 pub extern "C" fn malloc(n: usize) -> *mut c_void {
-    with_core(|b| b.state.libc().malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast())
+    let p = trace::quietly!(with_core(|b| b.state.libc().malloc(n)).map_or(null_mut(), |p| p.as_ptr().cast()));
+    trace::block(p, n, trace::what::MALLOC);
+    p
 }
 
 /// `free(p)`: null is a no-op; a foreign or double free is refused and
@@ -25,13 +28,16 @@ pub extern "C" fn malloc(n: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn free(p: *mut c_void) {
     // SAFETY: forwarded from the caller.
-    let _ = with_core(|b| unsafe { b.state.libc().free(p.cast()) });
+    let _ = trace::quietly!(with_core(|b| unsafe { b.state.libc().free(p.cast()) }));
+    trace::freed(p);
 }
 
 /// `calloc(n, size)`: zeroed, overflow-checked.
 #[unsafe(no_mangle)]
 pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
-    with_core(|b| b.state.libc().calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast())
+    let p = trace::quietly!(with_core(|b| b.state.libc().calloc(n, size)).map_or(null_mut(), |p| p.as_ptr().cast()));
+    trace::block(p, n.saturating_mul(size), trace::what::CALLOC);
+    p
 }
 
 /// `realloc(p, n)`: null `p` allocates, `n == 0` frees and returns null.
@@ -42,10 +48,18 @@ pub extern "C" fn calloc(n: usize, size: usize) -> *mut c_void {
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn realloc(p: *mut c_void, n: usize) -> *mut c_void {
     // SAFETY: forwarded from the caller.
-    match with_core(|b| unsafe { b.state.libc().realloc(p.cast(), n) }) {
+    let q: *mut c_void = match trace::quietly!(with_core(|b| unsafe { b.state.libc().realloc(p.cast(), n) })) {
         Ok(Some(q)) => q.as_ptr().cast(),
         _ => null_mut(),
+    };
+    match (p.is_null(), q.is_null()) {
+        (true, _) => trace::block(q, n, trace::what::MALLOC),
+        (false, false) => trace::reallocated(q, p, n),
+        // n == 0 frees p; a refused growth leaves p live.
+        (false, true) if n == 0 => trace::freed(p),
+        (false, true) => {}
     }
+    q
 }
 
 /// Rust's `alloc` on the device: the libc heap.
@@ -56,13 +70,15 @@ pub struct LibcAllocator;
 // the heap refuses anything it did not hand out.
 unsafe impl GlobalAlloc for LibcAllocator {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        with_core(|b| b.state.libc().memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr())
+        // The library's own blocks: not watched, but the heap's
+        // bookkeeping in freed kernel blocks is not the kernel's access.
+        trace::quietly!(with_core(|b| b.state.libc().memalign(layout.align(), layout.size())).map_or(null_mut(), |p| p.as_ptr()))
     }
 
     unsafe fn dealloc(&self, ptr: *mut u8, _layout: Layout) {
         // SAFETY: `GlobalAlloc`'s contract: `ptr` is a block `alloc` took
         // from this heap, no longer used.
-        let _ = with_core(|b| unsafe { b.state.libc().free(ptr) });
+        let _ = trace::quietly!(with_core(|b| unsafe { b.state.libc().free(ptr) }));
     }
 }
 

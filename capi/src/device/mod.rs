@@ -24,6 +24,7 @@ pub fn set_stack_limit(isl: usize) {
         b.state.hal().set_stack_limit(isl);
         Ok(())
     });
+    crate::trace::stack_limit(isl);
 }
 
 /// The current stack-limit register.

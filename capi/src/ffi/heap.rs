@@ -101,7 +101,9 @@ pub unsafe extern "C" fn neuron_dataram_deallocate(p: *mut c_void) -> i32 {
 /// failure, recorded as a handled error (see `Bound::tcm_alloc`).
 #[unsafe(no_mangle)]
 pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
-    with_core(|b| Ok(b.tcm_alloc(n))).ok().flatten().map_or(core::ptr::null_mut(), |p| p.as_ptr().cast())
+    let p = crate::trace::quietly!(with_core(|b| Ok(b.tcm_alloc(n))).ok().flatten().map_or(core::ptr::null_mut(), |p| p.as_ptr().cast()));
+    crate::trace::block(p, n, crate::trace::what::TCM);
+    p
 }
 
 /// `tcm_free(p)`: frees a `tcm_malloc` block; null is harmless. A foreign
@@ -130,5 +132,6 @@ pub extern "C" fn tcm_malloc(n: usize) -> *mut c_void {
 /// ```
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn tcm_free(p: *mut c_void) {
-    let _ = with_core(|b| b.state.tcm_free(p.cast()));
+    let _ = crate::trace::quietly!(with_core(|b| b.state.tcm_free(p.cast())));
+    crate::trace::freed(p);
 }

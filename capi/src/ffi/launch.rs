@@ -181,13 +181,13 @@ pub unsafe extern "C" fn switch_stack_or_call_wrapper(wrapper: Option<unsafe ext
     match decided {
         Ok(None) => {
             // SAFETY: the caller vouches for wrapper.
-            unsafe { wrapper() };
+            crate::trace::on_kernel_stack!(0, need, unsafe { wrapper() });
             0
         }
         Ok(Some(stack)) => {
             // SAFETY: the stack was just allocated for this call and is
             // mapped through the pinned window; the caller vouches for wrapper.
-            unsafe { crate::switch::run_on(stack, wrapper) };
+            crate::trace::on_kernel_stack!(stack.top, need, unsafe { crate::switch::run_on(stack, wrapper) });
             let _ = with_core(|b| b.state.free_hbm_stack(stack));
             0
         }

@@ -20,7 +20,9 @@ pub unsafe extern "C" fn neuron_print(text: *const c_char, n: usize) {
             // SAFETY: the caller guarantees n readable bytes.
             unsafe { core::slice::from_raw_parts(text.cast::<u8>(), n) }
         };
-        b.state.printf(bytes);
+        // The ring's block comes from the libc heap on first use: its
+        // bookkeeping is the library's, not the kernel's.
+        crate::trace::quietly!(b.state.printf(bytes));
         Ok(())
     });
 }
@@ -29,5 +31,5 @@ pub unsafe extern "C" fn neuron_print(text: *const c_char, n: usize) {
 /// (the ring is emptied). 0 or -1.
 #[unsafe(no_mangle)]
 pub extern "C" fn neuron_set_printf_ring_size(bytes: u32) -> i32 {
-    status(with_core(|b| b.state.set_printf_size(bytes as usize)))
+    status(crate::trace::quietly!(with_core(|b| b.state.set_printf_size(bytes as usize))))
 }

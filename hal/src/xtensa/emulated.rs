@@ -10,6 +10,8 @@
 //! inside hbm_scratch (the only HBM backed by RAM on QEMU); anything else
 //! completes with `status::FAULT`.
 
+pub mod trace;
+
 use super::MmioHal;
 use crate::dma::{status, DescriptorFlags, DmaDescriptor, DmaDirection};
 use crate::platform::{dma_regs, qemu, DMA_WINDOW_SIZE, PINNED_WINDOW_SIZE};

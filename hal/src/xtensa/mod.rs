@@ -15,6 +15,8 @@
 
 #[cfg(feature = "qemu")]
 mod emulated;
+#[cfg(feature = "qemu")]
+pub use emulated::trace;
 
 use crate::dma::DmaDirection;
 use crate::platform::{dma_regs, Platform, Q7};

@@ -4,6 +4,7 @@ use core::ffi::{c_char, c_void, CStr};
 use core::fmt::Write;
 use core::sync::atomic::{AtomicU32, Ordering};
 use neuroncustomop::hal::platform::{qemu, CODE_REGION_SIZE};
+use neuroncustomop::hal::xtensa::trace;
 use neuroncustomop::hal::QEMU;
 use q7_qemu_board as board;
 
@@ -169,9 +170,13 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
         board::println!("customop-error {cpu}: op {} not in the op table (register_funcs = {count})", core::str::from_utf8(name).unwrap_or("?"));
         return 1;
     };
+    // The checking plugin watches the kernel's loads and stores between
+    // these two events (the runner's own reads of the output are not).
+    trace::event(trace::kind::RUN_START, block as u32, 0, 0);
     // SAFETY: a launcher of the kernel's op table, called as the loader
     // calls it, with this core's invocation posted.
     let rc = unsafe { f() };
+    trace::event(trace::kind::RUN_END, 0, 0, 0);
     // SAFETY: plain C accessors of the library, on this core.
     let (status, last, unhandled) = unsafe { (customop_status(), neuron_last_error(), neuron_first_unhandled_error()) };
     // As the simulator's verdict: an error the kernel went on past (a

@@ -127,13 +127,15 @@ impl<H: Hal> CoreState<H> {
     /// nothing taken) when the pool has no room for it.
     pub(crate) fn stream_buffer_take(&mut self, slot: u32) -> bool {
         let bytes = self.access.streams.buffer_bytes() as usize;
-        match (self.tcm_malloc(bytes), self.access.stream_bufs.get_mut(slot as usize)) {
+        let got = crate::trace::quietly!(self.tcm_malloc(bytes));
+        match (got, self.access.stream_bufs.get_mut(slot as usize)) {
             (Ok(p), Some(b)) => {
                 *b = Some(p);
+                crate::trace::library_block(p.as_ptr(), bytes);
                 true
             }
             (Ok(p), None) => {
-                let _ = self.tcm_free(p.as_ptr());
+                let _ = crate::trace::quietly!(self.tcm_free(p.as_ptr()));
                 false
             }
             (Err(_), _) => false,
@@ -143,7 +145,11 @@ impl<H: Hal> CoreState<H> {
     /// Gives slot `slot`'s buffer back to the TCM pool.
     pub(crate) fn stream_buffer_give(&mut self, slot: u32) -> Result<()> {
         match self.access.stream_bufs.get_mut(slot as usize).and_then(Option::take) {
-            Some(p) => self.tcm_free(p.as_ptr()),
+            Some(p) => {
+                let r = crate::trace::quietly!(self.tcm_free(p.as_ptr()));
+                crate::trace::freed(p.as_ptr());
+                r
+            }
             None => Ok(()),
         }
     }
