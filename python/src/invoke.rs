@@ -111,11 +111,14 @@ pub struct Failed {
     pub error: Error,
     /// The report of the failed run.
     pub report: Option<String>,
+    /// The output as the kernel left it, for a run whose kernels ran and
+    /// failed the verdict (what `customop run --keep-output` writes).
+    pub output: Option<Array>,
 }
 
 impl From<Error> for Failed {
     fn from(error: Error) -> Self {
-        Self { error, report: None }
+        Self { error, report: None, output: None }
     }
 }
 
@@ -145,12 +148,16 @@ pub fn run(
 ) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
     let bounds = Bounds { timeout, option: "timeout=", interrupted };
-    let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, &customop::run::Files::default(), Some(cores), bounds)?;
+    // A failed run's output comes back as the kernel left it.
+    let files = customop::run::Files { keep_failed: true, ..Default::default() };
+    let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, &files, Some(cores), bounds)?;
     let customop::run::SimRun { rc, report, data, .. } =
         sim.ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's process sent no kernel result"))?;
     if rc != 0 {
         let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
-        return Err(Failed { error, report: Some(report) });
+        let want = spec.shape.iter().product::<u64>() * u64::from(spec.dtype.elem_size());
+        let output = (data.len() as u64 == want).then(|| Array { dtype: spec.dtype, shape: spec.shape.clone(), data });
+        return Err(Failed { error, report: Some(report), output });
     }
     let OutputSpec { dtype, shape } = spec;
     Ok(Ran { output: Array { dtype, shape, data }, report })
@@ -197,12 +204,17 @@ pub fn finish<'a>(
     timeout: Option<Duration>,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> std::result::Result<Finished<'a>, Failed> {
-    let done = call.run(index, labels, cores, timeout, "timeout=", interrupted)?;
-    match &done.run {
+    let mut done = call.run(index, labels, cores, timeout, "timeout=", interrupted)?;
+    match done.run.clone() {
         Some((0, _)) => Ok(done),
         Some((rc, report)) => {
-            let error = customop::run::run_failed(&op.name, cores, *rc, &api.error_message(*rc), None, report);
-            Err(Failed { error, report: Some(report.clone()) })
+            let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
+            // The worker's output region holds what the kernels wrote
+            // (the fill where they did not) until the next call.
+            let want = done.spec.shape.iter().product::<u64>() * u64::from(done.spec.dtype.elem_size());
+            let data = done.take_kept();
+            let output = (data.len() as u64 == want).then(|| Array { dtype: done.spec.dtype, shape: done.spec.shape.clone(), data });
+            Err(Failed { error, report: Some(report), output })
         }
         None => Err(Error::new(customop::ErrorKind::Environment, "the run's worker sent no kernel result").into()),
     }

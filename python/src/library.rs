@@ -310,13 +310,19 @@ fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut t
 
 /// The Python error of a failed run, its report attached.
 fn failed_to_py(py: Python<'_>, f: invoke::Failed) -> PyErr {
-    let extra = match f.report.as_deref().map(report::parse) {
+    let mut extra = match f.report.as_deref().map(report::parse) {
         Some(Ok(r)) => match Py::new(py, r) {
             Ok(r) => vec![("report", r.into_any())],
             Err(e) => return e,
         },
         _ => vec![],
     };
+    if let Some(a) = f.output {
+        match crate::arrays::to_python(py, a) {
+            Ok(o) => extra.push(("output", o.unbind())),
+            Err(e) => return e,
+        }
+    }
     errors::to_py_with(py, &f.error, &extra)
 }
 
@@ -463,16 +469,7 @@ impl Op {
         }
         // A Ctrl-C that ended the child before the wait saw it.
         py.check_signals()?;
-        match ran {
-            Ok(r) => Ok(r),
-            Err(f) => {
-                let extra = match f.report.as_deref().map(report::parse) {
-                    Some(Ok(r)) => vec![("report", Py::new(py, r)?.into_any())],
-                    _ => vec![],
-                };
-                Err(errors::to_py_with(py, &f.error, &extra))
-            }
-        }
+        ran.map_err(|f| failed_to_py(py, f))
     }
 }
 

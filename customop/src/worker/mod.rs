@@ -285,9 +285,19 @@ pub struct Finished<'a> {
     out: (usize, usize),
     /// The output, copied while the verdict ran (`early_output`).
     early: Option<Vec<u8>>,
+    /// A failed run's output as the kernel left it (empty when the run
+    /// passed, or the library cannot say).
+    kept: Vec<u8>,
 }
 
 impl Finished<'_> {
+    /// A failed run's output as the kernel left it: what `customop run
+    /// --keep-output` writes (empty when the run passed, or the library
+    /// cannot say).
+    pub fn take_kept(&mut self) -> Vec<u8> {
+        std::mem::take(&mut self.kept)
+    }
+
     /// The output's bytes when they were copied out while the verdict
     /// ran (a large output; else None: read them with `output`).
     pub fn take_early(&mut self) -> Option<Vec<u8>> {
@@ -418,7 +428,11 @@ impl<'a> Call<'a> {
         if let Some(w) = self.guard.as_mut() {
             w.last_out = Some((at, len));
         }
-        Ok(Finished { spec, run: run.map(|r| (r.rc, r.report)), call: self, out: (at, len), early })
+        let (run, kept) = match run {
+            Some(r) => (Some((r.rc, r.report)), r.data),
+            None => (None, Vec::new()),
+        };
+        Ok(Finished { spec, run, call: self, out: (at, len), early, kept })
     }
 }
 
