@@ -103,6 +103,8 @@ pub struct Ran {
     pub output: Array,
     /// The report text.
     pub report: String,
+    /// Who wrote the output (elements, writer map cells), when asked.
+    pub writers: Option<(u64, Vec<u16>)>,
 }
 
 /// A failed run: the error and the report text (if the kernel ran).
@@ -144,14 +146,15 @@ pub fn run(
     placed: &[Placed],
     cores: u32,
     timeout: Option<Duration>,
+    writer_map: bool,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
     let bounds = Bounds { timeout, option: "timeout=", interrupted };
     // A failed run's output comes back as the kernel left it.
-    let files = customop::run::Files { keep_failed: true, ..Default::default() };
+    let files = customop::run::Files { keep_failed: true, writer_map, ..Default::default() };
     let (spec, sim) = customop::contained::shape_and_run(api, op, &labels, placed, &files, Some(cores), bounds)?;
-    let customop::run::SimRun { rc, report, data, .. } =
+    let customop::run::SimRun { rc, report, data, writers, .. } =
         sim.ok_or_else(|| Error::new(customop::ErrorKind::Environment, "the run's process sent no kernel result"))?;
     if rc != 0 {
         let error = customop::run::run_failed(&op.name, cores, rc, &api.error_message(rc), None, &report);
@@ -160,7 +163,7 @@ pub fn run(
         return Err(Failed { error, report: Some(report), output });
     }
     let OutputSpec { dtype, shape } = spec;
-    Ok(Ran { output: Array { dtype, shape, data }, report })
+    Ok(Ran { output: Array { dtype, shape, data }, report, writers })
 }
 
 /// Stages argument `i` of `op` from `obj` into `call` (a tensor's bytes
@@ -230,9 +233,13 @@ pub fn run_in_worker(
     placed: &[Placed],
     cores: u32,
     timeout: Option<Duration>,
+    writer_map: bool,
     interrupted: &mut dyn FnMut() -> bool,
 ) -> std::result::Result<Ran, Failed> {
     let labels: Vec<String> = placed.iter().map(label).collect();
+    if writer_map {
+        call.keep_writer_map();
+    }
     for p in placed {
         match p {
             Placed::Tensor(a) => call.tensor(a.dtype, a.shape.clone(), &a.data)?,
@@ -242,6 +249,7 @@ pub fn run_in_worker(
     let mut done = finish(api, call, index, op, &labels, cores, timeout, interrupted)?;
     let report = done.run.take().map(|r| r.1).unwrap_or_default();
     let data = done.take_early().unwrap_or_else(|| done.output().to_vec());
+    let writers = done.take_writers();
     let OutputSpec { dtype, shape } = done.spec.clone();
-    Ok(Ran { output: Array { dtype, shape, data }, report })
+    Ok(Ran { output: Array { dtype, shape, data }, report, writers })
 }

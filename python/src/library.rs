@@ -445,7 +445,7 @@ impl Op {
     /// raises KeyboardInterrupt here, and the child is killed. A failed run
     /// is a `neuroncustomop.Error` with its report attached. `timeout`
     /// None is the library's.
-    pub(crate) fn run_contained(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>) -> PyResult<invoke::Ran> {
+    pub(crate) fn run_contained(&self, py: Python<'_>, placed: &[Placed], cores: u32, timeout: Option<Duration>, writer_map: bool) -> PyResult<invoke::Ran> {
         let (api, op, timeout) = (self.api, &self.op, timeout.or(self.timeout));
         let mut stop: Option<PyErr> = None;
         // The library's worker when it is free (another thread's call may
@@ -460,8 +460,8 @@ impl Op {
                 }
             };
             match pool.try_call() {
-                Some(call) => invoke::run_in_worker(api, call, self.index, op, placed, cores, timeout, &mut interrupted),
-                None => invoke::run(api, op, placed, cores, timeout, &mut interrupted),
+                Some(call) => invoke::run_in_worker(api, call, self.index, op, placed, cores, timeout, writer_map, &mut interrupted),
+                None => invoke::run(api, op, placed, cores, timeout, writer_map, &mut interrupted),
             }
         });
         if let Some(e) = stop {
@@ -497,10 +497,16 @@ impl Op {
         }
         let through_run = self.through_run();
         let mut profiled: Option<String> = None;
+        // report=True: the run keeps who wrote each output element, for the
+        // report page's map (a copy of the output's states: only then).
+        let mut writers: Option<(u64, Vec<u16>)> = None;
         let (out, report_text) = match self.pool.try_call().filter(|_| !through_run) {
             // The library's worker: arguments copied once into its memory,
             // the output once out of it.
             Some(mut call) => {
+                if report {
+                    call.keep_writer_map();
+                }
                 let mut labels = Vec::with_capacity(args.len());
                 for (i, a) in args.iter().enumerate() {
                     labels.push(invoke::stage(&mut call, op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
@@ -511,6 +517,7 @@ impl Op {
                     Some(data) => crate::arrays::to_python(py, customop::npy::Array { dtype: done.spec.dtype, shape: done.spec.shape.clone(), data })?,
                     None => crate::arrays::copy_to_python(py, done.spec.dtype, &done.spec.shape.clone(), done.output())?,
                 };
+                writers = done.take_writers();
                 (out, done.run.take().map(|r| r.1).unwrap_or_default())
             }
             // Another thread's call holds it (a one-shot child), or the
@@ -525,7 +532,8 @@ impl Op {
                     profiled = summary;
                     (crate::arrays::to_python(py, output)?, report)
                 } else {
-                    let ran = self.run_contained(py, &placed, cores, timeout)?;
+                    let ran = self.run_contained(py, &placed, cores, timeout, report)?;
+                    writers = ran.writers;
                     (crate::arrays::to_python(py, ran.output)?, ran.report)
                 }
             }
@@ -537,6 +545,10 @@ impl Op {
         if let Some(dir) = profile.filter(|_| profiled.is_some()) {
             rep.profile_dir = Some(dir.display().to_string());
             rep.profile_summary = profiled;
+        }
+        if let Some((elements, cells)) = writers {
+            let shape = out.getattr("shape").and_then(|s| s.extract::<Vec<u64>>()).unwrap_or_default();
+            rep.writer_map = Some(report::WriterMap { op: op.name.clone(), shape, elements, cells });
         }
         Ok(PyTuple::new(py, [out, Bound::new(py, rep)?.into_any()])?.into_any())
     }

@@ -177,7 +177,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
         let rep = report::parse(&report).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
         return Ok((PyArray1::from_vec(py, data), dtype_name(dtype)?, shape, rep));
     }
-    let ran = op.run_contained(py, &placed, cores, None)?;
+    let ran = op.run_contained(py, &placed, cores, None, false)?;
     let rep = report::parse(&ran.report).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
     let Array { dtype, shape, data } = ran.output;
     Ok((PyArray1::from_vec(py, data), dtype_name(dtype)?, shape, rep))

@@ -80,38 +80,64 @@ impl CoreReport {
 }
 
 /// A run's report.
-#[pyclass(module = "neuroncustomop", frozen, get_all)]
+#[pyclass(module = "neuroncustomop", frozen)]
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Report {
     /// Whether every core finished cleanly and no guard was hit.
+    #[pyo3(get)]
     pub ok: bool,
     /// One per core run, in core order.
+    #[pyo3(get)]
     pub cores: Vec<CoreReport>,
     /// Why the run failed, when it did: `(code, reason)`.
+    #[pyo3(get)]
     pub verdict: Option<(i64, String)>,
     /// Tensors whose guard region the kernel overwrote (wrote past the end).
+    #[pyo3(get)]
     pub guard_errors: Vec<String>,
     /// Output ranges more than one core wrote.
+    #[pyo3(get)]
     pub overlaps: Vec<String>,
     /// Cores whose host thread could not start or did not finish.
+    #[pyo3(get)]
     pub failed_threads: Vec<u32>,
     /// The output elements no core wrote, when some were not.
+    #[pyo3(get)]
     pub unwritten: Option<String>,
     /// What the device would refuse or misrun besides the
     /// verdict: `(code, reason)`.
+    #[pyo3(get)]
     pub device_limits: Vec<(i64, String)>,
     /// What runs on the device, but not as it did here.
+    #[pyo3(get)]
     pub warnings: Vec<String>,
     /// Set when the simulator refused the run before any core started.
+    #[pyo3(get)]
     pub refused: Option<String>,
     /// The report's text, as `customop run --report` prints it.
+    #[pyo3(get)]
     pub text: String,
     /// A profiled emulated run (`profile=DIR`): the directory its files
     /// went to (`profile.json`, `flamegraph.svg`, `trace.json`).
+    #[pyo3(get)]
     pub profile_dir: Option<String>,
     /// A profiled emulated run: the profile's summary (modeled device
     /// time, top lines), as `customop run --profile` prints it.
+    #[pyo3(get)]
     pub profile_summary: Option<String>,
+    /// What the report page draws the output map from (not an
+    /// attribute): the op, the output's shape, its elements and the
+    /// writer map's cells; None when the run kept no writer map.
+    pub writer_map: Option<WriterMap>,
+}
+
+/// Who wrote each element of a run's output, for the report page.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct WriterMap {
+    pub op: String,
+    pub shape: Vec<u64>,
+    pub elements: u64,
+    pub cells: Vec<u16>,
 }
 
 #[pymethods]
@@ -126,10 +152,14 @@ impl Report {
 
     /// The report as one self-contained HTML page, which a notebook
     /// shows: the findings and, per core, DMA, translations, high water
-    /// against the device's limits, printf folded away. The output map
-    /// is `customop run --html`'s only (a Python run keeps no writer map).
+    /// against the device's limits, printf folded away, and the output
+    /// map by core for a call made with `report=True` on the simulator.
     fn _repr_html_(&self) -> String {
-        customop::report_page::page(&customop::report_page::PageInput { op: "", shape: &[], report: &self.text, writers: None })
+        let input = match &self.writer_map {
+            Some(m) => customop::report_page::PageInput { op: &m.op, shape: &m.shape, report: &self.text, writers: Some((m.elements, &m.cells)) },
+            None => customop::report_page::PageInput { op: "", shape: &[], report: &self.text, writers: None },
+        };
+        customop::report_page::page(&input)
     }
 
     /// A profiled emulated run's `profile.json` as Python data (None for

@@ -74,4 +74,18 @@ def test_a_notebook_shows_the_report_as_one_self_contained_page(built):
     # One row per core, each core's printf folded away, escaped.
     assert page.count("<details class=\"printf\">") == 8
     assert "core 7 says tag 7, first 1.50" in page
-    assert "No output map" in page
+    # report=True kept who wrote the output: the page draws it.
+    assert "No output map" not in page and '<rect class="c' in page
+
+
+def test_the_notebook_page_maps_each_element_to_the_core_that_wrote_it(built):
+    import re
+
+    x = np.arange(64, dtype=np.float32)
+    _, rep = built("report_page", multicore=True).double_parts(x, cores=8, report=True)
+    squares = re.findall(r'<rect class="([a-z0-9]+)"', rep._repr_html_())
+    # 64 squares, one per element, eight per core, in order.
+    assert squares == [f"c{i // 8}" for i in range(64)], squares
+    # Without report=True nothing is kept (the run costs no copy of it).
+    y = built("report_page", multicore=True).double_parts(x, cores=8)
+    np.testing.assert_array_equal(y, x * 2)

@@ -245,7 +245,7 @@ impl Pool {
             return None;
         }
         let worker = self.slot.lock().unwrap_or_else(|e| e.into_inner()).take();
-        Some(Call { pool: self, guard: worker, staged: Vec::new(), used: 0 })
+        Some(Call { pool: self, guard: worker, staged: Vec::new(), used: 0, writer_map: false })
     }
 }
 
@@ -257,6 +257,8 @@ pub struct Call<'a> {
     guard: Option<Worker>,
     staged: Vec<Staged>,
     used: usize,
+    /// The run keeps its output's writer map ([`Call::keep_writer_map`]).
+    writer_map: bool,
 }
 
 impl Drop for Call<'_> {
@@ -288,6 +290,9 @@ pub struct Finished<'a> {
     /// A failed run's output as the kernel left it (empty when the run
     /// passed, or the library cannot say).
     kept: Vec<u8>,
+    /// Who wrote the output: its elements and the writer map's cells
+    /// (when the call asked, [`Call::keep_writer_map`]).
+    writers: Option<(u64, Vec<u16>)>,
 }
 
 impl Finished<'_> {
@@ -296,6 +301,12 @@ impl Finished<'_> {
     /// cannot say).
     pub fn take_kept(&mut self) -> Vec<u8> {
         std::mem::take(&mut self.kept)
+    }
+
+    /// Who wrote the output (when the call asked for it): its elements and
+    /// the cells of `neuron_sim_writer_map`, for the report page.
+    pub fn take_writers(&mut self) -> Option<(u64, Vec<u16>)> {
+        self.writers.take()
     }
 
     /// The output's bytes when they were copied out while the verdict
@@ -318,6 +329,13 @@ impl Finished<'_> {
 }
 
 impl<'a> Call<'a> {
+    /// The run keeps who wrote each output element, returned with it
+    /// ([`Finished::take_writers`]): a copy of the output's states, so
+    /// only when a report page will draw it.
+    pub fn keep_writer_map(&mut self) {
+        self.writer_map = true;
+    }
+
     fn worker(&mut self) -> Result<&mut Worker> {
         // Replaced only while its memory holds nothing of this call (a
         // worker that dies later is replaced by `run`, memory kept).
@@ -386,7 +404,7 @@ impl<'a> Call<'a> {
         interrupted: &mut dyn FnMut() -> bool,
     ) -> Result<Finished<'a>> {
         let schema_op = &self.pool.ops[op];
-        let req = encode_request(op, cores, self.used, &self.staged, labels);
+        let req = encode_request(op, cores, self.writer_map, self.used, &self.staged, labels);
         let w = self.worker()?;
         let mut early = None;
         let mut o = exchange(w, &req, timeout, interrupted, &mut early);
@@ -428,11 +446,11 @@ impl<'a> Call<'a> {
         if let Some(w) = self.guard.as_mut() {
             w.last_out = Some((at, len));
         }
-        let (run, kept) = match run {
-            Some(r) => (Some((r.rc, r.report)), r.data),
-            None => (None, Vec::new()),
+        let (run, kept, writers) = match run {
+            Some(r) => (Some((r.rc, r.report)), r.data, r.writers),
+            None => (None, Vec::new(), None),
         };
-        Ok(Finished { spec, run, call: self, out: (at, len), early, kept })
+        Ok(Finished { spec, run, call: self, out: (at, len), early, kept, writers })
     }
 }
 

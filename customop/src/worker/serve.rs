@@ -153,7 +153,7 @@ fn job(
     // How much of the region the parent maps to read the output.
     let mut mapped = shm.len;
     let r = (|| {
-        let (index, cores, region, staged, labels) =
+        let (index, cores, writer_map, region, staged, labels) =
             decode_request(req).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got a request that does not decode"))?;
         let op = ops.get(index).ok_or_else(|| Error::new(ErrorKind::Environment, "the run's worker got an unknown op"))?;
         // Staged: the arguments are in the simulator's HBM already.
@@ -209,7 +209,9 @@ fn job(
             }
         }
         s.set_output(spec.dtype.code(), &spec.shape)?;
+        let mapped_writers = writer_map && s.keep_writer_map();
         let (rc, report) = s.run(&op.name, cores);
+        let writers = if mapped_writers { s.writer_map() } else { None };
         if rc == 0 && staged_hbm {
             // The parent reads it where the run left it.
             let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
@@ -229,7 +231,7 @@ fn job(
         // (the parent's error carries it), when the library can say.
         let len = spec.shape.iter().product::<u64>() as usize * usize::from(spec.dtype.elem_size());
         let data = if rc == 0 { Vec::new() } else { s.inspect_output(len).ok().filter(|k| k.len() == len).unwrap_or_default() };
-        Ok((spec, Some(SimRun { rc, report, data, timings: Default::default(), writers: None })))
+        Ok((spec, Some(SimRun { rc, report, data, timings: Default::default(), writers })))
     })();
     let r: Result<(OutputSpec, Option<SimRun>)> = r;
     let mut b = Vec::new();

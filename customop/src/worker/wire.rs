@@ -92,9 +92,10 @@ pub(super) fn put(b: &mut Vec<u8>, bytes: &[u8]) {
     b.extend_from_slice(bytes);
 }
 
-pub(super) fn encode_request(op: usize, cores: u32, region: usize, staged: &[Staged], labels: &[String]) -> Vec<u8> {
+pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: usize, staged: &[Staged], labels: &[String]) -> Vec<u8> {
     let mut b = Vec::new();
-    for v in [op as u64, u64::from(cores), region as u64, staged.len() as u64] {
+    // Bit 32 of the cores word: the run keeps its output's writer map.
+    for v in [op as u64, u64::from(cores) | (u64::from(writer_map) << 32), region as u64, staged.len() as u64] {
         b.extend_from_slice(&v.to_le_bytes());
     }
     for (s, label) in staged.iter().zip(labels) {
@@ -129,8 +130,9 @@ pub(super) fn encode_request(op: usize, cores: u32, region: usize, staged: &[Sta
     b
 }
 
-/// A decoded request: op index, cores, region size, arguments, labels.
-pub(super) type Request = (usize, u32, usize, Vec<Staged>, Vec<String>);
+/// A decoded request: op index, cores, whether the run keeps its
+/// output's writer map, region size, arguments, labels.
+pub(super) type Request = (usize, u32, bool, usize, Vec<Staged>, Vec<String>);
 
 pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
     fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
@@ -147,7 +149,8 @@ pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
     }
     let kind_of =
         |c: u8| [ArgKind::Tensor, ArgKind::Scalar, ArgKind::Int, ArgKind::Float, ArgKind::LongLong, ArgKind::Double].into_iter().find(|k| k.code() == c);
-    let (op, cores, region, n) = (u64_of(&mut b)? as usize, u64_of(&mut b)? as u32, u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
+    let (op, cores_word, region, n) = (u64_of(&mut b)? as usize, u64_of(&mut b)?, u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
+    let (cores, writer_map) = (cores_word as u32, cores_word >> 32 & 1 == 1);
     let (mut staged, mut labels) = (Vec::new(), Vec::new());
     for _ in 0..n {
         let s = match take(&mut b, 1)?[0] {
@@ -172,7 +175,7 @@ pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
         staged.push(s);
         labels.push(String::from_utf8_lossy(bytes(&mut b)?).into_owned());
     }
-    Some((op, cores, region, staged, labels))
+    Some((op, cores, writer_map, region, staged, labels))
 }
 
 #[cfg(test)]
@@ -188,9 +191,10 @@ mod tests {
             Staged::Value { kind: ArgKind::Float, dtype: Dtype::Fp32, bytes: 0.5f32.to_le_bytes().to_vec(), value: Value::Float(0.5) },
         ];
         let labels = vec!["a <f4 array of shape [2, 3]".to_owned(), "7".to_owned(), "0.5".to_owned()];
-        let req = encode_request(3, 8, 88, &staged, &labels);
-        let (op, cores, region, back, names) = decode_request(&req).unwrap();
-        assert_eq!((op, cores, region, names), (3, 8, 88, labels));
+        let req = encode_request(3, 8, true, 88, &staged, &labels);
+        let (op, cores, writer_map, region, back, names) = decode_request(&req).unwrap();
+        assert_eq!((op, cores, writer_map, region, names), (3, 8, true, 88, labels));
+        assert!(!decode_request(&encode_request(3, 8, false, 88, &staged, &labels)).unwrap().2);
         assert_eq!(format!("{back:?}"), format!("{staged:?}"));
         // A cut request does not decode (and does not panic).
         for n in 0..req.len() {
