@@ -193,7 +193,7 @@ mod tests {
         let labels = vec!["a <f4 array of shape [2, 3]".to_owned(), "7".to_owned(), "0.5".to_owned()];
         let req = encode_request(3, 8, true, 88, &staged, &labels);
         let (op, cores, writer_map, region, back, names) = decode_request(&req).unwrap();
-        assert_eq!((op, cores, writer_map, region, names), (3, 8, true, 88, labels));
+        assert_eq!((op, cores, writer_map, region, &names), (3, 8, true, 88, &labels));
         assert!(!decode_request(&encode_request(3, 8, false, 88, &staged, &labels)).unwrap().2);
         assert_eq!(format!("{back:?}"), format!("{staged:?}"));
         // A cut request does not decode (and does not panic).
