@@ -28,8 +28,8 @@ use pyo3::prelude::*;
 #[pymodule]
 #[pyo3(name = "_native")]
 fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_function(wrap_pyfunction!(library::load, m)?)?;
-    m.add_function(wrap_pyfunction!(library::load_built, m)?)?;
+    m.add_function(wrap_pyfunction!(library::loading::load, m)?)?;
+    m.add_function(wrap_pyfunction!(library::loading::load_built, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_output_spec, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_run_bytes, m)?)?;
     m.add("Error", m.py().get_type::<errors::Error>())?;
