@@ -39,7 +39,8 @@ pub fn symbolize(report: &str) -> String {
 fn users_frame(pcs: impl Iterator<Item = usize>) -> Option<Frame> {
     // A return address is the instruction after the call: the call's line
     // is the byte before it.
-    pcs.filter(|&pc| pc > 1).filter_map(|pc| source_frames::at(pc - 1)).flatten().find(|f| f.line.is_some() && f.file.as_deref().is_some_and(is_users))
+    let mut objects = source_frames::Objects::default();
+    pcs.filter(|&pc| pc > 1).filter_map(|pc| objects.at(pc - 1)).flatten().find(|f| f.line.is_some() && f.file.as_deref().is_some_and(is_users))
 }
 
 /// Whether `file` is the kernel author's: not Rust, not a system header,
