@@ -699,7 +699,9 @@ fn no_hbm_stack_aborts_with_the_report() {
                 while unsafe { neuroncustomop::ffi::heap::neuron_hbm_allocate(64 << 10, &mut a, 0) } == 0 {}
             });
             // No room at all below SP: the launcher must switch.
-            neuroncustomop::hal::Hal::set_stack_limit(core.hal(), usize::MAX);
+            // SAFETY: the mock core's limit is a number its launcher reads;
+            // on the host no stack is held to it.
+            unsafe { neuroncustomop::hal::Hal::set_stack_limit(core.hal(), usize::MAX) };
         }
         // Core 6 is only reached with 7+ cores; run all 8.
         let _ = s.run("probe", 8);

@@ -33,14 +33,17 @@ pub unsafe fn run_on(stack: HbmStack, wrapper: WrapperFn) {
     }
     let saved_isl = crate::binding::with_core(|b| {
         let old = b.state.hal().stack_limit();
-        b.state.hal().set_stack_limit(stack.limit);
+        // SAFETY: the HBM stack from `stack.limit` up is the wrapper's,
+        // which runs on it next; the old limit comes back after.
+        unsafe { b.state.hal().set_stack_limit(stack.limit) };
         Ok(old)
     });
     // SAFETY: the caller vouches for wrapper; it runs to completion.
     corosensei::on_stack(OnHbm(stack), || unsafe { wrapper() });
     if let Ok(isl) = saved_isl {
         let _ = crate::binding::with_core(|b| {
-            b.state.hal().set_stack_limit(isl);
+            // SAFETY: back on the stack whose limit this was.
+            unsafe { b.state.hal().set_stack_limit(isl) };
             Ok(())
         });
     }

@@ -169,7 +169,7 @@ unsafe impl Hal for MockCore {
         self.nx.ptr(nx)
     }
 
-    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+    unsafe fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
         let i = w.index();
         self.window_regs[i].set(region_base);
         CoreCounters::bump(&self.counters.window_programs[i], 1);
@@ -213,7 +213,7 @@ unsafe impl Hal for MockCore {
         std::sync::atomic::fence(std::sync::atomic::Ordering::SeqCst);
     }
 
-    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+    unsafe fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
         self.engine.borrow_mut().doorbell(dir, count);
     }
 
@@ -221,7 +221,7 @@ unsafe impl Hal for MockCore {
         self.engine.borrow_mut().poll(dir, self.cpu, &self.nx, &self.soc, &self.counters)
     }
 
-    fn dma_arm(&self, dir: DmaDirection) {
+    unsafe fn dma_arm(&self, dir: DmaDirection) {
         let nx = self.soc.platform().dma_ring_nx(dir);
         self.engine.borrow_mut().arm(dir, nx, neuron_hal::dma::RING_LEN);
     }
@@ -239,7 +239,7 @@ unsafe impl Hal for MockCore {
         self.isl.get()
     }
 
-    fn set_stack_limit(&self, isl: usize) {
+    unsafe fn set_stack_limit(&self, isl: usize) {
         self.isl.set(isl);
     }
 

@@ -137,7 +137,7 @@ unsafe impl Hal for FakeHal {
         core::ptr::without_provenance_mut(UNBACKED_BASE + nx as usize)
     }
 
-    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+    unsafe fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
         self.window_regs[w.index()].set(region_base);
         self.programs.set(self.programs.get() + 1);
     }
@@ -146,7 +146,7 @@ unsafe impl Hal for FakeHal {
         self.fences.set(self.fences.get() + 1);
     }
 
-    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+    unsafe fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
         let c = &self.rung[dir as usize];
         c.set(c.get().wrapping_add(count));
     }
@@ -155,7 +155,7 @@ unsafe impl Hal for FakeHal {
         self.rung[dir as usize].get()
     }
 
-    fn dma_arm(&self, dir: DmaDirection) {
+    unsafe fn dma_arm(&self, dir: DmaDirection) {
         self.rung[dir as usize].set(0);
     }
 
@@ -179,7 +179,7 @@ unsafe impl Hal for FakeHal {
         self.isl.get()
     }
 
-    fn set_stack_limit(&self, isl: usize) {
+    unsafe fn set_stack_limit(&self, isl: usize) {
         self.isl.set(isl);
     }
 }

@@ -42,12 +42,14 @@ fn window_register_decides_what_the_window_shows() {
     soc.write(b + 16, &[2]).unwrap();
     let p = core.nx_ptr(w.nx_base + 16);
     let id = neuron_hal::WindowId::new(1).unwrap();
-    core.write_window_register(id, a);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(id, a) };
     // The register the id names reads back what was written.
     assert_eq!(core.read_window_register(w.register), a);
     // SAFETY: the window is mapped to HBM now.
     assert_eq!(unsafe { p.read_volatile() }, 1);
-    core.write_window_register(id, b);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(id, b) };
     // SAFETY: as above.
     assert_eq!(unsafe { p.read_volatile() }, 2);
     assert_eq!(core.read_window_register(w.register), b);
@@ -91,13 +93,15 @@ fn a_reset_core_is_a_fresh_one_on_the_same_nx_space() {
     let id = neuron_hal::WindowId::new(0).unwrap();
     let a = Q7.hbm_soc_base + (2 << 30);
     soc.write(a, &[5]).unwrap();
-    core.write_window_register(id, a);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(id, a) };
     // SAFETY: data RAM is mapped, and the window shows HBM at `a`.
     unsafe {
         ram.write_volatile(0x77);
         assert_eq!(core.nx_ptr(w.nx_base).read_volatile(), 5);
     }
-    core.set_stack_limit(64);
+    // SAFETY: the mock's limit is a number; no stack is held to it.
+    unsafe { core.set_stack_limit(64) };
     core.reset().unwrap();
     assert_eq!(core.nx_ptr(Q7.dataram_nx + 4096), ram, "the same NX space");
     // SAFETY: data RAM stays mapped.
@@ -156,7 +160,8 @@ fn a_window_and_the_view_hold_a_page_once() {
     // SAFETY: `len` bytes of the view, mapped for the memory's life.
     unsafe { view.write_bytes(7, len as usize) };
     assert!(mapping_rss(view) >= len, "the view holds what it wrote");
-    core.write_window_register(neuron_hal::WindowId::new(2).unwrap(), a);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(neuron_hal::WindowId::new(2).unwrap(), a) };
     assert_eq!(mapping_rss(view), 0, "the view let go of the window's pages");
     let p = core.nx_ptr(w.nx_base);
     // SAFETY: the window shows HBM at `a` now; `len` is within it.
@@ -194,10 +199,12 @@ fn a_window_programmed_for_a_lent_view_leaves_the_view_its_pages() {
     assert!(held >= 2 * len);
     let w = neuron_hal::WindowId::new(1).unwrap();
     core.lend_view();
-    core.write_window_register(w, a);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(w, a) };
     assert_eq!(mapping_rss(va), held, "the lent view keeps its pages");
     core.drop_window_pages();
-    core.write_window_register(w, b);
+    // SAFETY: the test is this core's only user; no pointer into the window is held.
+    unsafe { core.write_window_register(w, b) };
     assert_eq!(mapping_rss(va), held - len, "after the run the loan is over: the view lets go again");
 }
 

@@ -51,16 +51,40 @@ use crate::window::WindowId;
 ///     fn platform(&self) -> &Platform { &neuron_hal::Q7 }
 ///     fn prid(&self) -> u32 { 0 }
 ///     fn nx_ptr(&self, _: u32) -> *mut u8 { 0x1000 as *mut u8 }
-///     fn write_window_register(&self, _: WindowId, _: u64) {}
+///     unsafe fn write_window_register(&self, _: WindowId, _: u64) {}
 ///     fn memw(&self) {}
-///     fn dma_doorbell(&self, _: DmaDirection, _: u32) {}
+///     unsafe fn dma_doorbell(&self, _: DmaDirection, _: u32) {}
 ///     fn dma_completed(&self, _: DmaDirection) -> u32 { 0 }
-///     fn dma_arm(&self, _: DmaDirection) {}
+///     unsafe fn dma_arm(&self, _: DmaDirection) {}
 ///     fn read_window_register(&self, _: u32) -> u64 { 0 }
 ///     fn invocation_block(&self) -> u64 { 0 }
 ///     fn stack_pointer(&self) -> usize { 0 }
 ///     fn stack_limit(&self) -> usize { 0 }
-///     fn set_stack_limit(&self, _: usize) {}
+///     unsafe fn set_stack_limit(&self, _: usize) {}
+/// }
+/// ```
+///
+/// A shared `&H` lends the queries only: what moves a window, rings or
+/// re-arms the DMA engine, or moves the stack limit is `unsafe` to call,
+/// so safe code holding a lent HAL cannot program the core behind its
+/// runtime's back:
+///
+/// ```compile_fail,E0133
+/// fn retarget<H: neuron_hal::Hal>(lent: &H) {
+///     lent.write_window_register(neuron_hal::WindowId::new(0).unwrap(), 0);
+/// }
+/// ```
+///
+/// ```compile_fail,E0133
+/// fn ring<H: neuron_hal::Hal>(lent: &H) {
+///     lent.dma_arm(neuron_hal::DmaDirection::M2S);
+///     lent.dma_doorbell(neuron_hal::DmaDirection::M2S, 1);
+/// }
+/// ```
+///
+/// ```compile_fail,E0133
+/// fn unlimit<H: neuron_hal::Hal>(lent: &H) {
+///     lent.set_stack_limit(0);
 /// }
 /// ```
 pub unsafe trait Hal {
@@ -79,7 +103,14 @@ pub unsafe trait Hal {
     /// address is the platform table's), so that the window shows the SoC
     /// region starting there. The caller brackets it with [`Hal::memw`] as
     /// the hardware requires. Typed: no other register can be written.
-    fn write_window_register(&self, w: WindowId, region_base: u64);
+    ///
+    /// # Safety
+    /// The caller is the translator of the runtime that owns this core
+    /// (the one owner the trait's contract names), and its record for `w`
+    /// names `region_base` from now on: every pointer it hands out into
+    /// the window shows the region it believes. Anyone else moving the
+    /// window would make those pointers reach other memory.
+    unsafe fn write_window_register(&self, w: WindowId, region_base: u64);
 
     /// Memory-write fence (`memw`): every earlier store is visible to the
     /// SoC before any later one.
@@ -87,7 +118,13 @@ pub unsafe trait Hal {
 
     /// Rings a DMA queue's doorbell: `count` new descriptors were appended
     /// to the ring of `dir` (the M2S or S2M increment register).
-    fn dma_doorbell(&self, dir: DmaDirection, count: u32);
+    ///
+    /// # Safety
+    /// The caller is the DMA queue of the runtime that owns this core: the
+    /// ring was armed by it, and the `count` descriptors after the last
+    /// ones rung are whole and name only places the engine may write
+    /// (nothing a Rust reference covers while the transfer is pending).
+    unsafe fn dma_doorbell(&self, dir: DmaDirection, count: u32);
 
     /// Reads how many descriptors the engine of `dir` has completed since
     /// the ring was armed (a free-running counter that wraps).
@@ -100,7 +137,12 @@ pub unsafe trait Hal {
     /// window's start plus [`crate::dma::ring_offset`], [`crate::dma::RING_LEN`]
     /// entries); the completion counter restarts at 0. The ring's place is
     /// not an argument, so safe code cannot point the engine elsewhere.
-    fn dma_arm(&self, dir: DmaDirection);
+    ///
+    /// # Safety
+    /// The caller is the DMA queue of the runtime that owns this core, and
+    /// no transfer of `dir` is outstanding (re-arming forgets them while
+    /// the engine may still move their bytes).
+    unsafe fn dma_arm(&self, dir: DmaDirection);
 
     /// Reads a window register back (`MEM_WINDOW0_LO` is checked against
     /// the APB base when the DMA queue is armed).
@@ -120,7 +162,12 @@ pub unsafe trait Hal {
     fn stack_limit(&self) -> usize;
 
     /// Sets the stack-limit register.
-    fn set_stack_limit(&self, isl: usize);
+    ///
+    /// # Safety
+    /// The code running on this core has its stack at and above `isl` up
+    /// to the stack pointer, and nothing else lives there: a limit below
+    /// the stack's real end lets it grow over other memory unchecked.
+    unsafe fn set_stack_limit(&self, isl: usize);
 
     /// The runtime copied SoC `[addr, addr + len)` out (a `neuron_memcpy`,
     /// a stream refill, `tensor_to_tcm`). Heard by the host simulator's

@@ -199,8 +199,13 @@ impl<H: Hal> CoreState<H> {
         Copier { hal: &self.hal, translator: &mut self.translator, dma: &mut self.dma, dataram: &mut self.dataram }
     }
 
-    /// `init_dma_queue` for this core.
+    /// `init_dma_queue` for this core: what is outstanding is drained
+    /// first (re-arming would forget it while the engine still moves its
+    /// bytes); a fault found there is the answer, and the rings stay armed.
     pub fn init_dma_queue(&mut self) -> Result<()> {
+        if self.dma.is_armed() {
+            self.dma_drain()?;
+        }
         let cpu = self.cpu_id();
         self.dma.init(&self.hal, cpu)
     }

@@ -121,7 +121,7 @@ impl DmaQueue {
     /// `init_dma_queue`: checks `MEM_WINDOW0_LO`, clears both rings and
     /// arms them in the engine. `cpu` selects the core's SoC aperture.
     /// Outstanding descriptors are forgotten: drain first.
-    pub fn init<H: Hal>(&mut self, hal: &H, cpu: u32) -> Result<()> {
+    pub(crate) fn init<H: Hal>(&mut self, hal: &H, cpu: u32) -> Result<()> {
         let p = hal.platform();
         self.armed = false;
         if hal.read_window_register(p.mem_window0_nx) != p.apb_base as u64 {
@@ -148,7 +148,11 @@ impl DmaQueue {
                 }
             }
             hal.memw();
-            hal.dma_arm(dir);
+            // SAFETY: this queue is its core state's (its arming methods
+            // are the crate's, called by the state with its own HAL), and
+            // nothing is outstanding: `CoreState::init_dma_queue`, the one
+            // caller, drains an armed queue first.
+            unsafe { hal.dma_arm(dir) };
             let base = hal.dma_completed(dir);
             self.rings[dir.index()] = Ring { nx, slots: slots as usize, head: 0, rung: 0, base, checked: 0, faulted: false };
         }
@@ -230,7 +234,10 @@ impl DmaQueue {
         }
         hal.memw();
         hal.memw();
-        hal.dma_doorbell(dir, count);
+        // SAFETY: this queue is its core state's and armed the ring; the
+        // `count` descriptors since the last ring were written whole by
+        // `submit`, between SoC places its callers vouched for.
+        unsafe { hal.dma_doorbell(dir, count) };
         r.rung = r.head;
     }
 
@@ -239,7 +246,7 @@ impl DmaQueue {
     /// completion (only for free slots when the ring is full). Bytes move
     /// when the engine processes the descriptors; [`DmaQueue::wait`]
     /// waits for that.
-    pub fn submit<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
+    pub(crate) fn submit<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
         if !self.armed {
             return Err(Error::DmaNotArmed);
         }
@@ -303,7 +310,7 @@ impl DmaQueue {
 
     /// Busy-polls until every descriptor of `dir` completed, then reports
     /// whether any faulted since the last wait (and forgets it).
-    pub fn wait<H: Hal>(&mut self, hal: &H, dir: DmaDirection) -> Result<()> {
+    pub(crate) fn wait<H: Hal>(&mut self, hal: &H, dir: DmaDirection) -> Result<()> {
         if !self.armed {
             return Ok(());
         }
@@ -318,7 +325,7 @@ impl DmaQueue {
 
     /// Drains both directions (M2S then S2M); the first fault is reported
     /// after both are drained.
-    pub fn drain<H: Hal>(&mut self, hal: &H) -> Result<()> {
+    pub(crate) fn drain<H: Hal>(&mut self, hal: &H) -> Result<()> {
         let a = self.wait(hal, DmaDirection::M2S);
         let b = self.wait(hal, DmaDirection::S2M);
         a.and(b)
@@ -326,7 +333,7 @@ impl DmaQueue {
 
     /// [`DmaQueue::submit`] then [`DmaQueue::wait`].
     #[inline(always)]
-    pub fn transfer<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
+    pub(crate) fn transfer<H: Hal>(&mut self, hal: &H, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
         self.submit(hal, dir, dst, src, len)?;
         self.wait(hal, dir)
     }

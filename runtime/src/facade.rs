@@ -6,10 +6,12 @@
 //! (the printf ring) by `&mut`; a heap is lent as a [`HeapMut`], its
 //! operations and never the heap itself (which could be replaced). The translator is lent read-only:
 //! its records and the hit table that caches them change together, only
-//! through the translate methods here. The HAL is lent by `&H`, which is
-//! not read-only: its `&self` methods program the windows and the DMA
-//! engine (a hole still open: safe code holding the state can reach
-//! them). The DMA queue, the argument cursor and the accessor state are
+//! through the translate methods here. The HAL is lent by `&H` for its
+//! queries: what programs the core (a window register, the DMA engine's
+//! arming and doorbell, the stack limit) is `unsafe` on the HAL, and the
+//! translator's and the DMA queue's programming methods are this crate's,
+//! so nothing safe holding the state moves a window or starts a transfer
+//! behind them. The DMA queue, the argument cursor and the accessor state are
 //! lent read-only: changing them takes the state's other parts, so it is
 //! done by the state's own methods. The hit paths that must not form a
 //! reference to a state they only read in place get raw places
@@ -26,7 +28,31 @@ use crate::CoreState;
 use neuron_hal::{DmaDirection, Hal};
 
 impl<H: Hal> CoreState<H> {
-    /// The core's hardware.
+    /// The core's hardware, for its queries (platform table, core id,
+    /// stack, and the mock's counters). Programming it through this
+    /// borrow takes `unsafe`, whose contract only the runtime keeps, and
+    /// the runtime's own programming paths are not public, so safe code
+    /// cannot reach them with the lent HAL:
+    ///
+    /// ```compile_fail,E0624
+    /// fn f<H: neuron_hal::Hal>(s: &neuron_runtime::CoreState<H>) {
+    ///     let mut t = neuron_runtime::Translator::default();
+    ///     let _ = t.translate(s.hal(), 0x1000);
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail,E0624
+    /// fn f<H: neuron_hal::Hal>(s: &neuron_runtime::CoreState<H>) {
+    ///     let mut q = neuron_runtime::dma::DmaQueue::default();
+    ///     let _ = q.init(s.hal(), 0);
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail,E0133
+    /// fn f<H: neuron_hal::Hal>(s: &mut neuron_runtime::CoreState<H>) {
+    ///     let _ = s.dma_submit(neuron_hal::DmaDirection::S2M, 0x1000, 0x2000, 64);
+    /// }
+    /// ```
     #[inline(always)]
     pub fn hal(&self) -> &H {
         &self.hal
@@ -126,7 +152,13 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// Queues one transfer on this core's DMA queue (no wait).
-    pub fn dma_submit(&mut self, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
+    ///
+    /// # Safety
+    /// The engine writes SoC `[dst, dst + len)` when it gets to the
+    /// descriptors, with no check of whose it is: the caller owns those
+    /// bytes until the queue is drained, and no Rust reference covers them
+    /// meanwhile (not a TCM buffer, not a heap block another owner holds).
+    pub unsafe fn dma_submit(&mut self, dir: DmaDirection, dst: u64, src: u64, len: u64) -> Result<()> {
         self.dma.submit(&self.hal, dir, dst, src, len)
     }
 

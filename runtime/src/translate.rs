@@ -231,7 +231,10 @@ impl TranslationCtx {
         // The window by its index, not by the context's `reg_location`
         // (kernels hold the context, so that field is not trusted).
         if let Some(w) = neuron_hal::WindowId::new(victim) {
-            hal.write_window_register(w, r.ptr);
+            // SAFETY: the record for `w` now names `r.ptr`; this context
+            // is its core state's (the translator's programming methods
+            // are the crate's, called by the state with its own HAL).
+            unsafe { hal.write_window_register(w, r.ptr) };
         }
         hal.memw();
         (victim, evicted)
@@ -384,7 +387,7 @@ impl Translator {
 
     /// `_init_translate_ctx`: sets up the records once; later calls keep
     /// the windows as they are (the prologue runs on every invocation).
-    pub fn init<H: Hal>(&mut self, hal: &H) {
+    pub(crate) fn init<H: Hal>(&mut self, hal: &H) {
         if !self.ready {
             self.abi.ctx.reset(hal);
             self.abi.hits.clear();
@@ -548,7 +551,7 @@ impl Translator {
     /// `neuron_translate`: the pointer through which the core reaches
     /// SoC address `addr`, programming a dynamic window on a miss.
     #[inline]
-    pub fn translate<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
+    pub(crate) fn translate<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
         if let Some((i, p)) = self.abi.ctx.lookup(addr) {
             if Self::past_sbuf(&self.abi.ctx, hal, i, addr) {
                 return self.refuse();
@@ -593,7 +596,7 @@ impl Translator {
     /// The miss: `addr` is in no record (the caller looked it up, e.g.
     /// the device's in-place hit path). Checks the region and installs it.
     #[cold]
-    pub fn miss<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
+    pub(crate) fn miss<H: Hal>(&mut self, hal: &H, addr: u64) -> Result<*mut u8> {
         if !self.ready {
             return Err(Error::TranslateNotReady);
         }

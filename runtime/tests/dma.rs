@@ -105,7 +105,9 @@ fn bytes_move_when_processed_not_at_the_doorbell() {
     s.set_dma_max_descriptor_bytes(1024);
     let dst = s.dma().local_soc(buf, 3000).unwrap();
     let fences = s.hal().counters().fences();
-    s.dma_submit(DmaDirection::M2S, dst, HBM, 3000).unwrap();
+    // SAFETY: `dst` is the test's own data-RAM block, referenced by nothing
+    // until the drain below.
+    unsafe { s.dma_submit(DmaDirection::M2S, dst, HBM, 3000) }.unwrap();
     assert_eq!(s.hal().counters().fences() - fences, 2, "two memw before the doorbell");
     assert_eq!(s.hal().dma_pending(DmaDirection::M2S), 3);
     // SAFETY: as above.
@@ -147,7 +149,8 @@ fn unarmed_queue_refuses() {
     let mut b = [0u8; 4];
     // SAFETY: b is a 4-byte local buffer.
     assert_eq!(unsafe { s.dma_read(b.as_mut_ptr(), HBM, 4) }, Err(Error::DmaNotArmed));
-    assert_eq!(s.dma_submit(DmaDirection::S2M, HBM, HBM, 4), Err(Error::DmaNotArmed));
+    // SAFETY: refused before any descriptor is written (the queue is not armed).
+    assert_eq!(unsafe { s.dma_submit(DmaDirection::S2M, HBM, HBM, 4) }, Err(Error::DmaNotArmed));
     assert_eq!(s.dma_drain(), Ok(()), "nothing to drain");
 }
 

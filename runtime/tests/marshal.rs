@@ -533,7 +533,9 @@ fn cleanup_drains_outstanding_transfers() {
     let buf = s.dataram().allocate(256, 0).unwrap().as_ptr();
     soc.write(HBM, &[5; 256]).unwrap();
     let dst = s.dma().local_soc(buf, 256).unwrap();
-    s.dma_submit(DmaDirection::M2S, dst, HBM, 256).unwrap();
+    // SAFETY: `dst` is the test's own data-RAM block, referenced by nothing
+    // until the drain.
+    unsafe { s.dma_submit(DmaDirection::M2S, dst, HBM, 256) }.unwrap();
     s.get_dst_tensor().unwrap();
     assert_eq!(s.hal().dma_pending(DmaDirection::M2S), 1);
     s.cleanup().unwrap();

@@ -19,9 +19,15 @@ use neuron_hal::Hal;
 /// What the firmware does at boot on the Q7: set the stack-limit register
 /// to the bottom of the core's on-core stack. A test board calls this
 /// (under QEMU, where ISL is a RAM word, it starts at 0).
-pub fn set_stack_limit(isl: usize) {
+///
+/// # Safety
+/// The code running on this core has its stack from `isl` up to the stack
+/// pointer, and nothing else lives there: a lower limit lets the stack
+/// grow over other memory unchecked.
+pub unsafe fn set_stack_limit(isl: usize) {
     let _ = with_core(|b| {
-        b.state.hal().set_stack_limit(isl);
+        // SAFETY: the caller's contract.
+        unsafe { b.state.hal().set_stack_limit(isl) };
         Ok(())
     });
     crate::trace::stack_limit(isl);

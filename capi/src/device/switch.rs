@@ -56,7 +56,9 @@ const _: () = assert!(core::mem::offset_of!(SwitchCtx, old_isl) == 12);
 /// cbindgen:ignore
 #[unsafe(no_mangle)]
 extern "C" fn neuron_stack_switch_set_isl(isl: usize) {
-    crate::device::set_stack_limit(isl);
+    // SAFETY: the trampoline calls it on the new stack, whose bottom `isl`
+    // is, and again with the old limit once back on the old stack.
+    unsafe { crate::device::set_stack_limit(isl) };
 }
 
 /// `switchBack` for code that calls it at the end of a wrapper (the

@@ -202,7 +202,7 @@ unsafe impl Hal for MmioHal {
         }
     }
 
-    fn write_window_register(&self, w: crate::WindowId, region_base: u64) {
+    unsafe fn write_window_register(&self, w: crate::WindowId, region_base: u64) {
         // A `WindowId` names one of the platform's dynamic windows.
         let Some(reg) = self.platform().dynamic_windows.get(w.index()).map(|d| d.register) else { return };
         // MEM_WINDOWn_LO, then _HI at +4 (assumed register pair).
@@ -216,7 +216,7 @@ unsafe impl Hal for MmioHal {
         unsafe { core::arch::asm!("memw", options(nostack, preserves_flags)) };
     }
 
-    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+    unsafe fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
         let bank = self.bank(dir);
         self.write_reg(bank + dma_regs::INCREMENT, count);
         #[cfg(feature = "qemu")]
@@ -234,7 +234,7 @@ unsafe impl Hal for MmioHal {
         self.read_reg(bank + dma_regs::COMPLETED)
     }
 
-    fn dma_arm(&self, dir: DmaDirection) {
+    unsafe fn dma_arm(&self, dir: DmaDirection) {
         let bank = self.bank(dir);
         self.write_reg(bank + dma_regs::RING_BASE, self.platform().dma_ring_nx(dir));
         self.write_reg(bank + dma_regs::RING_LEN, crate::dma::RING_LEN);
@@ -285,7 +285,7 @@ unsafe impl Hal for MmioHal {
         }
     }
 
-    fn set_stack_limit(&self, isl: usize) {
+    unsafe fn set_stack_limit(&self, isl: usize) {
         match self.soc {
             Soc::Q7 => {
                 // SAFETY: writes the stack-limit register; the caller (the

@@ -151,7 +151,9 @@ impl Write for Cursor<'_> {
 /// The board's entry, on every core.
 #[unsafe(no_mangle)]
 pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
-    neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0);
+    // SAFETY: the board's on-core stack of `cpu` starts there; this
+    // entry runs on it.
+    unsafe { neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0) };
     let h = area();
     if &h[..4] != MAGIC {
         board::println!("customop-error {cpu}: no invocation at the loader area (QEMU was not given the blob)");

@@ -224,7 +224,9 @@ fn write_2d(acc: &Accessor<f32, 2>, i: i64, j: i64, v: f32) -> Result<()> {
 
 #[unsafe(no_mangle)]
 pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
-    neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0);
+    // SAFETY: the board's on-core stack of `cpu` starts there; this
+    // entry runs on it.
+    unsafe { neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0) };
     if cpu != 0 {
         return 0;
     }
@@ -287,7 +289,10 @@ pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
     // The window-register write alone (what the miss target excludes).
     let hal = black_box(hal0);
     let reg = black_box(neuroncustomop::hal::WindowId::new(1).unwrap());
-    region("window_register_write", || hal.write_window_register(reg, base + 4 * R));
+    // SAFETY: the measurement stands in for the translator: window 1 is
+    // reprogrammed between its own misses, and nothing here holds a
+    // pointer into it.
+    region("window_register_write", || unsafe { hal.write_window_register(reg, base + 4 * R) });
 
     // The invocation of a 2-tensor op: setup, next x2, return (copy of
     // 4 KiB), cleanup.

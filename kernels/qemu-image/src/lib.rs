@@ -27,7 +27,9 @@ mod image {
     pub extern "C" fn q7_board_main(cpu: u32) -> u32 {
         // What the firmware does at boot: ISL = the bottom of this core's
         // on-core stack (QEMU has no ISL register; the HAL keeps it in RAM).
-        neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0);
+        // SAFETY: the board's on-core stack of `cpu` starts there; this
+        // entry runs on it.
+        unsafe { neuroncustomop::device::set_stack_limit(board::stack_bounds(cpu).0) };
         match board::arg("run").unwrap_or("example") {
             "example" => super::example::run(cpu),
             "suite" => super::suite::run(cpu),

@@ -413,10 +413,13 @@ fn switch_deep(cpu: u32) -> TestResult {
 fn switch_tight(cpu: u32) -> TestResult {
     let (lo, _) = board::stack_bounds(cpu);
     let tight = sp() - 3000;
-    neuroncustomop::device::set_stack_limit(tight);
+    // SAFETY: a higher limit than the stack's real end: only less stack
+    // is allowed (what the test checks the switch gets past).
+    unsafe { neuroncustomop::device::set_stack_limit(tight) };
     let r = launch(launch_small_default);
     let after = neuroncustomop::device::stack_limit();
-    neuroncustomop::device::set_stack_limit(lo);
+    // SAFETY: the board's own limit back, the on-core stack's bottom.
+    unsafe { neuroncustomop::device::set_stack_limit(lo) };
     let (s, isl, v) = r?;
     ensure!(on_hbm(s) && on_hbm(isl) && v == 42, "wrapper SP {s:#x}, ISL {isl:#x}, result {v}: did not switch");
     ensure!(after == tight, "ISL after the switch {after:#x}, want {tight:#x}");

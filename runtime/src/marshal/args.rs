@@ -180,9 +180,6 @@ impl<H: Hal> CoreState<H> {
         self.args.claimed = false;
         self.args.returned = false;
         self.args.has_return = has_return;
-        if self.dma.is_armed() {
-            self.dma_drain()?;
-        }
         self.init_dma_queue()?;
         let block = match block {
             BlockSource::Mailbox => match self.hal.invocation_block() {

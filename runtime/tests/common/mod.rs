@@ -68,20 +68,23 @@ unsafe impl Hal for Lens {
     fn nx_ptr(&self, nx: u32) -> *mut u8 {
         self.inner.nx_ptr(nx)
     }
-    fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
-        self.inner.write_window_register(w, region_base)
+    unsafe fn write_window_register(&self, w: neuron_hal::WindowId, region_base: u64) {
+        // SAFETY: the lens forwards its caller's contract to the core it wraps.
+        unsafe { self.inner.write_window_register(w, region_base) }
     }
     fn memw(&self) {
         self.inner.memw()
     }
-    fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
-        self.inner.dma_doorbell(dir, count)
+    unsafe fn dma_doorbell(&self, dir: DmaDirection, count: u32) {
+        // SAFETY: the lens forwards its caller's contract to the core it wraps.
+        unsafe { self.inner.dma_doorbell(dir, count) }
     }
     fn dma_completed(&self, dir: DmaDirection) -> u32 {
         self.inner.dma_completed(dir).wrapping_add(self.completion_offset)
     }
-    fn dma_arm(&self, dir: DmaDirection) {
-        self.inner.dma_arm(dir)
+    unsafe fn dma_arm(&self, dir: DmaDirection) {
+        // SAFETY: the lens forwards its caller's contract to the core it wraps.
+        unsafe { self.inner.dma_arm(dir) }
     }
     fn read_window_register(&self, reg: u32) -> u64 {
         match self.window0 {
@@ -98,8 +101,9 @@ unsafe impl Hal for Lens {
     fn stack_limit(&self) -> usize {
         self.inner.stack_limit()
     }
-    fn set_stack_limit(&self, isl: usize) {
-        self.inner.set_stack_limit(isl)
+    unsafe fn set_stack_limit(&self, isl: usize) {
+        // SAFETY: the lens forwards its caller's contract to the core it wraps.
+        unsafe { self.inner.set_stack_limit(isl) }
     }
 }
 
