@@ -1409,7 +1409,9 @@ int32_t neuron_fail_invocation(void);
 // 6 log, 7 log2, 8 log10, 9 exp, 10 bitwise_not.
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_unary(uint32_t op,
                         const struct neuron_tensor *src,
                         const struct neuron_tensor *dst);
@@ -1418,7 +1420,9 @@ int32_t neuron_op_unary(uint32_t op,
 // 3 div, 4 bitwise_and, 5 bitwise_or.
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_binary(uint32_t op,
                          const struct neuron_tensor *a,
                          const struct neuron_tensor *b,
@@ -1428,7 +1432,9 @@ int32_t neuron_op_binary(uint32_t op,
 // `dst = src ^ exponent` (floating point).
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_pow(const struct neuron_tensor *src,
                       double exponent,
                       const struct neuron_tensor *dst);
@@ -1436,7 +1442,9 @@ int32_t neuron_op_pow(const struct neuron_tensor *src,
 // `dst = min(max(src, lo), hi)`.
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_clamp(const struct neuron_tensor *src,
                         struct NeuronScalar lo,
                         struct NeuronScalar hi,
@@ -1445,13 +1453,17 @@ int32_t neuron_op_clamp(const struct neuron_tensor *src,
 // `fill_(dst, v)`.
 //
 // # Safety
-// `dst` null (refused) or readable.
+// `dst` null (refused) or readable, and its view names a tensor the
+// kernel may write (an argument, the output, an `empty` result): its
+// address is taken as given.
 int32_t neuron_op_fill(const struct neuron_tensor *dst, struct NeuronScalar v);
 
 // Makes a 2-D `dst` the identity (`eye`).
 //
 // # Safety
-// `dst` null (refused) or readable.
+// `dst` null (refused) or readable, and its view names a tensor the
+// kernel may write (an argument, the output, an `empty` result): its
+// address is taken as given.
 int32_t neuron_op_eye(const struct neuron_tensor *dst);
 
 // `empty(shape, dtype)`: a contiguous tensor in this core's HBM heap,
@@ -1473,7 +1485,9 @@ int32_t neuron_tensor_free(const struct neuron_tensor *t);
 // `dst = base ^ exponent`, element by element (floating point).
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
                              const struct neuron_tensor *exponent,
                              const struct neuron_tensor *dst);
@@ -1481,7 +1495,9 @@ int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
 // `dst = base ^ exponent` for a scalar base (floating point).
 //
 // # Safety
-// Tensor pointers null (refused) or readable.
+// Tensor pointers null (refused) or readable; `dst`'s view names a
+// tensor the kernel may write (an argument, the output, an `empty`
+// result): its address is taken as given.
 int32_t neuron_op_pow_scalar_base(double base,
                                   const struct neuron_tensor *exponent,
                                   const struct neuron_tensor *dst);
@@ -1519,14 +1535,16 @@ int32_t neuron_stream_read(NeuronStream *s, void *out, uint32_t elem_size);
 // `write(v)`: `v` (`elem_size` bytes) as the next element. 0 or -1.
 //
 // # Safety
-// `s` an open state; `v` valid for `elem_size` bytes of reads.
+// `s` an open state, as [`neuron_stream_open`] left it, on a tensor the
+// kernel may write; `v` valid for `elem_size` bytes of reads.
 int32_t neuron_stream_write(NeuronStream *s, const void *v, uint32_t elem_size);
 
 // `close()`: flushes pending writes, frees the buffer, deregisters.
 // Closing a closed stream does nothing. 0 or -1.
 //
 // # Safety
-// `s` null (refused) or a state from [`neuron_stream_open`].
+// `s` null (refused) or a state from [`neuron_stream_open`], as it left
+// it (a write stream's on a tensor the kernel may write).
 int32_t neuron_stream_close(NeuronStream *s);
 
 // `neuron_translate_ctx`: the calling core's translation context, the

@@ -199,7 +199,8 @@ fn a_position_before_the_buffer_refills() {
     let mut two = [0u8; 8];
     assert_eq!(s.stream_read_into(&mut st, &mut two), Ok(2));
     assert_eq!(two[..], [value(4).to_le_bytes(), value(5).to_le_bytes()].concat()[..]);
-    s.stream_close(&mut st).unwrap();
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    unsafe { s.stream_close(&mut st) }.unwrap();
 }
 
 #[test]
@@ -226,11 +227,13 @@ fn bad_input_is_an_error() {
     assert_eq!(st.pos, 0);
     assert_eq!(s.stream_read_into(&mut st, &mut out[..8]), Ok(2));
     assert_eq!(out[..8], [value(0).to_le_bytes(), value(1).to_le_bytes()].concat()[..]);
-    s.stream_close(&mut st).unwrap();
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    unsafe { s.stream_close(&mut st) }.unwrap();
     assert_eq!(s.stream_read_into(&mut st, &mut out[..8]), Err(Error::StreamClosed));
     let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
     assert_eq!(s.stream_read_into(&mut w, &mut out[..8]), Err(Error::StreamClosed));
-    s.stream_close(&mut w).unwrap();
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    unsafe { s.stream_close(&mut w) }.unwrap();
     // The state is the caller's (a C struct): an element size it broke
     // after the open is refused, whatever the slice's length; so is one
     // that is no dtype's at the open.
@@ -242,7 +245,8 @@ fn bad_input_is_an_error() {
         assert_eq!(st.pos, 0);
     }
     st.elem_size = 4;
-    s.stream_close(&mut st).unwrap();
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    unsafe { s.stream_close(&mut st) }.unwrap();
     let mut odd = view;
     odd.elem_size = 3;
     assert_eq!(s.stream_open(&odd, Dtype::Fp32.code(), 3, StreamMode::Read), Err(Error::ElementTypeMismatch));
@@ -338,7 +342,8 @@ fn a_corrupted_stream_state_is_refused_before_any_buffer_access() {
     // A close with a broken capacity still gives the slot back and
     // deregisters (a write stream may open on the tensor afterwards).
     st.cap = 1 << 20;
-    assert_eq!(s.stream_close(&mut st), Ok(()), "a read stream's close flushes nothing, so needs no buffer");
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    assert_eq!(unsafe { s.stream_close(&mut st) }, Ok(()), "a read stream's close flushes nothing, so needs no buffer");
     assert_eq!(st.open, 0);
 
     // Write streams: a full buffer is flushed at once, so a pending count
@@ -353,9 +358,13 @@ fn a_corrupted_stream_state_is_refused_before_any_buffer_access() {
     let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
     let slot = w.slot;
     w.buf_len = w.cap;
-    assert_eq!(s.stream_write(&mut w, &1f32.to_le_bytes()), Err(Error::StreamCorrupted));
+    // SAFETY: the state is broken on purpose, as a C kernel could: what is
+    // checked is that the runtime's own checks keep every write inside the
+    // test's tensor in its simulated SoC (the guard bytes after it).
+    assert_eq!(unsafe { s.stream_write(&mut w, &1f32.to_le_bytes()) }, Err(Error::StreamCorrupted));
     w.buf_len = 2 * w.cap;
-    assert_eq!(s.stream_close(&mut w), Err(Error::StreamCorrupted));
+    // SAFETY: as above: broken on purpose, guarded.
+    assert_eq!(unsafe { s.stream_close(&mut w) }, Err(Error::StreamCorrupted));
     assert_eq!((w.open, w.slot), (0, -1));
     let mut g = vec![0u8; 8192];
     s.hal().soc().read(after, &mut g).unwrap();
@@ -364,7 +373,8 @@ fn a_corrupted_stream_state_is_refused_before_any_buffer_access() {
     // write stream takes the same buffer.
     let mut w = s.stream_open(&view, Dtype::Fp32.code(), 4, StreamMode::Write).unwrap();
     assert_eq!(w.slot, slot);
-    s.stream_close(&mut w).unwrap();
+    // SAFETY: the stream was opened on one of the test's own tensors.
+    unsafe { s.stream_close(&mut w) }.unwrap();
 }
 
 /// Through the C export: a broken slot is error 95 with its message, and
@@ -434,7 +444,8 @@ fn any_caller_state_is_an_error_or_a_call_within_the_tensor() {
         let mut st: StreamState = s.stream_open(&view, Dtype::Fp32.code(), 4, mode).unwrap();
         for _ in 0..moves {
             if write {
-                s.stream_write(&mut st, &1f32.to_le_bytes()).unwrap();
+                // SAFETY: the stream was opened on one of the test's own tensors.
+                unsafe { s.stream_write(&mut st, &1f32.to_le_bytes()) }.unwrap();
             } else {
                 s.stream_read(&mut st, &mut [0u8; 4]).unwrap();
             }
@@ -449,12 +460,16 @@ fn any_caller_state_is_an_error_or_a_call_within_the_tensor() {
         let es = (st.elem_size as usize).clamp(1, 8);
         let mut one = [0u8; 8];
         if write {
-            let _ = s.stream_write(&mut st, &one[..es]);
+            // SAFETY: the state is broken on purpose, as a C kernel could:
+            // the property is that the runtime's checks keep every write
+            // inside the test's tensor in its simulated SoC (the guard).
+            let _ = unsafe { s.stream_write(&mut st, &one[..es]) };
         } else {
             let _ = s.stream_read(&mut st, &mut one[..es]);
             let _ = s.stream_read_into(&mut st, &mut [0u8; 256]);
         }
-        let _ = s.stream_close(&mut st);
+        // SAFETY: as the write above: broken on purpose, guarded.
+        let _ = unsafe { s.stream_close(&mut st) };
         prop_assert_eq!(st.open, 0);
         let mut now = vec![0u8; 8192];
         s.hal().soc().read(after, &mut now).unwrap();

@@ -23,56 +23,74 @@ fn value(s: NeuronScalar) -> ScalarValue {
 /// 6 log, 7 log2, 8 log10, 9 exp, 10 bitwise_not.
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_unary(op: u32, src: *const TensorView, dst: *const TensorView) -> i32 {
-    status(with_core(|b| b.state.op_unary(UnaryOp::from_u32(op)?, &view(src)?, &view(dst)?)))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|b| unsafe { b.state.op_unary(UnaryOp::from_u32(op)?, &view(src)?, &view(dst)?) }))
 }
 
 /// `dst = a op b`: `op` 0 add (a + alpha·b), 1 sub (a − alpha·b), 2 mul,
 /// 3 div, 4 bitwise_and, 5 bitwise_or.
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_binary(op: u32, a: *const TensorView, b: *const TensorView, alpha: NeuronScalar, dst: *const TensorView) -> i32 {
-    status(with_core(|c| c.state.op_binary(BinaryOp::from_u32(op)?, &view(a)?, &view(b)?, value(alpha), &view(dst)?)))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|c| unsafe { c.state.op_binary(BinaryOp::from_u32(op)?, &view(a)?, &view(b)?, value(alpha), &view(dst)?) }))
 }
 
 /// `dst = src ^ exponent` (floating point).
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow(src: *const TensorView, exponent: f64, dst: *const TensorView) -> i32 {
-    status(with_core(|b| b.state.op_pow(&view(src)?, exponent, &view(dst)?)))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|b| unsafe { b.state.op_pow(&view(src)?, exponent, &view(dst)?) }))
 }
 
 /// `dst = min(max(src, lo), hi)`.
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_clamp(src: *const TensorView, lo: NeuronScalar, hi: NeuronScalar, dst: *const TensorView) -> i32 {
-    status(with_core(|b| b.state.op_clamp(&view(src)?, value(lo), value(hi), &view(dst)?)))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|b| unsafe { b.state.op_clamp(&view(src)?, value(lo), value(hi), &view(dst)?) }))
 }
 
 /// `fill_(dst, v)`.
 ///
 /// # Safety
-/// `dst` null (refused) or readable.
+/// `dst` null (refused) or readable, and its view names a tensor the
+/// kernel may write (an argument, the output, an `empty` result): its
+/// address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_fill(dst: *const TensorView, v: NeuronScalar) -> i32 {
-    status(with_core(|b| b.state.op_fill(&view(dst)?, value(v))))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|b| unsafe { b.state.op_fill(&view(dst)?, value(v)) }))
 }
 
 /// Makes a 2-D `dst` the identity (`eye`).
 ///
 /// # Safety
-/// `dst` null (refused) or readable.
+/// `dst` null (refused) or readable, and its view names a tensor the
+/// kernel may write (an argument, the output, an `empty` result): its
+/// address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_eye(dst: *const TensorView) -> i32 {
-    status(with_core(|b| b.state.op_eye(&view(dst)?)))
+    // SAFETY: this function's contract (`dst`).
+    status(with_core(|b| unsafe { b.state.op_eye(&view(dst)?) }))
 }
 
 /// `empty(shape, dtype)`: a contiguous tensor in this core's HBM heap,

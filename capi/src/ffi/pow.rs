@@ -14,7 +14,9 @@ use neuron_runtime::Error;
 /// `dst = base ^ exponent`, element by element (floating point).
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow_tensor(base: *const TensorView, exponent: *const TensorView, dst: *const TensorView) -> i32 {
     status(with_core(|b| {
@@ -23,14 +25,17 @@ pub unsafe extern "C" fn neuron_op_pow_tensor(base: *const TensorView, exponent:
         if !dt.is_float() {
             return Err(Error::DtypeNotSupported);
         }
-        neuron_runtime::dispatch_dtype!(dt, T => b.state.elementwise::<T>(&d, Some(&x), Some(&e), |_, a, p| T::from_f32(libm::powf(a.to_f32(), p.to_f32()))), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: this function's contract (`dst`).
+        neuron_runtime::dispatch_dtype!(dt, T => unsafe { b.state.elementwise::<T>(&d, Some(&x), Some(&e), |_, a, p| T::from_f32(libm::powf(a.to_f32(), p.to_f32()))) }, _ => Err(Error::DtypeNotSupported))
     }))
 }
 
 /// `dst = base ^ exponent` for a scalar base (floating point).
 ///
 /// # Safety
-/// Tensor pointers null (refused) or readable.
+/// Tensor pointers null (refused) or readable; `dst`'s view names a
+/// tensor the kernel may write (an argument, the output, an `empty`
+/// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow_scalar_base(base: f64, exponent: *const TensorView, dst: *const TensorView) -> i32 {
     status(with_core(|b| {
@@ -40,6 +45,7 @@ pub unsafe extern "C" fn neuron_op_pow_scalar_base(base: f64, exponent: *const T
             return Err(Error::DtypeNotSupported);
         }
         let x = base as f32;
-        neuron_runtime::dispatch_dtype!(dt, T => b.state.elementwise::<T>(&d, Some(&e), None, |_, p, _| T::from_f32(libm::powf(x, p.to_f32()))), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: this function's contract (`dst`).
+        neuron_runtime::dispatch_dtype!(dt, T => unsafe { b.state.elementwise::<T>(&d, Some(&e), None, |_, p, _| T::from_f32(libm::powf(x, p.to_f32()))) }, _ => Err(Error::DtypeNotSupported))
     }))
 }

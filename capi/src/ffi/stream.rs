@@ -61,7 +61,8 @@ pub unsafe extern "C" fn neuron_stream_read(s: *mut NeuronStream, out: *mut c_vo
 /// `write(v)`: `v` (`elem_size` bytes) as the next element. 0 or -1.
 ///
 /// # Safety
-/// `s` an open state; `v` valid for `elem_size` bytes of reads.
+/// `s` an open state, as [`neuron_stream_open`] left it, on a tensor the
+/// kernel may write; `v` valid for `elem_size` bytes of reads.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_stream_write(s: *mut NeuronStream, v: *const c_void, elem_size: u32) -> i32 {
     status(with_core(|b| {
@@ -70,7 +71,8 @@ pub unsafe extern "C" fn neuron_stream_write(s: *mut NeuronStream, v: *const c_v
         }
         // SAFETY: the caller guarantees `v` holds elem_size bytes.
         let v = unsafe { core::slice::from_raw_parts(v.cast::<u8>(), elem_size as usize) };
-        b.state.stream_write(state(s)?, v)
+        // SAFETY: this function's contract (`s`).
+        unsafe { b.state.stream_write(state(s)?, v) }
     }))
 }
 
@@ -78,7 +80,8 @@ pub unsafe extern "C" fn neuron_stream_write(s: *mut NeuronStream, v: *const c_v
 /// Closing a closed stream does nothing. 0 or -1.
 ///
 /// # Safety
-/// `s` null (refused) or a state from [`neuron_stream_open`].
+/// `s` null (refused) or a state from [`neuron_stream_open`], as it left
+/// it (a write stream's on a tensor the kernel may write).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_stream_close(s: *mut NeuronStream) -> i32 {
     // A closed stream has nothing to give back: it does not enter the core
@@ -86,6 +89,7 @@ pub unsafe extern "C" fn neuron_stream_close(s: *mut NeuronStream) -> i32 {
     // to record its error.
     match state(s) {
         Ok(st) if st.open != 1 => 0,
-        _ => status(with_core(|b| b.state.stream_close(state(s)?))),
+        // SAFETY: this function's contract (`s`).
+        _ => status(with_core(|b| unsafe { b.state.stream_close(state(s)?) })),
     }
 }

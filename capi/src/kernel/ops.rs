@@ -24,7 +24,9 @@ pub fn empty_like(t: &Tensor) -> Result<OwnedTensor> {
 
 /// `fill_(t, v)`.
 pub fn fill_(t: &Tensor, v: impl Into<Value>) -> Result<()> {
-    with_core(|b| b.state.op_fill(t.view(), v.into()))
+    // SAFETY: a `Tensor` is only made from a view the runtime handed out
+    // (`Tensor::from_view` is unsafe), so `dst` is a tensor's storage.
+    with_core(|b| unsafe { b.state.op_fill(t.view(), v.into()) })
 }
 
 /// `full(shape, v, dtype)`.
@@ -47,12 +49,15 @@ pub fn ones(shape: &[i64], dtype: Dtype) -> Result<OwnedTensor> {
 /// `eye(n, m, dtype)`: the `n × m` identity.
 pub fn eye(n: i64, m: i64, dtype: Dtype) -> Result<OwnedTensor> {
     let t = empty(&[n, m], dtype)?;
-    with_core(|b| b.state.op_eye(t.tensor().view()))?;
+    // SAFETY: `t` is the tensor `empty` just made.
+    with_core(|b| unsafe { b.state.op_eye(t.tensor().view()) })?;
     Ok(t)
 }
 
 fn unary_out(op: UnaryOp, src: &Tensor, dst: &Tensor) -> Result<()> {
-    with_core(|b| b.state.op_unary(op, src.view(), dst.view()))
+    // SAFETY: a `Tensor` is only made from a view the runtime handed out
+    // (`Tensor::from_view` is unsafe), so `dst` is a tensor's storage.
+    with_core(|b| unsafe { b.state.op_unary(op, src.view(), dst.view()) })
 }
 
 fn unary(op: UnaryOp, src: &Tensor) -> Result<OwnedTensor> {
@@ -89,7 +94,9 @@ unary_fns! {
 }
 
 fn binary_out(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value, dst: &Tensor) -> Result<()> {
-    with_core(|c| c.state.op_binary(op, a.view(), b.view(), alpha, dst.view()))
+    // SAFETY: a `Tensor` is only made from a view the runtime handed out
+    // (`Tensor::from_view` is unsafe), so `dst` is a tensor's storage.
+    with_core(|c| unsafe { c.state.op_binary(op, a.view(), b.view(), alpha, dst.view()) })
 }
 
 fn binary(op: BinaryOp, a: &Tensor, b: &Tensor, alpha: Value) -> Result<OwnedTensor> {
@@ -147,7 +154,9 @@ pub fn pow(src: &Tensor, exponent: f64) -> Result<OwnedTensor> {
 
 /// `pow_out(src, exponent, dst)`.
 pub fn pow_out(src: &Tensor, exponent: f64, dst: &Tensor) -> Result<()> {
-    with_core(|b| b.state.op_pow(src.view(), exponent, dst.view()))
+    // SAFETY: a `Tensor` is only made from a view the runtime handed out
+    // (`Tensor::from_view` is unsafe), so `dst` is a tensor's storage.
+    with_core(|b| unsafe { b.state.op_pow(src.view(), exponent, dst.view()) })
 }
 
 /// `clamp(src, min, max)`.
@@ -159,5 +168,7 @@ pub fn clamp(src: &Tensor, min: impl Into<Value>, max: impl Into<Value>) -> Resu
 
 /// `clamp_out(src, min, max, dst)`.
 pub fn clamp_out(src: &Tensor, min: impl Into<Value>, max: impl Into<Value>, dst: &Tensor) -> Result<()> {
-    with_core(|b| b.state.op_clamp(src.view(), min.into(), max.into(), dst.view()))
+    // SAFETY: a `Tensor` is only made from a view the runtime handed out
+    // (`Tensor::from_view` is unsafe), so `dst` is a tensor's storage.
+    with_core(|b| unsafe { b.state.op_clamp(src.view(), min.into(), max.into(), dst.view()) })
 }

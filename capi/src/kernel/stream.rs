@@ -34,7 +34,9 @@ fn close(s: &mut NeuronStream) -> Result<()> {
     if s.open != 1 {
         return Ok(());
     }
-    with_core(|b| b.state.stream_close(s))
+    // SAFETY: `s` was opened by `open` on a `Tensor` (a view the runtime
+    // handed out); the accessor keeps it in a private field.
+    with_core(|b| unsafe { b.state.stream_close(s) })
 }
 
 /// `read_stream_accessor<T>()`.
@@ -213,7 +215,9 @@ impl<T: Element> WriteStream<'_, T> {
         // SAFETY: `bytes` has room for one element (at most 8 bytes).
         unsafe { v.store(bytes.as_mut_ptr()) };
         let now = Stamp::now();
-        with_core(|b| b.state.stream_write(&mut self.s, bytes))?;
+        // SAFETY: `self.s` was opened by `open` on a `Tensor` (a view the
+        // runtime handed out); the accessor keeps it in a private field.
+        with_core(|b| unsafe { b.state.stream_write(&mut self.s, bytes) })?;
         self.bound = now;
         Ok(())
     }

@@ -299,16 +299,23 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// The close's flush: a write stream's pending elements, if any.
-    fn stream_flush(&mut self, s: &mut StreamState) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::stream_write`].
+    unsafe fn stream_flush(&mut self, s: &mut StreamState) -> Result<()> {
         match self.held_buffer(s)? {
-            Some(buf) => self.flush_from(s, buf),
+            // SAFETY: the caller's contract.
+            Some(buf) => unsafe { self.flush_from(s, buf) },
             None => Ok(()),
         }
     }
 
     /// Writes the `buf_len` pending elements of `buf`, the buffer
     /// [`held_buffer`](Self::held_buffer) gave for `s` (so `buf_len <= cap`).
-    fn flush_from(&mut self, s: &mut StreamState, buf: *mut u8) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::stream_write`].
+    unsafe fn flush_from(&mut self, s: &mut StreamState, buf: *mut u8) -> Result<()> {
         if s.buf_len == 0 {
             return Ok(());
         }
@@ -317,7 +324,8 @@ impl<H: Hal> CoreState<H> {
         let end = s.buf_start.checked_add(s.buf_len as u64).filter(|e| *e <= s.numel).ok_or(Error::StreamCorrupted)?;
         let bytes = s.buf_len * s.elem_size as u32;
         // SAFETY: the buffer's first `bytes` are the pending elements
-        // (`buf_len <= cap`, `cap · elem_size` the buffer's bytes).
+        // (`buf_len <= cap`, `cap · elem_size` the buffer's bytes); the
+        // destination lies in the stream's tensor, the caller's to write.
         let r = unsafe { self.memcpy_to_soc(Self::stream_elem_addr(s, s.buf_start), buf, bytes) };
         s.buf_start = end;
         s.buf_len = 0;
@@ -325,11 +333,29 @@ impl<H: Hal> CoreState<H> {
     }
 
     /// `write(v)`: `v`'s bytes (`elem_size` long) as the next element.
-    pub fn stream_write(&mut self, s: &mut StreamState, v: &[u8]) -> Result<()> {
+    /// A state's fields are plain data (the C ABI's `NeuronStream`), so
+    /// safe code cannot write through one:
+    ///
+    /// ```compile_fail,E0133
+    /// use neuron_runtime::access::StreamState;
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>, any: &mut StreamState) {
+    ///     let _ = s.stream_write(any, &[0; 4]);
+    ///     let _ = s.stream_close(any);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// `s` was opened by [`CoreState::stream_open`] on a tensor whose
+    /// storage the caller may write (as [`CoreState::op_fill`]'s `dst`), and
+    /// its address fields are as the open left them: the element is
+    /// written where they say.
+    pub unsafe fn stream_write(&mut self, s: &mut StreamState, v: &[u8]) -> Result<()> {
         self.stream_check(s, StreamMode::Write, v.len())?;
         let es = s.elem_size as u64;
         let Some(buf) = self.held_buffer(s)? else {
-            // SAFETY: `v` is a Rust slice of `es` bytes, not a window view.
+            // SAFETY: `v` is a Rust slice of `es` bytes, not a window view;
+            // the destination is the stream's tensor (this function's
+            // contract).
             unsafe { self.memcpy_to_soc_with(MemcpyMethod::CMemcpy, Self::stream_elem_addr(s, s.pos), v.as_ptr(), es as u32)? };
             s.pos += 1;
             return Ok(());
@@ -344,7 +370,8 @@ impl<H: Hal> CoreState<H> {
         s.buf_len += 1;
         s.pos += 1;
         if s.buf_len == s.cap || s.pos == s.numel {
-            self.flush_from(s, buf)?;
+            // SAFETY: this function's contract.
+            unsafe { self.flush_from(s, buf)? };
         }
         Ok(())
     }
@@ -352,11 +379,16 @@ impl<H: Hal> CoreState<H> {
     /// `close()`: flushes pending writes, gives the buffer back and
     /// deregisters. Closing a closed stream does nothing. Every step runs;
     /// the first error is returned.
-    pub fn stream_close(&mut self, s: &mut StreamState) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::stream_write`]: a write stream's pending elements
+    /// are flushed where `s` says.
+    pub unsafe fn stream_close(&mut self, s: &mut StreamState) -> Result<()> {
         if s.open != 1 {
             return Ok(());
         }
-        let flushed = if s.mode == StreamMode::Write as u8 { self.stream_flush(s) } else { Ok(()) };
+        // SAFETY: this function's contract.
+        let flushed = if s.mode == StreamMode::Write as u8 { unsafe { self.stream_flush(s) } } else { Ok(()) };
         let released = if s.is_buffered() {
             let slot = s.slot as u32;
             self.access.streams.release(slot).and_then(|()| self.stream_buffer_give(slot))

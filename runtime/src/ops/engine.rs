@@ -44,7 +44,11 @@ impl<H: Hal> CoreState<H> {
     /// operand reads as the element of `dst`'s type with value 0 (and is
     /// not read from memory). Operands must have been checked with
     /// [`check_operands`]; `T` must be their element type.
-    pub fn elementwise<T: Elem>(&mut self, dst: &TensorView, a: Option<&TensorView>, b: Option<&TensorView>, mut f: impl FnMut(u64, T, T) -> T) -> Result<()> {
+    ///
+    /// # Safety
+    /// As [`CoreState::op_fill`]: `dst` names a tensor's storage the
+    /// caller may write, not memory the runtime or Rust keeps.
+    pub unsafe fn elementwise<T: Elem>(&mut self, dst: &TensorView, a: Option<&TensorView>, b: Option<&TensorView>, mut f: impl FnMut(u64, T, T) -> T) -> Result<()> {
         let es = size_of::<T>();
         let bufs = [a.is_some(), b.is_some()].iter().filter(|x| **x).count().max(1);
         let block = self.dataram.allocate(CHUNK_BYTES * bufs, 64)?;

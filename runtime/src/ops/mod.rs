@@ -194,17 +194,30 @@ fn scalar<T: Elem>(v: ScalarValue) -> T {
 impl<H: Hal> CoreState<H> {
     /// `abs ceil floor sin cos tan log log2 log10 exp bitwise_not`, `_out`
     /// form: `dst = op(src)` (`dst` may be `src`).
-    pub fn op_unary(&mut self, op: UnaryOp, src: &TensorView, dst: &TensorView) -> Result<()> {
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_unary(&mut self, op: UnaryOp, src: &TensorView, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[src])?;
         if !op.accepts(d.is_float()) {
             return Err(Error::DtypeNotSupported);
         }
-        dispatch_dtype!(d, T => self.elementwise::<T>(dst, Some(src), None, |_, x, _| op.apply(x)), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: `dst` is the caller's (this function's contract).
+        dispatch_dtype!(d, T => unsafe { self.elementwise::<T>(dst, Some(src), None, |_, x, _| op.apply(x)) }, _ => Err(Error::DtypeNotSupported))
     }
 
     /// `add sub mul div bitwise_and bitwise_or`, `_out` form:
     /// `dst = a op b` (`alpha` scales `b` for add and sub).
-    pub fn op_binary(&mut self, op: BinaryOp, a: &TensorView, b: &TensorView, alpha: ScalarValue, dst: &TensorView) -> Result<()> {
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_binary(&mut self, op: BinaryOp, a: &TensorView, b: &TensorView, alpha: ScalarValue, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[a, b])?;
         if !op.accepts(d.is_float()) {
             return Err(Error::DtypeNotSupported);
@@ -214,37 +227,76 @@ impl<H: Hal> CoreState<H> {
         if !d.is_float() && matches!(op, BinaryOp::Add | BinaryOp::Sub) && matches!(alpha, ScalarValue::Float(_)) {
             return Err(Error::AlphaNotIntegral);
         }
-        dispatch_dtype!(d, T => self.elementwise::<T>(dst, Some(a), Some(b), |_, x, y| op.apply(x, y, alpha)), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: `dst` is the caller's (this function's contract).
+        dispatch_dtype!(d, T => unsafe { self.elementwise::<T>(dst, Some(a), Some(b), |_, x, y| op.apply(x, y, alpha)) }, _ => Err(Error::DtypeNotSupported))
     }
 
     /// `pow(src, exponent)`, `_out` form (floating point).
-    pub fn op_pow(&mut self, src: &TensorView, exponent: f64, dst: &TensorView) -> Result<()> {
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_pow(&mut self, src: &TensorView, exponent: f64, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[src])?;
         if !d.is_float() {
             return Err(Error::DtypeNotSupported);
         }
         let e = exponent as f32;
-        dispatch_dtype!(d, T => self.elementwise::<T>(dst, Some(src), None, |_, x, _| T::from_f32(libm::powf(x.to_f32(), e))), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: `dst` is the caller's (this function's contract).
+        dispatch_dtype!(d, T => unsafe { self.elementwise::<T>(dst, Some(src), None, |_, x, _| T::from_f32(libm::powf(x.to_f32(), e))) }, _ => Err(Error::DtypeNotSupported))
     }
 
     /// `clamp(src, min, max)`, `_out` form: `min(max(x, min), max)`; NaN
     /// stays NaN.
-    pub fn op_clamp(&mut self, src: &TensorView, min: ScalarValue, max: ScalarValue, dst: &TensorView) -> Result<()> {
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_clamp(&mut self, src: &TensorView, min: ScalarValue, max: ScalarValue, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[src])?;
         dispatch_dtype!(d, T => {
             // Integer bounds saturate at the type's range (clamping a u8
             // to [-20, 30] keeps 0..=30), float bounds convert.
             let bound = |v: ScalarValue| if T::FLOAT { scalar::<T>(v) } else { T::from_i64_saturating(v.to_i64()) };
             let (lo, hi) = (bound(min), bound(max));
-            self.elementwise::<T>(dst, Some(src), None, |_, x, _| {
-                let v = if x < lo { lo } else { x };
-                if v > hi { hi } else { v }
-            })
+            // SAFETY: `dst` is the caller's (this function's contract).
+            unsafe {
+                self.elementwise::<T>(dst, Some(src), None, |_, x, _| {
+                    let v = if x < lo { lo } else { x };
+                    if v > hi { hi } else { v }
+                })
+            }
         }, _ => Err(Error::DtypeNotSupported))
     }
 
-    /// `fill_(dst, value)`.
-    pub fn op_fill(&mut self, dst: &TensorView, value: ScalarValue) -> Result<()> {
+    /// `fill_(dst, value)`. Every writer here takes its destination's
+    /// address from a view, which is plain data, so safe code cannot call
+    /// one:
+    ///
+    /// ```compile_fail,E0133
+    /// use neuron_runtime::marshal::{ScalarValue, TensorView};
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>, any: &TensorView) {
+    ///     let _ = s.op_fill(any, ScalarValue::Int(0));
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail,E0133
+    /// use neuron_runtime::marshal::TensorView;
+    /// fn f(s: &mut neuron_runtime::CoreState<impl neuron_hal::Hal>, any: &TensorView) {
+    ///     let _ = s.elementwise::<f32>(any, None, None, |_, _, _| 0.0);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_fill(&mut self, dst: &TensorView, value: ScalarValue) -> Result<()> {
         let d = check_operands(dst, &[])?;
         dispatch_dtype!(d, T => {
             let v = scalar::<T>(value);
@@ -256,19 +308,27 @@ impl<H: Hal> CoreState<H> {
                     return Ok(());
                 }
             }
-            self.elementwise::<T>(dst, None, None, |_, _, _| v)
+            // SAFETY: `dst` is the caller's (this function's contract).
+            unsafe { self.elementwise::<T>(dst, None, None, |_, _, _| v) }
         }, _ => Err(Error::DtypeNotSupported))
     }
 
     /// `eye`'s fill: a 2-D `dst` becomes the identity (1 where row ==
     /// column, else 0).
-    pub fn op_eye(&mut self, dst: &TensorView) -> Result<()> {
+    ///
+    /// # Safety
+    /// `dst` names SoC memory the caller may have written: the storage of a
+    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// result) and nothing the runtime or Rust keeps there (the libc heap's
+    /// arena, a TCM buffer). The view's address is taken as given.
+    pub unsafe fn op_eye(&mut self, dst: &TensorView) -> Result<()> {
         let d = check_operands(dst, &[])?;
         if dst.num_dim != 2 {
             return Err(Error::RankMismatch);
         }
         let cols = dst.sizes[1] as u64;
-        dispatch_dtype!(d, T => self.elementwise::<T>(dst, None, None, |i, _, _| T::from_i64((i / cols == i % cols) as i64)), _ => Err(Error::DtypeNotSupported))
+        // SAFETY: `dst` is the caller's (this function's contract).
+        dispatch_dtype!(d, T => unsafe { self.elementwise::<T>(dst, None, None, |i, _, _| T::from_i64((i / cols == i % cols) as i64)) }, _ => Err(Error::DtypeNotSupported))
     }
 }
 
