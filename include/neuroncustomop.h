@@ -1410,7 +1410,7 @@ int32_t neuron_fail_invocation(void);
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_unary(uint32_t op,
                         const struct neuron_tensor *src,
@@ -1421,7 +1421,7 @@ int32_t neuron_op_unary(uint32_t op,
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_binary(uint32_t op,
                          const struct neuron_tensor *a,
@@ -1433,7 +1433,7 @@ int32_t neuron_op_binary(uint32_t op,
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_pow(const struct neuron_tensor *src,
                       double exponent,
@@ -1443,7 +1443,7 @@ int32_t neuron_op_pow(const struct neuron_tensor *src,
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_clamp(const struct neuron_tensor *src,
                         struct NeuronScalar lo,
@@ -1454,7 +1454,7 @@ int32_t neuron_op_clamp(const struct neuron_tensor *src,
 //
 // # Safety
 // `dst` null (refused) or readable, and its view names a tensor the
-// kernel may write (an argument, the output, an `empty` result): its
+// kernel may write (the output or an `empty` result): its
 // address is taken as given.
 int32_t neuron_op_fill(const struct neuron_tensor *dst, struct NeuronScalar v);
 
@@ -1462,7 +1462,7 @@ int32_t neuron_op_fill(const struct neuron_tensor *dst, struct NeuronScalar v);
 //
 // # Safety
 // `dst` null (refused) or readable, and its view names a tensor the
-// kernel may write (an argument, the output, an `empty` result): its
+// kernel may write (the output or an `empty` result): its
 // address is taken as given.
 int32_t neuron_op_eye(const struct neuron_tensor *dst);
 
@@ -1486,7 +1486,7 @@ int32_t neuron_tensor_free(const struct neuron_tensor *t);
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
                              const struct neuron_tensor *exponent,
@@ -1496,7 +1496,7 @@ int32_t neuron_op_pow_tensor(const struct neuron_tensor *base,
 //
 // # Safety
 // Tensor pointers null (refused) or readable; `dst`'s view names a
-// tensor the kernel may write (an argument, the output, an `empty`
+// tensor the kernel may write (the output or an `empty`
 // result): its address is taken as given.
 int32_t neuron_op_pow_scalar_base(double base,
                                   const struct neuron_tensor *exponent,

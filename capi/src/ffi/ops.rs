@@ -24,7 +24,7 @@ fn value(s: NeuronScalar) -> ScalarValue {
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_unary(op: u32, src: *const TensorView, dst: *const TensorView) -> i32 {
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn neuron_op_unary(op: u32, src: *const TensorView, dst: *
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_binary(op: u32, a: *const TensorView, b: *const TensorView, alpha: NeuronScalar, dst: *const TensorView) -> i32 {
@@ -49,7 +49,7 @@ pub unsafe extern "C" fn neuron_op_binary(op: u32, a: *const TensorView, b: *con
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow(src: *const TensorView, exponent: f64, dst: *const TensorView) -> i32 {
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn neuron_op_pow(src: *const TensorView, exponent: f64, ds
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_clamp(src: *const TensorView, lo: NeuronScalar, hi: NeuronScalar, dst: *const TensorView) -> i32 {
@@ -73,7 +73,7 @@ pub unsafe extern "C" fn neuron_op_clamp(src: *const TensorView, lo: NeuronScala
 ///
 /// # Safety
 /// `dst` null (refused) or readable, and its view names a tensor the
-/// kernel may write (an argument, the output, an `empty` result): its
+/// kernel may write (the output or an `empty` result): its
 /// address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_fill(dst: *const TensorView, v: NeuronScalar) -> i32 {
@@ -85,7 +85,7 @@ pub unsafe extern "C" fn neuron_op_fill(dst: *const TensorView, v: NeuronScalar)
 ///
 /// # Safety
 /// `dst` null (refused) or readable, and its view names a tensor the
-/// kernel may write (an argument, the output, an `empty` result): its
+/// kernel may write (the output or an `empty` result): its
 /// address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_eye(dst: *const TensorView) -> i32 {

@@ -15,7 +15,7 @@ use neuron_runtime::Error;
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow_tensor(base: *const TensorView, exponent: *const TensorView, dst: *const TensorView) -> i32 {
@@ -34,7 +34,7 @@ pub unsafe extern "C" fn neuron_op_pow_tensor(base: *const TensorView, exponent:
 ///
 /// # Safety
 /// Tensor pointers null (refused) or readable; `dst`'s view names a
-/// tensor the kernel may write (an argument, the output, an `empty`
+/// tensor the kernel may write (the output or an `empty`
 /// result): its address is taken as given.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn neuron_op_pow_scalar_base(base: f64, exponent: *const TensorView, dst: *const TensorView) -> i32 {

@@ -197,7 +197,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_unary(&mut self, op: UnaryOp, src: &TensorView, dst: &TensorView) -> Result<()> {
@@ -214,7 +214,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_binary(&mut self, op: BinaryOp, a: &TensorView, b: &TensorView, alpha: ScalarValue, dst: &TensorView) -> Result<()> {
@@ -235,7 +235,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_pow(&mut self, src: &TensorView, exponent: f64, dst: &TensorView) -> Result<()> {
@@ -253,7 +253,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_clamp(&mut self, src: &TensorView, min: ScalarValue, max: ScalarValue, dst: &TensorView) -> Result<()> {
@@ -293,7 +293,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_fill(&mut self, dst: &TensorView, value: ScalarValue) -> Result<()> {
@@ -318,7 +318,7 @@ impl<H: Hal> CoreState<H> {
     ///
     /// # Safety
     /// `dst` names SoC memory the caller may have written: the storage of a
-    /// tensor this runtime handed out (an argument, the output, an `empty`
+    /// tensor this runtime handed out (the output or an `empty`
     /// result) and nothing the runtime or Rust keeps there (the libc heap's
     /// arena, a TCM buffer). The view's address is taken as given.
     pub unsafe fn op_eye(&mut self, dst: &TensorView) -> Result<()> {
