@@ -6,7 +6,7 @@
 #[cfg(target_arch = "xtensa")]
 use super::device::open_translator;
 #[cfg(not(target_arch = "xtensa"))]
-use super::{host::current, Bound, CoreHal};
+use super::{host::current, CoreHal, CoreSlot};
 #[cfg(not(target_arch = "xtensa"))]
 use neuron_runtime::CoreState;
 
@@ -88,27 +88,43 @@ const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::QEMU;
 #[cfg(all(target_arch = "xtensa", not(feature = "qemu")))]
 const DEVICE_PLATFORM: neuron_hal::Platform = neuron_hal::Q7;
 
-/// The host's open state for `ctx`: the core bound to this thread, when
-/// `ctx` is its translation context and no entry point holds the state
-/// (the host's counterpart of the device's open translator). The hit
-/// paths below read and bump plain fields through it.
+/// The slot of the core bound to this thread, when one is and no entry
+/// point holds its state: the check every host hit path starts with.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<CoreHal>> {
+fn open_slot() -> Option<*mut CoreSlot<CoreHal>> {
     let p = current();
-    if p.is_null() {
-        return None;
-    }
     // SAFETY: a non-null slot pointer stays valid while the core is bound
-    // (as in `with_core`); only places are computed and a `Cell` read, no
-    // reference to the state is formed.
+    // (as in `with_core`); only its `Cell` is read.
+    (!p.is_null() && unsafe { !(*p).busy.get() }).then_some(p)
+}
+
+/// The hit for `addr` on `state`'s translator when `ctx` is its context,
+/// counted in place; `None` otherwise (a miss, a foreign context, SBUF's
+/// end), which sends the caller to the full path.
+///
+/// # Safety
+/// `state` is the state of an open slot ([`open_slot`]): no entry point
+/// holds a reference to it, so plain fields are read and the hit counter
+/// bumped through the raw pointer.
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+unsafe fn hit_in_place(state: *mut CoreState<CoreHal>, ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
+    // SAFETY: the caller's contract; only places are computed, and the
+    // context and HAL are borrowed shared for the lookup.
     unsafe {
-        if (*p).busy.get() {
+        let t = CoreState::translator_of(state);
+        if ctx != neuron_runtime::Translator::ctx_of(t) {
             return None;
         }
-        let b = (*p).bound.get();
-        let t = CoreState::translator_of(core::ptr::addr_of_mut!((*b).state));
-        (ctx == neuron_runtime::Translator::ctx_of(t)).then_some(b)
+        let own = &*neuron_runtime::Translator::ctx_of(t);
+        let (i, q) = own.lookup(addr)?;
+        if neuron_runtime::Translator::past_sbuf(own, &*CoreState::hal_of(state), i, addr) {
+            return None;
+        }
+        // `i` is a record the lookup returned: below RECORDS.
+        neuron_runtime::Translator::count_hit_in_place(t, i);
+        Some(q)
     }
 }
 
@@ -119,24 +135,34 @@ fn host_open(ctx: *const neuron_runtime::TranslationCtx) -> Option<*mut Bound<Co
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn with_open_hal(f: impl FnOnce(&CoreHal)) {
-    let p = current();
-    if p.is_null() {
-        return;
+    if let Some(p) = open_slot() {
+        // SAFETY: the slot is open (`open_slot`): no `&mut` to its state
+        // exists; only a shared reference to its HAL (interior mutability)
+        // is formed, for the call, while the slot is marked busy.
+        unsafe { hold_hal(p, f) };
     }
-    // SAFETY: as in `host_open`: a non-null slot pointer stays valid while
-    // the core is bound; no entry point holds the state, so no `&mut` to
-    // it exists; only a shared reference to its HAL (interior mutability)
-    // is formed, for the call.
+}
+
+/// Notes the stack depth and runs `f` on the open slot `p`'s HAL with the
+/// slot marked busy; returns the slot's state.
+///
+/// # Safety
+/// `p` is an open slot ([`open_slot`]).
+#[cfg(not(target_arch = "xtensa"))]
+#[inline(always)]
+unsafe fn hold_hal(p: *mut CoreSlot<CoreHal>, f: impl FnOnce(&CoreHal)) -> *mut CoreState<CoreHal> {
+    // SAFETY: the caller's contract: the slot pointer is valid and no
+    // reference to the state exists; the HAL is lent shared (interior
+    // mutability) while `busy` refuses every entry point.
     unsafe {
-        if (*p).busy.get() {
-            return;
-        }
         // The element hooks are where a C++ kernel calls the library
         // most: its stack depth is noted here, not on every translate.
         (*p).note_sp();
         let b = (*p).bound.get();
+        let state = core::ptr::addr_of_mut!((*b).state);
         let _held = Held::new(&(*p).busy);
-        f(&*CoreState::hal_of(core::ptr::addr_of!((*b).state)));
+        f(&*CoreState::hal_of(state));
+        state
     }
 }
 
@@ -174,61 +200,21 @@ impl Drop for Held<'_> {
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn noted_translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64, note: impl FnOnce(&CoreHal)) -> Option<*mut u8> {
-    let p = current();
-    if p.is_null() {
-        return None;
-    }
-    // SAFETY: as in `with_open_hal` and `translate_hit`: a non-null slot
-    // pointer stays valid while the core is bound and no entry point holds
-    // the state, so no `&mut` to it exists; the note gets a shared
-    // reference to the HAL (interior mutability) that ends before the
-    // translator's fields are read and its hit counter bumped through the
-    // raw pointer.
-    unsafe {
-        if (*p).busy.get() {
-            return None;
-        }
-        (*p).note_sp();
-        let b = (*p).bound.get();
-        let state = core::ptr::addr_of_mut!((*b).state);
-        {
-            let _held = Held::new(&(*p).busy);
-            note(&*CoreState::hal_of(state));
-        }
-        let t = CoreState::translator_of(state);
-        if ctx != neuron_runtime::Translator::ctx_of(t) {
-            return None;
-        }
-        let own = &*neuron_runtime::Translator::ctx_of(t);
-        let (i, q) = own.lookup(addr)?;
-        if neuron_runtime::Translator::past_sbuf(own, &*CoreState::hal_of(state), i, addr) {
-            return None;
-        }
-        neuron_runtime::Translator::count_hit_in_place(t, i);
-        Some(q)
-    }
+    let p = open_slot()?;
+    // SAFETY: the slot is open (`open_slot`); the note's shared borrow of
+    // the HAL ends (and the slot is free again) before the hit reads the
+    // translator in place.
+    unsafe { hit_in_place(hold_hal(p, note), ctx, addr) }
 }
 
 /// The host's hit path (the core bound to this thread).
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
 pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
-    let b = host_open(ctx)?;
-    // SAFETY: `b` is open (`host_open`): no entry point holds a reference
-    // to the state, so plain fields are read and the hit counter bumped
-    // through the raw pointer.
-    unsafe {
-        let state = core::ptr::addr_of_mut!((*b).state);
-        let t = CoreState::translator_of(state);
-        let own = &*neuron_runtime::Translator::ctx_of(t);
-        let (i, q) = own.lookup(addr)?;
-        if neuron_runtime::Translator::past_sbuf(own, &*CoreState::hal_of(state), i, addr) {
-            return None;
-        }
-        // `i` is a record the lookup returned: below RECORDS.
-        neuron_runtime::Translator::count_hit_in_place(t, i);
-        Some(q)
-    }
+    let p = open_slot()?;
+    // SAFETY: the slot is open (`open_slot`), so its state is read in
+    // place with no reference to it formed.
+    unsafe { hit_in_place(core::ptr::addr_of_mut!((*(*p).bound.get()).state), ctx, addr) }
 }
 
 /// The accessors' cached-pointer check: whether `ctx` is the calling
