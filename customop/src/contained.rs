@@ -4,6 +4,7 @@
 //! is an error naming the op and the signal with the crash report, a
 //! timeout or Ctrl-C stops the run, and the caller's process goes on.
 
+use crate::byte_record::{put_bytes, Reader};
 use crate::error::{Error, ErrorKind, Result};
 use crate::isolate::{self, Channel, Ended};
 use crate::npy::Dtype;
@@ -167,11 +168,6 @@ pub fn parse_timeout(text: &str, what: &str) -> Result<Duration> {
     }
 }
 
-fn put(b: &mut Vec<u8>, bytes: &[u8]) {
-    b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    b.extend_from_slice(bytes);
-}
-
 /// The child's result as bytes.
 pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
     let mut b = Vec::new();
@@ -179,19 +175,19 @@ pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
         Ok((spec, run)) => {
             b.push(0);
             b.push(spec.dtype.code());
-            put(&mut b, &spec.shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
+            put_bytes(&mut b, &spec.shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
             if let Some(SimRun { rc, report, data, timings: t, writers }) = run {
                 b.push(1);
                 b.extend_from_slice(&rc.to_le_bytes());
-                put(&mut b, report.as_bytes());
-                put(&mut b, data);
+                put_bytes(&mut b, report.as_bytes());
+                put_bytes(&mut b, data);
                 let ns: Vec<u64> = [t.setup, t.copy_in, t.verdict, t.copy_out].iter().chain(&t.kernel).map(|d| d.as_nanos() as u64).collect();
-                put(&mut b, &ns.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<_>>());
+                put_bytes(&mut b, &ns.iter().flat_map(|n| n.to_le_bytes()).collect::<Vec<_>>());
                 match writers {
                     Some((elements, cells)) => {
                         b.push(1);
                         b.extend_from_slice(&elements.to_le_bytes());
-                        put(&mut b, &cells.iter().flat_map(|c| c.to_le_bytes()).collect::<Vec<_>>());
+                        put_bytes(&mut b, &cells.iter().flat_map(|c| c.to_le_bytes()).collect::<Vec<_>>());
                     }
                     None => b.push(0),
                 }
@@ -202,38 +198,27 @@ pub(crate) fn encode(r: &Result<(OutputSpec, Option<SimRun>)>) -> Vec<u8> {
         Err(e) => {
             b.push(1);
             b.extend_from_slice(&e.kind.exit_code().to_le_bytes());
-            put(&mut b, e.message.as_bytes());
+            put_bytes(&mut b, e.message.as_bytes());
         }
     }
     b
 }
 
 /// Reads what [`encode`] wrote (None: it does not decode).
-pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
-    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (h, t) = b.split_at_checked(n)?;
-        *b = t;
-        Some(h)
-    }
-    fn i32_of(b: &mut &[u8]) -> Option<i32> {
-        Some(i32::from_le_bytes(take(b, 4)?.try_into().ok()?))
-    }
-    fn bytes<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
-        let n = u64::from_le_bytes(take(b, 8)?.try_into().ok()?);
-        take(b, usize::try_from(n).ok()?)
-    }
+pub(crate) fn decode(b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)>> {
+    let mut r = Reader::new(b);
     let text = |s: &[u8]| String::from_utf8_lossy(s).into_owned();
-    match take(&mut b, 1)?[0] {
+    match r.u8()? {
         0 => {
-            let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
-            let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
-            let run = match take(&mut b, 1)?[0] {
+            let dtype = Dtype::marshallable(r.u8()?)?;
+            let shape = r.u64s()?;
+            let run = match r.u8()? {
                 0 => None,
                 _ => {
-                    let rc = i32_of(&mut b)?;
-                    let report = text(bytes(&mut b)?);
-                    let data = bytes(&mut b)?.to_vec();
-                    let ns: Vec<Duration> = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| Duration::from_nanos(u64::from_le_bytes(*c))).collect();
+                    let rc = r.i32()?;
+                    let report = text(r.bytes()?);
+                    let data = r.bytes()?.to_vec();
+                    let ns: Vec<Duration> = r.u64s()?.into_iter().map(Duration::from_nanos).collect();
                     let (head, kernel) = ns.split_at_checked(4)?;
                     let timings = crate::run::Timings {
                         setup: head[0],
@@ -243,12 +228,9 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
                         kernel: kernel.to_vec(),
                         ..Default::default()
                     };
-                    let writers = match take(&mut b, 1)?[0] {
+                    let writers = match r.u8()? {
                         0 => None,
-                        _ => {
-                            let elements = u64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?);
-                            Some((elements, bytes(&mut b)?.as_chunks::<2>().0.iter().map(|c| u16::from_le_bytes(*c)).collect()))
-                        }
+                        _ => Some((r.u64()?, r.u16s()?)),
                     };
                     Some(SimRun { rc, report, data, timings, writers })
                 }
@@ -256,8 +238,8 @@ pub(crate) fn decode(mut b: &[u8]) -> Option<Result<(OutputSpec, Option<SimRun>)
             Some(Ok((OutputSpec { dtype, shape }, run)))
         }
         _ => {
-            let kind = ErrorKind::from_exit_code(i32_of(&mut b)?)?;
-            Some(Err(Error::new(kind, text(bytes(&mut b)?))))
+            let kind = ErrorKind::from_exit_code(r.i32()?)?;
+            Some(Err(Error::new(kind, text(r.bytes()?))))
         }
     }
 }

@@ -17,6 +17,7 @@
 
 pub mod atomic;
 pub mod build;
+mod byte_record;
 pub mod cache;
 pub mod cli;
 pub mod codegen;

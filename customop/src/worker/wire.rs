@@ -2,6 +2,7 @@
 //! staged in the shared memory, labels), and `isolate`'s tagged frames.
 
 use super::Staged;
+use crate::byte_record::{put_bytes, Reader};
 use crate::npy::Dtype;
 use crate::schema::ArgKind;
 use crate::shape::Value;
@@ -87,11 +88,7 @@ pub(super) fn read_exact(fd: RawFd, buf: &mut [u8]) -> bool {
     true
 }
 
-pub(super) fn put(b: &mut Vec<u8>, bytes: &[u8]) {
-    b.extend_from_slice(&(bytes.len() as u64).to_le_bytes());
-    b.extend_from_slice(bytes);
-}
-
+/// A request as bytes (read back by [`decode_request`]).
 pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: usize, staged: &[Staged], labels: &[String]) -> Vec<u8> {
     let mut b = Vec::new();
     // Bit 32 of the cores word: the run keeps its output's writer map.
@@ -103,7 +100,7 @@ pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: us
             Staged::Tensor { dtype, shape, at, len } => {
                 b.push(0);
                 b.push(dtype.code());
-                put(&mut b, &shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
+                put_bytes(&mut b, &shape.iter().flat_map(|d| d.to_le_bytes()).collect::<Vec<_>>());
                 b.extend_from_slice(&(*at as u64).to_le_bytes());
                 b.extend_from_slice(&(*len as u64).to_le_bytes());
             }
@@ -111,7 +108,7 @@ pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: us
                 b.push(1);
                 b.push(kind.code());
                 b.push(dtype.code());
-                put(&mut b, bytes);
+                put_bytes(&mut b, bytes);
                 match value {
                     Value::Int(i) => {
                         b.push(0);
@@ -125,7 +122,7 @@ pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: us
                 }
             }
         }
-        put(&mut b, label.as_bytes());
+        put_bytes(&mut b, label.as_bytes());
     }
     b
 }
@@ -134,46 +131,35 @@ pub(super) fn encode_request(op: usize, cores: u32, writer_map: bool, region: us
 /// output's writer map, region size, arguments, labels.
 pub(super) type Request = (usize, u32, bool, usize, Vec<Staged>, Vec<String>);
 
-pub(super) fn decode_request(mut b: &[u8]) -> Option<Request> {
-    fn take<'a>(b: &mut &'a [u8], n: usize) -> Option<&'a [u8]> {
-        let (h, t) = b.split_at_checked(n)?;
-        *b = t;
-        Some(h)
-    }
-    fn u64_of(b: &mut &[u8]) -> Option<u64> {
-        Some(u64::from_le_bytes(take(b, 8)?.try_into().ok()?))
-    }
-    fn bytes<'a>(b: &mut &'a [u8]) -> Option<&'a [u8]> {
-        let n = usize::try_from(u64_of(b)?).ok()?;
-        take(b, n)
-    }
+pub(super) fn decode_request(b: &[u8]) -> Option<Request> {
+    let mut r = Reader::new(b);
     let kind_of =
         |c: u8| [ArgKind::Tensor, ArgKind::Scalar, ArgKind::Int, ArgKind::Float, ArgKind::LongLong, ArgKind::Double].into_iter().find(|k| k.code() == c);
-    let (op, cores_word, region, n) = (u64_of(&mut b)? as usize, u64_of(&mut b)?, u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
+    let (op, cores_word, region, n) = (r.u64()? as usize, r.u64()?, r.u64()? as usize, r.u64()? as usize);
     let (cores, writer_map) = (cores_word as u32, cores_word >> 32 & 1 == 1);
     let (mut staged, mut labels) = (Vec::new(), Vec::new());
     for _ in 0..n {
-        let s = match take(&mut b, 1)?[0] {
+        let s = match r.u8()? {
             0 => {
-                let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
-                let shape = bytes(&mut b)?.as_chunks::<8>().0.iter().map(|c| u64::from_le_bytes(*c)).collect();
-                let (at, len) = (u64_of(&mut b)? as usize, u64_of(&mut b)? as usize);
+                let dtype = Dtype::marshallable(r.u8()?)?;
+                let shape = r.u64s()?;
+                let (at, len) = (r.u64()? as usize, r.u64()? as usize);
                 Staged::Tensor { dtype, shape, at, len }
             }
             _ => {
-                let kind = kind_of(take(&mut b, 1)?[0])?;
-                let dtype = Dtype::marshallable(take(&mut b, 1)?[0])?;
-                let v = bytes(&mut b)?.to_vec();
-                let value = match take(&mut b, 1)?[0] {
-                    0 => Value::Int(i64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
-                    1 => Value::Float(f64::from_le_bytes(take(&mut b, 8)?.try_into().ok()?)),
+                let kind = kind_of(r.u8()?)?;
+                let dtype = Dtype::marshallable(r.u8()?)?;
+                let v = r.bytes()?.to_vec();
+                let value = match r.u8()? {
+                    0 => Value::Int(r.i64()?),
+                    1 => Value::Float(r.f64()?),
                     _ => return None,
                 };
                 Staged::Value { kind, dtype, bytes: v, value }
             }
         };
         staged.push(s);
-        labels.push(String::from_utf8_lossy(bytes(&mut b)?).into_owned());
+        labels.push(String::from_utf8_lossy(r.bytes()?).into_owned());
     }
     Some((op, cores, writer_map, region, staged, labels))
 }
