@@ -654,7 +654,8 @@ fn set_memcpy_method_3_is_rejected_and_the_method_stays() {
     let _g = serial();
     let mut s = sim();
     let src = s.soc().platform().hbm_soc_base + (2 << 30);
-    s.soc().write(src, &[7u8; 64]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { s.soc().write(src, &[7u8; 64]) }.unwrap();
     let core = s.core(4);
     core.enter(|| {
         neuroncustomop::ffi::init::neuron_runtime_init();

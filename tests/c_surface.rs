@@ -26,7 +26,8 @@ fn translate_through_the_c_surface_counts_hits_and_misses() {
     let soc = MockSoc::new().unwrap();
     let mut core = SimCore::new(soc.core(2).unwrap());
     let a = Q7.hbm_soc_base + (3 << 30);
-    soc.write(a + 12, &77u32.to_le_bytes()).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(a + 12, &77u32.to_le_bytes()) }.unwrap();
     core.enter(|| {
         neuron_runtime_init();
         assert_eq!(get_cpu_id(), 2);

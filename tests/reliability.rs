@@ -130,7 +130,8 @@ fn eight_cores_1000_invocations_each_stay_isolated() {
                 let mut b = InvocationBuilder::new();
                 b.arg(ArgKind::Tensor, desc(a, N as u64)).unwrap().arg(ArgKind::Int, desc(k, 1)).unwrap();
                 b.output(desc(out, N as u64));
-                soc.write(blk, b.build()).unwrap();
+                // SAFETY: no core runs while the test writes its own memory.
+                unsafe { soc.write(blk, b.build()) }.unwrap();
                 let mut core = SimCore::new(soc.core(cpu).unwrap());
                 let per = N / 8;
                 let mine = cpu as usize * per..(cpu as usize + 1) * per;
@@ -138,9 +139,12 @@ fn eight_cores_1000_invocations_each_stay_isolated() {
                 for run in 0..RUNS {
                     let kv = (run + cpu as i32) % 13 - 6;
                     let input: Vec<i32> = (0..N as i32).map(|i| i.wrapping_mul(7919).wrapping_add(run * 31 + cpu as i32)).collect();
-                    soc.write(a, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()).unwrap();
-                    soc.write(k, &kv.to_le_bytes()).unwrap();
-                    soc.write(out, &vec![0xEEu8; N * 4]).unwrap();
+                    // SAFETY: no core runs while the test writes its own memory.
+                    unsafe { soc.write(a, &input.iter().flat_map(|x| x.to_le_bytes()).collect::<Vec<u8>>()) }.unwrap();
+                    // SAFETY: no core runs while the test writes its own memory.
+                    unsafe { soc.write(k, &kv.to_le_bytes()) }.unwrap();
+                    // SAFETY: no core runs while the test writes its own memory.
+                    unsafe { soc.write(out, &vec![0xEEu8; N * 4]) }.unwrap();
                     core.hal().set_invocation_block(blk);
                     // SAFETY: the generated launcher of `mix`.
                     let r = core.enter(|| unsafe { mix::stack_switch() });

@@ -175,7 +175,8 @@ fn hbm_reads_zeros_again_after_a_reset() {
     let base = s.soc().platform().hbm_soc_base;
     let (scratch, far) = (base + 8192, o.storage + (256 << 20));
     for at in [scratch, far] {
-        s.soc().write(at, &[0x77; 128 << 10]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { s.soc().write(at, &[0x77; 128 << 10]) }.unwrap();
     }
     s.reset().unwrap();
     // The tensor area's pages are kept (zeroed) for the next run; the

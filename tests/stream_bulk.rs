@@ -27,7 +27,8 @@ fn setup() -> (SimCore, TensorView) {
     core.state().init_prologue();
     core.state().init_dma_queue().expect("DMA arms");
     let bytes: Vec<u8> = (0..N).flat_map(|i| value(i).to_le_bytes()).collect();
-    core.state().hal().soc().write(DATA, &bytes).expect("HBM write");
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { core.state().hal().soc().write(DATA, &bytes) }.expect("HBM write");
     let ctx = core.enter(|| neuron_translate_ctx()).cast();
     let desc = RawTensorDesc::contiguous(Location::Hbm, Dtype::Fp32.code(), DATA, &[N as u64]).expect("shape");
     let desc = TensorDesc::parse(&desc.to_bytes(), &Q7).expect("valid");

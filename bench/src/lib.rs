@@ -23,5 +23,6 @@ pub fn ready_core() -> Box<CoreState<MockCore>> {
 /// Fills `n` bytes of HBM at `addr` with a pattern.
 pub fn fill(s: &CoreState<MockCore>, addr: u64, n: usize) {
     let v: Vec<u8> = (0..n).map(|i| (i * 7) as u8).collect();
-    s.hal().soc().write(addr, &v).expect("HBM write");
+    // SAFETY: the benchmark's core is idle while it places its data.
+    unsafe { s.hal().soc().write(addr, &v) }.expect("HBM write");
 }

@@ -31,7 +31,9 @@ pub(crate) fn tensor_empty(dtype: u8, shape: &[i64]) -> Result<TensorView, Error
         #[cfg(not(target_arch = "xtensa"))]
         {
             let soc = b.state.hal().soc();
-            soc.fill(t.storage.addr, t.nbytes as u64, b.empty_fill).map_err(|_| Error::AddressUnmapped)?;
+            // SAFETY: the block was just allocated from this core's HBM
+            // heap: no other core reaches it, and this one is here.
+            unsafe { soc.fill(t.storage.addr, t.nbytes as u64, b.empty_fill) }.map_err(|_| Error::AddressUnmapped)?;
             // Its elements are unwritten until the kernel writes them: the
             // sanitizer watches reads of them.
             let name = std::format!("an empty tensor {shape:?} made by core {}", neuron_hal::Hal::prid(b.state.hal()));

@@ -177,7 +177,13 @@ impl PhysMemory {
     /// allocated without being zeroed first, which a store through the
     /// mapping cannot avoid (a fault zeroes the page, then the store
     /// writes it again). For large writes; the pages are not mapped yet.
-    pub fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the bytes this changes while it runs (no
+    /// run is in progress over them, no other thread writes them): a
+    /// change racing a load or store through a mapping is undefined
+    /// behaviour.
+    pub unsafe fn write_at(&self, offset: u64, data: &[u8]) -> io::Result<()> {
         if offset.checked_add(data.len() as u64).is_none_or(|e| e > self.size) {
             return Err(io::Error::other("writing past the end of physical memory"));
         }
@@ -231,7 +237,13 @@ impl PhysMemory {
 
     /// Gives every page back: the memory reads as zeros again, as when it
     /// was made, in every view of it (a reused simulator's reset).
-    pub fn discard(&self) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the bytes this changes while it runs (no
+    /// run is in progress over them, no other thread writes them): a
+    /// change racing a load or store through a mapping is undefined
+    /// behaviour.
+    pub unsafe fn discard(&self) -> io::Result<()> {
         // SAFETY: punching a hole in our own memfd; every mapping of it
         // then reads zeros, which is what fresh memory holds.
         let r = unsafe { libc::fallocate(self.fd, libc::FALLOC_FL_PUNCH_HOLE | libc::FALLOC_FL_KEEP_SIZE, 0, self.size as libc::off_t) };
@@ -248,7 +260,13 @@ impl PhysMemory {
     /// page that holds data is given back. For the range each run
     /// reuses (the simulator's tensor area): a zeroing costs what the
     /// kernel's own clearing of a faulted page does, without the fault.
-    pub fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the bytes this changes while it runs (no
+    /// run is in progress over them, no other thread writes them): a
+    /// change racing a load or store through a mapping is undefined
+    /// behaviour.
+    pub unsafe fn zero_keeping(&self, keep_lo: u64, keep_hi: u64) -> io::Result<()> {
         self.zero_around(keep_lo, keep_hi, true).map(|_| ())
     }
 
@@ -257,7 +275,13 @@ impl PhysMemory {
     /// between runs: a staging simulator's tensor area). Returns where the
     /// last data in `[lo, hi)` ends (`lo`: none), so the caller knows how
     /// far stale bytes may lie.
-    pub fn zero_outside(&self, lo: u64, hi: u64) -> io::Result<u64> {
+    ///
+    /// # Safety
+    /// No core loads or stores the bytes this changes while it runs (no
+    /// run is in progress over them, no other thread writes them): a
+    /// change racing a load or store through a mapping is undefined
+    /// behaviour.
+    pub unsafe fn zero_outside(&self, lo: u64, hi: u64) -> io::Result<u64> {
         self.zero_around(lo, hi, false)
     }
 
@@ -331,7 +355,13 @@ impl PhysMemory {
     /// Zeroes `[offset, offset + len)`: pages it covers whole are given
     /// back (a hole reads zeros, and punching one costs nothing), the
     /// partial pages at its ends are zeroed in place.
-    pub fn zero_range(&self, offset: u64, len: u64) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the bytes this changes while it runs (no
+    /// run is in progress over them, no other thread writes them): a
+    /// change racing a load or store through a mapping is undefined
+    /// behaviour.
+    pub unsafe fn zero_range(&self, offset: u64, len: u64) -> io::Result<()> {
         let end = offset.checked_add(len).filter(|&e| e <= self.size).ok_or_else(|| io::Error::other("zeroing past the end of physical memory"))?;
         let (a, b) = (offset.next_multiple_of(4096).min(end), (end & !4095).max(offset));
         for (lo, hi) in [(offset, a), (b.max(a), end)] {
@@ -414,7 +444,8 @@ mod tests {
             // SAFETY: every range is inside the 1 MiB mapping.
             unsafe { std::ptr::write_bytes(m.ptr(off, len as u64).unwrap(), 0x5A, len) };
         }
-        m.zero_keeping(64 << 10, 128 << 10).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { m.zero_keeping(64 << 10, 128 << 10) }.unwrap();
         assert!(m.resident_bytes() >= 8192 && m.resident_bytes() <= 96 << 10, "the kept pages stay: {}", m.resident_bytes());
         assert!(m.is_hole(512 << 10, 256 << 10), "a large extent elsewhere is given back");
         assert!(m.is_hole(56 << 10, 8 << 10), "so is the part of one outside the kept range");
@@ -432,11 +463,13 @@ mod tests {
     fn a_write_through_the_file_is_seen_in_the_view() {
         let m = PhysMemory::new("write-at-test", 1 << 20).unwrap();
         let data: Vec<u8> = (0..10_000u32).map(|i| i as u8).collect();
-        m.write_at(3000, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { m.write_at(3000, &data) }.unwrap();
         // SAFETY: [3000, 13000) is inside the 1 MiB mapping.
         let seen = unsafe { std::slice::from_raw_parts(m.ptr(3000, 10_000).unwrap(), 10_000) };
         assert_eq!(seen, &data[..]);
-        assert!(m.write_at((1 << 20) - 10, &data).is_err(), "past the end");
+        // SAFETY: no core runs while the test writes its own memory.
+        assert!(unsafe { m.write_at((1 << 20) - 10, &data) }.is_err(), "past the end");
     }
 
     #[test]
@@ -447,7 +480,8 @@ mod tests {
             unsafe { std::ptr::write_bytes(m.ptr(off, len as u64).unwrap(), 0x5A, len) };
         }
         // The kept range [64 KiB, 1 MiB): its last data ends at 768 KiB.
-        assert_eq!(m.zero_outside(64 << 10, 1 << 20).unwrap(), 768 << 10);
+        // SAFETY: no core runs while the test writes its own memory.
+        assert_eq!(unsafe { m.zero_outside(64 << 10, 1 << 20) }.unwrap(), 768 << 10);
         // SAFETY: the whole mapping is readable.
         let all = unsafe { std::slice::from_raw_parts(m.ptr(0, 1 << 20).unwrap(), 1 << 20) };
         assert!(all[..64 << 10].iter().all(|&b| b == 0), "zeroed below the range");
@@ -455,7 +489,8 @@ mod tests {
         assert!(all[100 << 10..108 << 10].iter().all(|&b| b == 0x5A) && all[512 << 10..768 << 10].iter().all(|&b| b == 0x5A));
         // Nothing in the range: where it starts.
         let n = PhysMemory::new("outside-none", 1 << 20).unwrap();
-        assert_eq!(n.zero_outside(64 << 10, 1 << 20).unwrap(), 64 << 10);
+        // SAFETY: no core runs while the test writes its own memory.
+        assert_eq!(unsafe { n.zero_outside(64 << 10, 1 << 20) }.unwrap(), 64 << 10);
     }
 
     #[test]
@@ -463,7 +498,8 @@ mod tests {
         let m = PhysMemory::new("range-test", 1 << 20).unwrap();
         // SAFETY: inside the 1 MiB mapping.
         unsafe { std::ptr::write_bytes(m.ptr(0, 64 << 10).unwrap(), 0x5A, 64 << 10) };
-        m.zero_range(100, (40 << 10) - 200).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { m.zero_range(100, (40 << 10) - 200) }.unwrap();
         assert!(m.is_hole(4096, 32 << 10), "whole pages given back");
         assert!(!m.is_hole(0, 4096) && !m.is_hole(36 << 10, 4096), "the partial pages at the ends are zeroed in place");
         // SAFETY: the whole mapping is readable.
@@ -471,7 +507,8 @@ mod tests {
         assert!(all[..100].iter().all(|&b| b == 0x5A));
         assert!(all[100..(40 << 10) - 100].iter().all(|&b| b == 0));
         assert!(all[(40 << 10) - 100..].iter().all(|&b| b == 0x5A));
-        assert!(m.zero_range(1 << 20, 1).is_err(), "past the end");
+        // SAFETY: no core runs while the test writes its own memory.
+        assert!(unsafe { m.zero_range(1 << 20, 1) }.is_err(), "past the end");
     }
 
     #[test]

@@ -743,7 +743,8 @@ mod tests {
         let s = Sanitizer::default();
         let mut v = CoreView::default();
         s.begin();
-        soc.write(base, &[0xA5; 32]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[0xA5; 32]) }.unwrap();
         s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
         s.write(&mut v, 0, base, 8);
         s.read(&soc, &mut v, 0, base, 8);
@@ -775,7 +776,8 @@ mod tests {
     fn a_raw_pointer_hashes_the_inputs_as_they_are_then_once_a_watched_run() {
         let (soc, base) = setup();
         let s = Sanitizer::default();
-        soc.write(base, &[1; 8192]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[1; 8192]) }.unwrap();
         s.raw_pointer(&soc);
         assert_eq!(s.raw_pointer_hashes(), None, "no run watched: nothing taken");
         s.begin();
@@ -783,7 +785,8 @@ mod tests {
         s.watch(base + 8192, 64, 4, 0xA5, RegionKind::Output, "the output".into());
         assert_eq!(s.raw_pointer_hashes(), None, "no raw pointer yet");
         s.raw_pointer(&soc);
-        soc.write(base, &[2; 8]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[2; 8]) }.unwrap();
         s.raw_pointer(&soc);
         let taken = s.raw_pointer_hashes().expect("taken at the first raw pointer");
         let mut before = Vec::new();
@@ -803,7 +806,8 @@ mod tests {
         let mut v = CoreView::default();
         assert_eq!(s.lend_states(&mut v, 0, base, 32, 4, true), Watched::No, "no run watched");
         s.begin();
-        soc.write(base, &[0xA5; 64]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[0xA5; 64]) }.unwrap();
         s.watch(base, 32, 4, 0xA5, RegionKind::Output, "the output".into());
         s.watch(base + 32, 32, 4, 0xA5, RegionKind::Input, "argument 0".into());
         assert_eq!(s.lend_states(&mut v, 0, base + 64, 8, 4, false), Watched::No);
@@ -833,7 +837,8 @@ mod tests {
         let s = Sanitizer::default();
         s.begin();
         let n = 2 * STRIPE as u64;
-        soc.fill(base, n * 4, 0xA5).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.fill(base, n * 4, 0xA5) }.unwrap();
         s.watch(base, n * 4, 4, 0xA5, RegionKind::Output, "the output".into());
         s.set_one_writer(false);
         let region = Arc::clone(&s.regions.read().unwrap()[0]);
@@ -913,10 +918,12 @@ mod tests {
         // A writer the sanitizer could not name is not "all written", even
         // once a hook writes the element too.
         s.begin();
-        soc.write(base, &[0xA5; 16]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[0xA5; 16]) }.unwrap();
         s.watch(base, 16, 4, 0xA5, RegionKind::Output, "the output".into());
         s.write(&mut v0, 0, base, 12);
-        soc.write(base + 12, &[1; 4]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + 12, &[1; 4]) }.unwrap();
         s.read(&soc, &mut v0, 0, base + 12, 4);
         s.write(&mut v0, 0, base + 12, 4);
         assert_eq!(s.all_written(base), Some(false));
@@ -936,9 +943,11 @@ mod tests {
         let s = Sanitizer::default();
         let mut v = CoreView::default();
         s.begin();
-        soc.write(base, &[0xA5; 16]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[0xA5; 16]) }.unwrap();
         s.watch(base, 16, 4, 0xA5, RegionKind::Scratch, "a tensor".into());
-        soc.write(base, &1.5f32.to_le_bytes()).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &1.5f32.to_le_bytes()) }.unwrap();
         s.read(&soc, &mut v, 0, base, 4);
         assert!(s.end().is_empty());
     }
@@ -1000,8 +1009,10 @@ mod tests {
         let s = Sanitizer::default();
         let mut v = CoreView::default();
         s.begin();
-        soc.write(base, &[0xA5; 16]).unwrap();
-        soc.write(base + 4096, &[0xA5; 16]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[0xA5; 16]) }.unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + 4096, &[0xA5; 16]) }.unwrap();
         s.watch(base, 16, 4, 0xA5, RegionKind::Scratch, "a tensor".into());
         s.watch(base + 4096, 16, 4, 0xA5, RegionKind::Output, "the output".into());
         s.write(&mut v, 0, base, 8);

@@ -128,14 +128,41 @@ impl MockSoc {
     }
 
     /// Copies `data` into SoC memory at `addr` (the host placing a tensor).
-    pub fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+    /// Every writer of the SoC's memory is `unsafe`: a safe caller could
+    /// race a running core.
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(soc: &neuron_hal_mock::MockSoc, at: u64) {
+    ///     let _ = soc.write(at, &[0; 8]);
+    ///     let _ = soc.fill(at, 8, 0);
+    ///     let _ = soc.write_mapped(at, &[0; 8]);
+    ///     let _ = soc.write_unmapped(at, &[0; 8]);
+    /// }
+    /// ```
+    ///
+    /// ```compile_fail,E0133
+    /// fn f(soc: &neuron_hal_mock::MockSoc) {
+    ///     let _ = soc.hbm().zero_range(0, 8);
+    ///     let _ = soc.hbm().write_at(0, &[0; 8]);
+    /// }
+    /// ```
+    ///
+    /// # Safety
+    /// No core loads or stores the range while this runs (no run is in
+    /// progress over it, no other thread writes it): the SoC's memory is
+    /// shared by every core and the host, and a store racing theirs is
+    /// undefined behaviour. What is written is plain data to the runtime
+    /// (a heap's bookkeeping there is checked when it is read).
+    pub unsafe fn write(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         if data.len() >= THROUGH_FILE && !self.is_data(addr, data.len() as u64) {
-            self.write_unmapped(addr, data)?;
+            // SAFETY: this function's contract, for the same bytes.
+            unsafe { self.write_unmapped(addr, data) }?;
             // Mapped now, in one call, not a fault per page later.
             self.populate(addr, data.len() as u64);
             return Ok(());
         }
-        self.write_mapped(addr, data)
+        // SAFETY: this function's contract, for the same bytes.
+        unsafe { self.write_mapped(addr, data) }
     }
 
     /// Whether every page of SoC range `addr..addr+len` holds data already
@@ -148,10 +175,18 @@ impl MockSoc {
 
     /// Copies `data` into SoC memory at `addr` through the mapping (for a
     /// small copy, or pages that hold data already: see [`is_data`](Self::is_data)).
-    pub fn write_mapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the range while this runs (no run is in
+    /// progress over it, no other thread writes it): the SoC's memory is
+    /// shared by every core and the host, and a store racing theirs is
+    /// undefined behaviour. What is written is plain data to the runtime
+    /// (a heap's bookkeeping there is checked when it is read).
+    pub unsafe fn write_mapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         let p = self.soc_ptr(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
-        // SAFETY: p is valid for data.len() bytes (resolved above); the
-        // source is a distinct host slice.
+        // SAFETY: p is valid for data.len() bytes (resolved above), which
+        // nothing else touches meanwhile (the contract); the source is a
+        // distinct host slice.
         unsafe { std::ptr::copy_nonoverlapping(data.as_ptr(), p, data.len()) };
         Ok(())
     }
@@ -160,9 +195,17 @@ impl MockSoc {
     /// ([`PhysMemory::write_at`]): no page zeroed before it is written
     /// whole, none mapped either (the caller maps a range written in
     /// pieces with one [`populate`](Self::populate) at the end).
-    pub fn write_unmapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the range while this runs (no run is in
+    /// progress over it, no other thread writes it): the SoC's memory is
+    /// shared by every core and the host, and a store racing theirs is
+    /// undefined behaviour. What is written is plain data to the runtime
+    /// (a heap's bookkeeping there is checked when it is read).
+    pub unsafe fn write_unmapped(&self, addr: u64, data: &[u8]) -> io::Result<()> {
         let (mem, off) = self.resolve(addr, data.len() as u64).ok_or_else(|| out_of_map(addr))?;
-        mem.write_at(off, data)
+        // SAFETY: this function's contract, for the same bytes.
+        unsafe { mem.write_at(off, data) }
     }
 
     /// Sets `len` bytes of SoC memory at `addr` to `byte` (the simulator's
@@ -170,7 +213,14 @@ impl MockSoc {
     /// never written reads as zeros already: a zero fill of it (an empty
     /// tensor on a fresh SoC, the shape function's) is not made, nor are
     /// its pages faulted in.
-    pub fn fill(&self, addr: u64, len: u64, byte: u8) -> io::Result<()> {
+    ///
+    /// # Safety
+    /// No core loads or stores the range while this runs (no run is in
+    /// progress over it, no other thread writes it): the SoC's memory is
+    /// shared by every core and the host, and a store racing theirs is
+    /// undefined behaviour. What is written is plain data to the runtime
+    /// (a heap's bookkeeping there is checked when it is read).
+    pub unsafe fn fill(&self, addr: u64, len: u64, byte: u8) -> io::Result<()> {
         if len == 0 {
             return Ok(());
         }
@@ -180,7 +230,8 @@ impl MockSoc {
             return Ok(());
         }
         if self.is_data(addr, len) {
-            // SAFETY: p is valid for len bytes (resolved above).
+            // SAFETY: p is valid for len bytes (resolved above), which
+            // nothing else touches meanwhile (the contract).
             unsafe { std::ptr::write_bytes(p, byte, n) };
             return Ok(());
         }
@@ -190,14 +241,16 @@ impl MockSoc {
             let mut at = 0;
             while at < n {
                 let k = (n - at).min(piece.len());
-                self.write_unmapped(addr + at as u64, &piece[..k])?;
+                // SAFETY: this function's contract, for the same bytes.
+                unsafe { self.write_unmapped(addr + at as u64, &piece[..k]) }?;
                 at += k;
             }
             self.populate(addr, len);
             return Ok(());
         }
         self.populate(addr, len);
-        // SAFETY: p is valid for len bytes (resolved above).
+        // SAFETY: p is valid for len bytes (resolved above), which
+        // nothing else touches meanwhile (the contract).
         unsafe { std::ptr::write_bytes(p, byte, n) };
         Ok(())
     }
@@ -246,15 +299,18 @@ mod tests {
         let base = soc.platform().hbm_soc_base + (1 << 30);
         // Odd start and length: partial pages at both ends.
         let (at, len) = (base + 1000, (3 << 20) + 12_345);
-        soc.write(base, &[7; 1000]).unwrap();
-        soc.fill(at, len, 0xA5).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[7; 1000]) }.unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.fill(at, len, 0xA5) }.unwrap();
         let mut v = std::vec![0u8; len as usize + 2000];
         soc.read(base, &mut v).unwrap();
         assert!(v[..1000].iter().all(|&b| b == 7), "before the range: kept");
         assert!(v[1000..1000 + len as usize].iter().all(|&b| b == 0xA5));
         assert!(v[1000 + len as usize..].iter().all(|&b| b == 0), "after the range: untouched");
         let data: Vec<u8> = (0..THROUGH_FILE as u32 * 3 + 5).map(|i| (i % 249) as u8).collect();
-        soc.write(at + 3, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(at + 3, &data) }.unwrap();
         let mut back = std::vec![0u8; data.len()];
         soc.read(at + 3, &mut back).unwrap();
         assert_eq!(back, data);

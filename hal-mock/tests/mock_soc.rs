@@ -8,26 +8,33 @@ use neuron_hal_mock::MockSoc;
 fn hbm_is_sparse_64_gib() {
     let soc = MockSoc::new().unwrap();
     assert!(soc.hbm().size() >= 64 << 30);
-    soc.write(Q7.hbm_soc_base, b"first").unwrap();
-    soc.write(Q7.hbm_soc_base + (60 << 30), b"far away").unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(Q7.hbm_soc_base, b"first") }.unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(Q7.hbm_soc_base + (60 << 30), b"far away") }.unwrap();
     let mut b = [0u8; 8];
     soc.read(Q7.hbm_soc_base + (60 << 30), &mut b).unwrap();
     assert_eq!(&b, b"far away");
     assert!(soc.hbm().resident_bytes() < 1 << 20, "{} bytes resident", soc.hbm().resident_bytes());
-    assert!(soc.write(Q7.hbm_soc_base + Q7.hbm_size - 2, b"xyz").is_err());
+    // SAFETY: no core runs while the test writes its own memory.
+    assert!(unsafe { soc.write(Q7.hbm_soc_base + Q7.hbm_size - 2, b"xyz") }.is_err());
 }
 
 #[test]
 fn fill_sets_exactly_the_range_and_refuses_an_unmapped_one() {
     let soc = MockSoc::new().unwrap();
     let a = Q7.hbm_soc_base + (3 << 30);
-    soc.write(a, &[7; 8]).unwrap();
-    soc.fill(a + 1, 6, 0xFF).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(a, &[7; 8]) }.unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.fill(a + 1, 6, 0xFF) }.unwrap();
     let mut b = [0u8; 8];
     soc.read(a, &mut b).unwrap();
     assert_eq!(b, [7, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 7]);
-    soc.fill(a, 0, 1).unwrap();
-    assert!(soc.fill(Q7.hbm_soc_base + Q7.hbm_size - 2, 3, 0).is_err());
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.fill(a, 0, 1) }.unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    assert!(unsafe { soc.fill(Q7.hbm_soc_base + Q7.hbm_size - 2, 3, 0) }.is_err());
 }
 
 #[test]
@@ -38,8 +45,10 @@ fn window_register_decides_what_the_window_shows() {
     let w = Q7.dynamic_windows[1];
     let a = Q7.hbm_soc_base + (2 << 30);
     let b = a + DYNAMIC_WINDOW_SIZE;
-    soc.write(a + 16, &[1]).unwrap();
-    soc.write(b + 16, &[2]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(a + 16, &[1]) }.unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(b + 16, &[2]) }.unwrap();
     let p = core.nx_ptr(w.nx_base + 16);
     let id = neuron_hal::WindowId::new(1).unwrap();
     // SAFETY: the test is this core's only user; no pointer into the window is held.
@@ -92,7 +101,8 @@ fn a_reset_core_is_a_fresh_one_on_the_same_nx_space() {
     let w = Q7.dynamic_windows[0];
     let id = neuron_hal::WindowId::new(0).unwrap();
     let a = Q7.hbm_soc_base + (2 << 30);
-    soc.write(a, &[5]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(a, &[5]) }.unwrap();
     // SAFETY: the test is this core's only user; no pointer into the window is held.
     unsafe { core.write_window_register(id, a) };
     // SAFETY: data RAM is mapped, and the window shows HBM at `a`.

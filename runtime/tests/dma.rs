@@ -17,7 +17,8 @@ use neuron_runtime::Error;
 fn read_and_write_through_a_heap_buffer() {
     let (soc, mut s) = armed(3);
     let data = pattern(5000, 1);
-    soc.write(HBM, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &data) }.unwrap();
     let buf = s.dataram().allocate(5000, 0).unwrap().as_ptr();
     // SAFETY: buf is a live 5000-byte data-RAM block.
     unsafe { s.dma_read(buf, HBM, 5000).unwrap() };
@@ -54,7 +55,8 @@ fn chunking_and_ring_wrap_within_one_transfer() {
     s.set_dma_max_descriptor_bytes(1000);
     let n = 40 << 10;
     let data = pattern(n, 2);
-    soc.write(HBM, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &data) }.unwrap();
     let buf = s.dataram().allocate(n, 0).unwrap().as_ptr();
     // SAFETY: buf is a live n-byte data-RAM block.
     unsafe { s.dma_read(buf, HBM, n as u32).unwrap() };
@@ -82,7 +84,8 @@ fn completion_counter_wraps_around_u32() {
     for round in 0..6u64 {
         let data = pattern(4096, round as u8);
         let at = HBM + round * 8192;
-        soc.write(at, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(at, &data) }.unwrap();
         // SAFETY: buf is a live 4096-byte data-RAM block.
         unsafe { s.dma_read(buf, at, 4096).unwrap() };
         // SAFETY: as above.
@@ -98,7 +101,8 @@ fn completion_counter_wraps_around_u32() {
 fn bytes_move_when_processed_not_at_the_doorbell() {
     let (soc, mut s) = armed(1);
     let new = pattern(3000, 9);
-    soc.write(HBM, &new).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &new) }.unwrap();
     let buf = s.dataram().allocate(3000, 0).unwrap().as_ptr();
     // SAFETY: buf is a live 3000-byte block.
     unsafe { buf.write_bytes(0xEE, 3000) };
@@ -160,7 +164,8 @@ fn local_buffer_outside_the_window_bounces() {
     // Bigger than one bounce buffer, in host memory (not DMA-reachable).
     let n = 50_000;
     let data = pattern(n, 4);
-    soc.write(HBM, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &data) }.unwrap();
     let mut local = vec![0u8; n];
     assert_eq!(s.dma().local_soc(local.as_ptr(), n as u64), None);
     // SAFETY: local is a live n-byte Vec.
@@ -179,7 +184,8 @@ fn local_buffer_outside_the_window_bounces() {
 fn bounce_works_in_a_nearly_full_heap_and_fails_only_when_full() {
     let (soc, mut s) = armed(0);
     let data = pattern(4096, 5);
-    soc.write(HBM, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &data) }.unwrap();
     // Fill the heap leaving a little room.
     let free = s.dataram().free_bytes();
     let hog = s.dataram().allocate(free - 256, 0).unwrap();
@@ -202,7 +208,8 @@ fn bounce_works_in_a_nearly_full_heap_and_fails_only_when_full() {
 fn sbuf_is_a_dma_source() {
     let (soc, mut s) = armed(0);
     let data = pattern(700, 6);
-    soc.write(Q7.sbuf_soc_base + 0x4000, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(Q7.sbuf_soc_base + 0x4000, &data) }.unwrap();
     let mut local = vec![0u8; 700];
     // SAFETY: local is a live Vec.
     unsafe { s.dma_read(local.as_mut_ptr(), Q7.sbuf_soc_base + 0x4000, 700).unwrap() };

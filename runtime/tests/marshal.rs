@@ -306,7 +306,8 @@ fn header_gate_block_size() {
 // ---- readers ----
 
 fn scalar_at(soc: &MockSoc, addr: u64, dtype: Dtype, bytes: &[u8]) -> RawTensorDesc {
-    soc.write(addr, bytes).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(addr, bytes) }.unwrap();
     t(dtype, addr, &[1])
 }
 
@@ -407,7 +408,8 @@ fn setup_reads_the_block_from_soc_memory() {
     b.arg(ArgKind::Int, scalar_at(&soc, v, Dtype::Int32, &42i32.to_le_bytes())).unwrap();
     b.output(default_out());
     let block = HBM + 0x1_0000;
-    soc.write(block, b.build()).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(block, b.build()) }.unwrap();
     s.setup(true, BlockSource::Soc(block)).unwrap();
     assert!(s.dma().is_armed());
     assert_eq!(s.next_tensor().unwrap().numel, 6);
@@ -418,7 +420,8 @@ fn setup_reads_the_block_from_soc_memory() {
     s.setup(true, BlockSource::Mailbox).unwrap();
     assert_eq!(s.next_tensor().unwrap().numel, 6);
     // A bad header in SoC memory is refused the same way.
-    soc.write(block + 6, &[11]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(block + 6, &[11]) }.unwrap();
     assert_eq!(s.setup(true, BlockSource::Soc(block)), Err(Error::TooManyArgs));
 }
 
@@ -438,9 +441,11 @@ fn return_copies_the_output_bytes_per_method() {
         let (soc, mut s) = bound(&[(ArgKind::Tensor, t(Dtype::Fp32, HBM, &[3, 5000]))], out);
         s.set_memcpy_method(m).unwrap();
         let data = floats(&(0..n).map(|i| i as f32 * 0.5).collect::<Vec<_>>());
-        soc.write(HBM, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(HBM, &data) }.unwrap();
         let sentinel = HBM + (256 << 20) + 4 * n as u64;
-        soc.write(sentinel, &[0xAB; 16]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(sentinel, &[0xAB; 16]) }.unwrap();
         let x = s.next_tensor().unwrap();
         s.return_tensor(&x).unwrap();
         assert!(soc_read(&soc, OUT, 4 * n as usize) == data, "method {m}");
@@ -455,7 +460,8 @@ fn return_copies_the_output_bytes_per_method() {
 fn a_claimed_destination_skips_the_copy() {
     let out = t(Dtype::Fp32, OUT, &[4]);
     let (soc, mut s) = bound(&[(ArgKind::Tensor, t(Dtype::Fp32, HBM, &[4]))], out);
-    soc.write(HBM, &floats(&[1.0, 2.0, 3.0, 4.0])).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &floats(&[1.0, 2.0, 3.0, 4.0])) }.unwrap();
     let dst = s.get_dst_tensor().unwrap();
     assert_eq!(dst.storage.addr, OUT);
     assert!(s.args().dst_claimed());
@@ -478,8 +484,10 @@ fn a_claimed_destination_skips_the_copy() {
 fn a_rejected_return_writes_nothing() {
     let out = t(Dtype::Fp32, OUT, &[4]);
     let (soc, mut s) = bound(&[(ArgKind::Tensor, t(Dtype::Int32, HBM, &[4])), (ArgKind::Tensor, t(Dtype::Fp32, HBM + 64, &[2]))], out);
-    soc.write(HBM, &[0x11; 64]).unwrap();
-    soc.write(OUT, &[0x77; 16]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &[0x11; 64]) }.unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(OUT, &[0x77; 16]) }.unwrap();
     let x = s.next_tensor().unwrap();
     assert_eq!(s.return_tensor(&x), Err(Error::DtypeMismatch));
     let small = s.next_tensor().unwrap();
@@ -531,7 +539,8 @@ fn cleanup_detects_an_unwritten_output_drains_and_fences() {
 fn cleanup_drains_outstanding_transfers() {
     let (soc, mut s) = bound(&[], default_out());
     let buf = s.dataram().allocate(256, 0).unwrap().as_ptr();
-    soc.write(HBM, &[5; 256]).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &[5; 256]) }.unwrap();
     let dst = s.dma().local_soc(buf, 256).unwrap();
     // SAFETY: `dst` is the test's own data-RAM block, referenced by nothing
     // until the drain.

@@ -35,7 +35,8 @@ fn both_directions_per_method_odd_sizes_and_offsets() {
         for (j, n) in [1usize, 7, 8, 31, 32, 33, 100, 4096, 70_001].into_iter().enumerate() {
             let src = HBM + 3 + (j as u64) * 0x20000;
             let data = pattern(n, (k * 16 + j) as u8);
-            soc.write(src, &data).unwrap();
+            // SAFETY: no core runs while the test writes its own memory.
+            unsafe { soc.write(src, &data) }.unwrap();
             let mut local = vec![0u8; n + 1];
             s.read_soc(&mut local[1..], src).unwrap();
             assert_eq!(&local[1..], &data[..], "{m:?} load {n}");
@@ -56,7 +57,8 @@ fn window_methods_cross_16mib_boundaries_and_survive_thrashing() {
         // spanning two whole boundaries (three regions).
         for (start, n) in [(HBM + DYNAMIC_WINDOW_SIZE - 1000, 1 << 20), (HBM + 5 * DYNAMIC_WINDOW_SIZE - 77, (DYNAMIC_WINDOW_SIZE + 300) as usize)] {
             let data = pattern(n, 3);
-            soc.write(start, &data).unwrap();
+            // SAFETY: no core runs while the test writes its own memory.
+            unsafe { soc.write(start, &data) }.unwrap();
             let mut local = vec![0u8; n];
             s.read_soc(&mut local, start).unwrap();
             assert!(local == data, "{m:?} load across boundary at {start:#x}");
@@ -78,7 +80,8 @@ fn sbuf_through_the_pinned_window() {
         s.set_memcpy_method(m as u32).unwrap();
         let data = pattern(5000, 7);
         let at = Q7.sbuf_soc_base + 0x10_0001;
-        soc.write(at, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(at, &data) }.unwrap();
         let mut local = vec![0u8; 5000];
         s.read_soc(&mut local, at).unwrap();
         assert_eq!(local, data, "{m:?}");
@@ -113,7 +116,8 @@ fn soc_to_soc_bounces_through_data_ram_per_method() {
         let src = HBM + DYNAMIC_WINDOW_SIZE - 50_000;
         let dst = HBM + 7 * DYNAMIC_WINDOW_SIZE + 1;
         let data = pattern(n, 8);
-        soc.write(src, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(src, &data) }.unwrap();
         // SAFETY: test HBM of the mock SoC, outside every heap.
         unsafe { s.memcpy_soc_to_soc(dst, src, n as u64) }.unwrap();
         assert!(soc_read(&soc, dst, n) == data, "{m:?}");
@@ -129,7 +133,8 @@ fn soc_to_soc_bounces_through_data_ram_per_method() {
 fn explicit_method_calls_leave_the_active_one_alone() {
     let (soc, mut s) = armed(0);
     let data = pattern(300, 10);
-    soc.write(HBM, &data).unwrap();
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(HBM, &data) }.unwrap();
     let mut local = vec![0u8; 300];
     // SAFETY: local is a live 300-byte Vec, host memory.
     unsafe { s.memcpy_from_soc_with(MemcpyMethod::VecMemcpy, local.as_mut_ptr(), HBM, 300).unwrap() };

@@ -76,7 +76,8 @@ fn translated_pointers_reach_hbm_and_reprogramming_changes_what_they_see() {
     let mut s = core(0);
     let soc = s.hal().soc().clone();
     for n in 0..4 {
-        soc.write(region(n) + 64, &(0xA000 + n as u32).to_le_bytes()).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(region(n) + 64, &(0xA000 + n as u32).to_le_bytes()) }.unwrap();
     }
     let p = s.translate(region(0) + 64).unwrap();
     assert_eq!(read_u32(p), 0xA000);

@@ -38,7 +38,8 @@ fn core(soc: &Arc<MockSoc>, cpu: u32) -> SimCore {
 /// Writes region `k`'s values and returns its 1-D u32 tensor on `c`.
 fn tensor(soc: &Arc<MockSoc>, c: &mut SimCore, k: u64) -> Tensor<'static> {
     let v: Vec<u8> = (0..N).flat_map(|i| value(k, i).to_le_bytes()).collect();
-    soc.write(region(k), &v).expect("HBM write");
+    // SAFETY: no core runs while the test writes its own memory.
+    unsafe { soc.write(region(k), &v) }.expect("HBM write");
     let ctx = c.enter(|| neuron_translate_ctx()).cast();
     let desc = RawTensorDesc::contiguous(Location::Hbm, Dtype::Int32.code(), region(k), &[N as u64]).expect("shape");
     let desc = TensorDesc::parse(&desc.to_bytes(), &Q7).expect("valid");

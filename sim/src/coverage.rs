@@ -20,8 +20,12 @@ pub const CHUNK: usize = 1 << 20;
 const LISTED_RANGES: usize = 8;
 
 /// Fills `len` bytes at SoC `addr` with `byte`, in place.
-pub fn fill(soc: &MockSoc, addr: u64, len: u64, byte: u8) -> std::io::Result<()> {
-    soc.fill(addr, len, byte)
+///
+/// # Safety
+/// As [`MockSoc::fill`]: no core runs over the range meanwhile.
+pub(crate) unsafe fn fill(soc: &MockSoc, addr: u64, len: u64, byte: u8) -> std::io::Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe { soc.fill(addr, len, byte) }
 }
 
 /// The never-written elements of `len` bytes at `addr` (elements of
@@ -101,16 +105,21 @@ mod tests {
         let soc = MockSoc::new().unwrap();
         let base = soc.platform().hbm_soc_base + (1 << 30);
         // A zero fill of memory never written leaves it a hole (zeros).
-        fill(&soc, base, 1 << 16, 0).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { fill(&soc, base, 1 << 16, 0) }.unwrap();
         assert!(soc.is_hole(base, 1 << 16));
-        fill(&soc, base, 1 << 16, 0xFF).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { fill(&soc, base, 1 << 16, 0xFF) }.unwrap();
         assert!(!soc.is_hole(base, 1 << 16));
         assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0xFF).unwrap(), vec![(0, 1 << 14)]);
-        soc.write(base + 8, &[0; 8]).unwrap();
-        soc.write(base + (1 << 16) - 2, &[1]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + 8, &[0; 8]) }.unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + (1 << 16) - 2, &[1]) }.unwrap();
         assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0xFF).unwrap(), vec![(0, 2), (4, (1 << 14) - 1)]);
         // A zero fill of written memory is made.
-        fill(&soc, base, 1 << 16, 0).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { fill(&soc, base, 1 << 16, 0) }.unwrap();
         assert_eq!(unwritten(&soc, base, 1 << 16, 4, 0).unwrap(), vec![(0, 1 << 14)]);
     }
 

@@ -63,12 +63,15 @@ mod tests {
     fn a_changed_byte_names_its_page() {
         let soc = MockSoc::new().unwrap();
         let base = soc.platform().hbm_soc_base + (1 << 30);
-        soc.write(base, &[7u8; 10_000]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &[7u8; 10_000]) }.unwrap();
         let p = InputPages::of_run(Some(std::vec![input(&soc, base, 10_000)]), &mut Vec::new());
         assert!(p.changed(&soc).is_empty());
-        soc.write(base + 5000, &[8]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + 5000, &[8]) }.unwrap();
         assert_eq!(p.changed(&soc), [("argument 0".into(), 4096, 8192)]);
-        soc.write(base + 9999, &[8]).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base + 9999, &[8]) }.unwrap();
         assert_eq!(p.changed(&soc), [("argument 0".into(), 4096, 10_000)]);
     }
 
@@ -77,7 +80,8 @@ mod tests {
         let soc = MockSoc::new().unwrap();
         let base = soc.platform().hbm_soc_base + (1 << 30);
         let data: Vec<u8> = (0..200_000u32).map(|i| (i * 7 % 251) as u8).collect();
-        soc.write(base, &data).unwrap();
+        // SAFETY: no core runs while the test writes its own memory.
+        unsafe { soc.write(base, &data) }.unwrap();
         let len = data.len() as u64;
         let mut given = std::vec![(base, len, hashes_at(&soc, base, len))];
         given[0].2[36] ^= 1;

@@ -173,9 +173,11 @@ impl Simulator {
             self.forget_stale()?;
         } else {
             let used = self.next - self.area_base();
-            self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES))?;
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            unsafe { self.soc.hbm().zero_keeping(TENSOR_AREA_OFFSET, TENSOR_AREA_OFFSET + used.min(RESET_KEEP_BYTES)) }?;
         }
-        self.soc.sbuf().discard()?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { self.soc.sbuf().discard() }?;
         // The cores that ran, stood up afresh on their own NX spaces. (A
         // failure leaves the simulator without its cores: the caller must
         // drop it, as `neuron_sim_reset` says.)
@@ -289,7 +291,8 @@ impl Simulator {
         let at = self.alloc(bytes)?;
         let end = self.next;
         let len = end - (at + bytes);
-        coverage::fill(&self.soc, at + bytes, len, GUARD_CANARY).map_err(|_| Error::AddressUnmapped)?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { coverage::fill(&self.soc, at + bytes, len, GUARD_CANARY) }.map_err(|_| Error::AddressUnmapped)?;
         self.guards.push((at + bytes, len, name));
         Ok(at)
     }
@@ -318,7 +321,8 @@ impl Simulator {
     /// runs, so each core's overrun is its own).
     pub(crate) fn refill_guards(&self) {
         for (at, len, _) in &self.guards {
-            let _ = coverage::fill(&self.soc, *at, *len, GUARD_CANARY);
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            let _ = unsafe { coverage::fill(&self.soc, *at, *len, GUARD_CANARY) };
         }
     }
 
@@ -411,7 +415,8 @@ impl Simulator {
         }
         let name = std::format!("argument {}", self.args.len());
         d.storage = self.alloc_guarded(data.len() as u64, name)?;
-        self.soc.write(d.storage, data).map_err(|_| Error::AddressUnmapped)?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { self.soc.write(d.storage, data) }.map_err(|_| Error::AddressUnmapped)?;
         Ok(d)
     }
 

@@ -46,7 +46,8 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
     for cpu in 0..cores.min(CORE_COUNT as usize) {
         let mut mask = std::vec![false; len];
         for fill in [sim.sentinel(), !sim.sentinel()] {
-            coverage::fill(sim.soc(), o.storage, o.buffer_bytes, fill).map_err(unmapped)?;
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            unsafe { coverage::fill(sim.soc(), o.storage, o.buffer_bytes, fill) }.map_err(unmapped)?;
             sim.refill_guards();
             if !sim.launch_one(f, cpu, at, fill) {
                 return Err(neuron_runtime::Error::CoreThreadFailed);
@@ -65,7 +66,8 @@ pub fn attribute(sim: &mut Simulator, f: OpFn, cores: usize, at: u64, o: RawTens
         written.push(ranges(&mask));
     }
     sim.refill_guards();
-    sim.soc().write(o.storage, &kept).map_err(unmapped)?;
+    // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+    unsafe { sim.soc().write(o.storage, &kept) }.map_err(unmapped)?;
     let mut overlaps = Vec::new();
     for a in 0..written.len() {
         for b in a + 1..written.len() {

@@ -205,7 +205,8 @@ fn one(fx: &mut Fixture, data: &[u8]) {
             // at a fixed HBM address, read with method m - 1.
             let mut b = block.to_vec();
             b.resize(b.len().max(560), 0);
-            fx.soc.write(BLOCK_AT, &b[..560]).expect("SoC write");
+            // SAFETY: the harness's core is idle while it places its bytes.
+            unsafe { fx.soc.write(BLOCK_AT, &b[..560]) }.expect("SoC write");
             s.set_memcpy_method(m as u32 - 1).unwrap();
             let r = s.setup(mode & 0x80 != 0, BlockSource::Soc(BLOCK_AT));
             s.set_memcpy_method(2).unwrap();

@@ -126,7 +126,8 @@ fn steps(fx: &mut Fixture, data: &[u8]) {
         // The pointer shows the SoC byte: write a marker on the SoC side,
         // read it through the window.
         let marker = [class ^ 0x5A];
-        fx.soc.write(addr, &marker).expect("SoC write");
+        // SAFETY: the harness's core is idle while it places its bytes.
+        unsafe { fx.soc.write(addr, &marker) }.expect("SoC write");
         // SAFETY: the translate mapped this byte's region (checked above
         // against the model); no other translate runs before the read.
         let seen = unsafe { ptr.read_volatile() };

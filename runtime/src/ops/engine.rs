@@ -48,7 +48,13 @@ impl<H: Hal> CoreState<H> {
     /// # Safety
     /// As [`CoreState::op_fill`]: `dst` names a tensor's storage the
     /// caller may write, not memory the runtime or Rust keeps.
-    pub unsafe fn elementwise<T: Elem>(&mut self, dst: &TensorView, a: Option<&TensorView>, b: Option<&TensorView>, mut f: impl FnMut(u64, T, T) -> T) -> Result<()> {
+    pub unsafe fn elementwise<T: Elem>(
+        &mut self,
+        dst: &TensorView,
+        a: Option<&TensorView>,
+        b: Option<&TensorView>,
+        mut f: impl FnMut(u64, T, T) -> T,
+    ) -> Result<()> {
         let es = size_of::<T>();
         let bufs = [a.is_some(), b.is_some()].iter().filter(|x| **x).count().max(1);
         let block = self.dataram.allocate(CHUNK_BYTES * bufs, 64)?;

@@ -71,12 +71,14 @@ impl Simulator {
         let started = std::time::Instant::now();
         self.zero_stale_tail()?;
         let at = self.alloc(block.len() as u64)?;
-        self.soc.write(at, block).map_err(|_| Error::AddressUnmapped)?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { self.soc.write(at, block) }.map_err(|_| Error::AddressUnmapped)?;
         let placed = self.placed_output;
         // Filled already when the caller had it filled ahead, between calls.
         let filled = self.take_prefilled(placed);
         if let Some(o) = placed.filter(|_| !filled) {
-            coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            unsafe { coverage::fill(&self.soc, o.storage, o.buffer_bytes, self.sentinel) }.map_err(|_| Error::AddressUnmapped)?;
         }
         self.watch_run(placed);
         let launched = std::time::Instant::now();
@@ -277,12 +279,14 @@ impl Simulator {
     /// again, the second run's values elsewhere.
     fn confirm_unwritten(&mut self, f: OpFn, cores: usize, at: u64, o: RawTensorDesc, elem: u64, candidates: &[(u64, u64)]) -> Result<Vec<(u64, u64)>, Error> {
         let second = !self.sentinel;
-        coverage::fill(&self.soc, o.storage, o.buffer_bytes, second).map_err(|_| Error::AddressUnmapped)?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { coverage::fill(&self.soc, o.storage, o.buffer_bytes, second) }.map_err(|_| Error::AddressUnmapped)?;
         let _ = self.launch(f, 0..cores, at, second);
         let again = coverage::unwritten(&self.soc, o.storage, o.buffer_bytes, elem, second).map_err(|_| Error::AddressUnmapped)?;
         let both = coverage::intersect(candidates, &again);
         for r in &both {
-            coverage::fill(&self.soc, o.storage + r.0 * elem, (r.1 - r.0) * elem, self.sentinel).map_err(|_| Error::AddressUnmapped)?;
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            unsafe { coverage::fill(&self.soc, o.storage + r.0 * elem, (r.1 - r.0) * elem, self.sentinel) }.map_err(|_| Error::AddressUnmapped)?;
         }
         Ok(both)
     }

@@ -129,7 +129,8 @@ impl Simulator {
         if self.soc.resolve(at, len).is_none() {
             return Err(Error::AddressUnmapped);
         }
-        super::coverage::fill(&self.soc, at, len, byte).map_err(|_| Error::AddressUnmapped)?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        unsafe { super::coverage::fill(&self.soc, at, len, byte) }.map_err(|_| Error::AddressUnmapped)?;
         if let Some(s) = self.staging.as_mut() {
             s.prefilled = Some((at, len, byte));
         }
@@ -166,7 +167,8 @@ impl Simulator {
     /// bytes lie in it noted (a reset of a staging simulator).
     pub(super) fn forget_stale(&mut self) -> std::io::Result<()> {
         let hbm = self.soc.hbm();
-        let last = hbm.zero_outside(TENSOR_AREA_OFFSET, hbm.size())?;
+        // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+        let last = unsafe { hbm.zero_outside(TENSOR_AREA_OFFSET, hbm.size()) }?;
         let base = self.soc.platform().hbm_soc_base;
         if let Some(s) = self.staging.as_mut() {
             s.stale_hi = base + last;
@@ -182,7 +184,8 @@ impl Simulator {
         let base = self.soc.platform().hbm_soc_base;
         let Some(s) = self.staging.as_mut() else { return Ok(()) };
         if s.stale_hi > next {
-            self.soc.hbm().zero_range(next - base, s.stale_hi - next).map_err(|_| Error::AddressUnmapped)?;
+            // SAFETY: no core runs now (the simulator runs them only inside a run, under `&mut self`); whoever else holds the SoC writes it only under the same contract.
+            unsafe { self.soc.hbm().zero_range(next - base, s.stale_hi - next) }.map_err(|_| Error::AddressUnmapped)?;
         }
         s.stale_hi = next;
         Ok(())
