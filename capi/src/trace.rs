@@ -112,21 +112,8 @@ pub fn tensor_freed(soc: u64) {
     port::freed(port::nx(soc));
 }
 
-/// Evaluates `$e`, the library's own bookkeeping (an allocator reading
-/// and writing its free blocks and headers), unchecked. A macro, not a
-/// function taking a closure: without the port it is `$e` itself, so the
-/// Q7's image is the same code, symbol for symbol.
-macro_rules! quietly {
-    ($e:expr) => {{
-        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
-        neuron_hal::xtensa::trace::quiet(true);
-        let r = $e;
-        #[cfg(all(target_arch = "xtensa", feature = "qemu"))]
-        neuron_hal::xtensa::trace::quiet(false);
-        r
-    }};
-}
-pub(crate) use quietly;
+/// [`neuron_hal::quietly`], the one definition.
+pub(crate) use neuron_hal::quietly;
 
 /// Evaluates `$run`, the kernel's wrapper launched with its stack's top at
 /// `$top` (0: the current stack pointer) and `$bytes` of stack asked for
