@@ -99,8 +99,8 @@ fn open_slot() -> Option<*mut CoreSlot<CoreHal>> {
     (!p.is_null() && unsafe { !(*p).busy.get() }).then_some(p)
 }
 
-/// The hit for `addr` on `state`'s translator when `ctx` is its context,
-/// counted in place; `None` otherwise (a miss, a foreign context, SBUF's
+/// The hit for `addr` on `state`'s translator when `ctx` is its
+/// context's address (compared, never followed), counted in place; `None` otherwise (a miss, a foreign context, SBUF's
 /// end), which sends the caller to the full path.
 ///
 /// # Safety
@@ -109,12 +109,12 @@ fn open_slot() -> Option<*mut CoreSlot<CoreHal>> {
 /// bumped through the raw pointer.
 #[cfg(not(target_arch = "xtensa"))]
 #[inline(always)]
-unsafe fn hit_in_place(state: *mut CoreState<CoreHal>, ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> Option<*mut u8> {
+unsafe fn hit_in_place(state: *mut CoreState<CoreHal>, ctx: usize, addr: u64) -> Option<*mut u8> {
     // SAFETY: the caller's contract; only places are computed, and the
-    // context and HAL are borrowed shared for the lookup.
+    // state's own context and HAL are borrowed shared for the lookup.
     unsafe {
         let t = CoreState::translator_of(state);
-        if ctx != neuron_runtime::Translator::ctx_of(t) {
+        if ctx != neuron_runtime::Translator::ctx_of(t).addr() {
             return None;
         }
         let own = &*neuron_runtime::Translator::ctx_of(t);
@@ -204,7 +204,7 @@ pub fn noted_translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64
     // SAFETY: the slot is open (`open_slot`); the note's shared borrow of
     // the HAL ends (and the slot is free again) before the hit reads the
     // translator in place.
-    unsafe { hit_in_place(hold_hal(p, note), ctx, addr) }
+    unsafe { hit_in_place(hold_hal(p, note), ctx.addr(), addr) }
 }
 
 /// The host's hit path (the core bound to this thread).
@@ -214,7 +214,7 @@ pub fn translate_hit(ctx: *const neuron_runtime::TranslationCtx, addr: u64) -> O
     let p = open_slot()?;
     // SAFETY: the slot is open (`open_slot`), so its state is read in
     // place with no reference to it formed.
-    unsafe { hit_in_place(core::ptr::addr_of_mut!((*(*p).bound.get()).state), ctx, addr) }
+    unsafe { hit_in_place(core::ptr::addr_of_mut!((*(*p).bound.get()).state), ctx.addr(), addr) }
 }
 
 /// The accessors' cached-pointer check: whether `ctx` is the calling
