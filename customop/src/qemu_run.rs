@@ -20,8 +20,8 @@ pub const CPU: &str = "de212";
 pub const DEFAULT_TIMEOUT: u64 = 120;
 /// A TCG plugin for the run: the value is QEMU's `-plugin` argument
 /// (`lib.so,arg=...`). How `cargo xtask perf` counts the instructions of a
-/// C++ kernel (`perf/insn_count.c`); the plugin's output goes to the file
-/// named by [`PLUGIN_LOG_ENV`].
+/// C++ kernel (`perf/profile.c` with `marks=FILE`); the plugin's messages
+/// go to the file named by [`PLUGIN_LOG_ENV`].
 pub const PLUGIN_ENV: &str = "CUSTOMOP_QEMU_PLUGIN";
 /// The plugin's log (`-d plugin -D FILE`), required with [`PLUGIN_ENV`].
 pub const PLUGIN_LOG_ENV: &str = "CUSTOMOP_QEMU_PLUGIN_LOG";
