@@ -15,7 +15,9 @@
  *                   copy (its stores are the DMA bytes) and "e lo hi"
  *                   the copy's entry (one per descriptor); for marks=,
  *                   "L lo hi" library code and "I lo hi" code counted as
- *                   its caller's (compiler_builtins, the window vectors).
+ *                   its caller's (compiler_builtins, the window vectors);
+ *                   for out=, "K lo hi" the kernel's own code (DMA bytes
+ *                   go to the last of its instructions that ran).
  *   mark=ADDR       the marker function's first instruction
  *   marks=FILE      the running counts at each marker, written at exit
  *                   (`cargo xtask perf` reads its budgets from these)
@@ -31,7 +33,10 @@
  * address, so each load/store instruction has a memory callback.
  *
  * Output lines: "I vcpu addr n" (instructions), "M vcpu addr class loads
- * stores", "D vcpu class descriptors bytes" (DMA, by destination class).
+ * stores", "D vcpu class descriptors bytes" (DMA, by destination class),
+ * "B vcpu addr descriptors bytes" (DMA by the kernel's instruction that led
+ * to it: the last one of class K the vCPU ran before the descriptor; addr
+ * 0 before any).
  *
  * Lines of marks=FILE: "K vcpu total lib" per execution of the marker, in
  * the order they ran: the instructions that vCPU executed before the
@@ -112,6 +117,7 @@ struct tb_rec {
     int ends;
     uint64_t base; /* region=: count[] of the region's vCPU at its start */
     uint64_t last_pc; /* watch=: the block's last instruction */
+    uint64_t own_pc; /* its last instruction of class K, or 0 */
     uint64_t addr[];
 };
 struct mem_rec {
@@ -127,9 +133,13 @@ static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
  * destination; a descriptor's class is that of its first store. */
 static uint64_t dma_desc[MAX_VCPUS][N_CLASSES], dma_bytes[MAX_VCPUS][N_CLASSES];
 static bool dma_pending[MAX_VCPUS];
+/* DMA by the kernel instruction that led to it (class K lines). */
+static struct dma_site { struct dma_site *next; unsigned vcpu; uint64_t pc, descriptors, bytes; } *dma_sites, *dma_cur[MAX_VCPUS];
+static uint64_t own_pc[MAX_VCPUS];
 
 /* ---- marks= (what `cargo xtask perf` counts) ---- */
-enum { CODE_KERNEL, CODE_LIB, CODE_INHERIT, CODE_NONE };
+/* CODE_OWN: the kernel's own code (K lines), CODE_KERNEL for the rest. */
+enum { CODE_KERNEL, CODE_LIB, CODE_INHERIT, CODE_NONE, CODE_OWN };
 static struct range *code_ranges; /* sorted by lo, disjoint */
 static size_t n_code, cap_code;
 static uint64_t mark_addr;
@@ -297,6 +307,8 @@ static void on_tb_exec(unsigned int vcpu, void *u)
         v->last = r->ends;
     v->prev = v->cur;
     v->cur = r;
+    if (r->own_pc)
+        own_pc[vcpu % MAX_VCPUS] = r->own_pc;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u)
@@ -311,8 +323,23 @@ static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr
 
 static void on_copy_entry(unsigned int vcpu, void *u)
 {
+    unsigned v = vcpu % MAX_VCPUS;
+    struct dma_site *d;
     (void)u;
-    dma_pending[vcpu % MAX_VCPUS] = true;
+    dma_pending[v] = true;
+    pthread_mutex_lock(&lock);
+    for (d = dma_sites; d && !(d->vcpu == vcpu && d->pc == own_pc[v]); d = d->next)
+        ;
+    if (!d) {
+        d = calloc(1, sizeof *d);
+        if (!d)
+            abort();
+        *d = (struct dma_site){ dma_sites, vcpu, own_pc[v], 0, 0 };
+        dma_sites = d;
+    }
+    d->descriptors++;
+    dma_cur[v] = d;
+    pthread_mutex_unlock(&lock);
 }
 
 static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u)
@@ -328,6 +355,8 @@ static void on_copy_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t 
         dma_pending[v] = false;
     }
     dma_bytes[v][c] += 1u << qemu_plugin_mem_size_shift(info);
+    if (dma_cur[v])
+        dma_cur[v]->bytes += 1u << qemu_plugin_mem_size_shift(info);
 }
 
 
@@ -376,6 +405,10 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             continue;
         if (n_code) {
             int c = code_class(a);
+            if (c == CODE_OWN) {
+                r->own_pc = a;
+                c = CODE_KERNEL;
+            }
             if (c != CODE_INHERIT)
                 state = c;
             if (state == CODE_NONE)
@@ -438,6 +471,8 @@ static void on_exit_write(qemu_plugin_id_t id, void *u)
         for (int c = 0; c < N_CLASSES; c++)
             if (dma_desc[v][c] || dma_bytes[v][c])
                 fprintf(f, "D %u %c %llu %llu\n", v, class_letters[c], (unsigned long long)dma_desc[v][c], (unsigned long long)dma_bytes[v][c]);
+    for (struct dma_site *d = dma_sites; d; d = d->next)
+        fprintf(f, "B %u %llx %llu %llu\n", d->vcpu, (unsigned long long)d->pc, (unsigned long long)d->descriptors, (unsigned long long)d->bytes);
     fputs("end\n", f);
     fclose(f);
 }
@@ -474,9 +509,9 @@ static int load_classes(const char *path)
         } else if (k == 'e') {
             copy_entry_lo = lo;
             copy_entry_hi = hi;
-        } else if (k == 'L' || k == 'I') {
+        } else if (k == 'L' || k == 'I' || k == 'K') {
             code_ranges = grow(code_ranges, &cap_code, n_code, sizeof *code_ranges);
-            code_ranges[n_code++] = (struct range){ lo, hi, k == 'L' ? CODE_LIB : CODE_INHERIT };
+            code_ranges[n_code++] = (struct range){ lo, hi, k == 'L' ? CODE_LIB : k == 'K' ? CODE_OWN : CODE_INHERIT };
         } else if (class_of_letter(k) > 0 && n_data < MAX_RANGES) {
             data_ranges[n_data++] = (struct range){ lo, hi, class_of_letter(k) };
         } else {
