@@ -147,7 +147,7 @@ fn measure() -> Result<Figures> {
     let syms = nm(&elf)?;
     let (f, names) = run_image(&elf, &syms, None)?;
     // `PERF_PROFILE=<region>`: executed instructions of that region per
-    // function (a second run with the plugin's `prof=K`).
+    // function (a second run with the plugin's `region=K`).
     if let Ok(region) = std::env::var("PERF_PROFILE") {
         let k = names.iter().position(|n| *n == region).ok_or_else(|| format!("PERF_PROFILE: no region {region:?} (have {names:?})"))?;
         run_image(&elf, &syms, Some(k))?;
