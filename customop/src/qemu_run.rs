@@ -20,11 +20,15 @@ pub const CPU: &str = "de212";
 pub const DEFAULT_TIMEOUT: u64 = 120;
 /// A TCG plugin for the run: the value is QEMU's `-plugin` argument
 /// (`lib.so,arg=...`). How `cargo xtask perf` counts the instructions of a
-/// C++ kernel (`perf/insn_count.c`); the plugin's output goes to the file
-/// named by [`PLUGIN_LOG_ENV`].
+/// C++ kernel (`perf/profile.c` with `marks=FILE`); the plugin's messages
+/// go to the file named by [`PLUGIN_LOG_ENV`].
 pub const PLUGIN_ENV: &str = "CUSTOMOP_QEMU_PLUGIN";
 /// The plugin's log (`-d plugin -D FILE`), required with [`PLUGIN_ENV`].
 pub const PLUGIN_LOG_ENV: &str = "CUSTOMOP_QEMU_PLUGIN_LOG";
+/// More QEMU arguments, separated by whitespace: how tests/exact_count.rs
+/// has QEMU log every instruction it runs (`-singlestep -d exec,nochain
+/// -D FILE`), the count the plugin's is checked against.
+pub const ARGS_ENV: &str = "CUSTOMOP_QEMU_ARGS";
 
 /// One core's result as the runner printed it.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -131,6 +135,9 @@ pub fn run(
     } else if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
         let log = std::env::var_os(PLUGIN_LOG_ENV).ok_or_else(|| env_error(format!("{PLUGIN_ENV} is set but {PLUGIN_LOG_ENV} (its log file) is not")))?;
         cmd.arg("-plugin").arg(plugin).args(["-d", "plugin", "-D"]).arg(log);
+    }
+    if let Some(more) = std::env::var_os(ARGS_ENV) {
+        cmd.args(more.to_string_lossy().split_whitespace());
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} (apt-get install qemu-system-misc)")))?;

@@ -96,3 +96,40 @@ fn profile_needs_the_emulated_device() {
     assert!(!o.status.success());
     assert!(text(&o).contains("--profile profiles the emulated device: add --on qemu or --on both"), "{}", text(&o));
 }
+
+#[test]
+fn dma_bytes_go_to_the_kernel_lines_that_moved_them() {
+    // 4,000 float32: three 1,024-element chunks and one of 928, each
+    // copied into TCM and back; the output zeroed first.
+    let x = values(4000, -2.0, 2.0, 5);
+    let want: Vec<f32> = x.iter().map(|v| if *v > 0.0 { *v } else { 0.0 }).collect();
+    let xf = npy_file("dma_in.npy", &f32s(&[4, 1000], &x)).display().to_string();
+    let one = built("profile_relus", &["--target", "qemu"]);
+    let out = scratch("out").join("dma.npy").display().to_string();
+    let prof = scratch("prof").join("dma");
+    let _ = std::fs::remove_dir_all(&prof);
+    let t = customop_ok(&["run", &one.display().to_string(), "relu_tcm", &xf, "-o", &out, "--on", "qemu", "--profile", &prof.display().to_string()]);
+    let got = npy::read(Path::new(&out)).unwrap();
+    assert!(got.data.chunks(4).zip(&want).all(|(a, b)| f32::from_le_bytes(a.try_into().unwrap()).to_bits() == b.to_bits()), "not relu");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(prof.join("profile.json")).unwrap()).unwrap();
+    let file = "profile_relus/relu_tcm.cpp";
+    let text = std::fs::read_to_string(kernels().join(file)).unwrap();
+    let line_of = |s: &str| text.lines().position(|l| l.contains(s)).unwrap() as u64 + 1;
+    let kernel_lines: Vec<(u64, u64)> = json["lines"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|l| l["file"].as_str().unwrap().ends_with(file))
+        .map(|l| (l["line"].as_u64().unwrap(), l["dma_bytes"].as_u64().unwrap()))
+        .collect();
+    let dma = |line: u64| kernel_lines.iter().filter(|l| l.0 == line).map(|l| l.1).sum::<u64>();
+    let moving = [line_of("torch::zeros"), line_of("in_tcm.tensor_to_tcm"), line_of("out_tcm.tcm_to_tensor")];
+    for l in moving {
+        assert_eq!(dma(l), 4 * 4000, "line {l}: {kernel_lines:?}\n{t}");
+    }
+    assert!(kernel_lines.iter().all(|l| moving.contains(&l.0) || l.1 == 0), "DMA on another line of the kernel: {kernel_lines:?}");
+    let core = &json["cores"][0];
+    assert!(core["dma_to_tcm_bytes"].as_u64().unwrap() >= 4 * 4000 && core["dma_to_hbm_bytes"].as_u64().unwrap() >= 4 * 4000, "{core}");
+    let lines_total: u64 = json["lines"].as_array().unwrap().iter().map(|l| l["dma_bytes"].as_u64().unwrap()).sum();
+    assert!(lines_total <= core["dma_bytes"].as_u64().unwrap(), "the lines' DMA {lines_total} above the core's {core}");
+}

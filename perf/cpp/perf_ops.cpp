@@ -1,5 +1,5 @@
 // The C++ kernels `cargo xtask perf` counts on the emulated cores
-// (perf/insn_count.c): vendor-style code, built by `customop build
+// (perf/profile.c): vendor-style code, built by `customop build
 // --target qemu` with the open toolchain every C++ kernel uses. Each
 // measured operation sits between two calls of perf_mark(); the kernel
 // prints `perf: region NAME` (outside the region) for every region in the

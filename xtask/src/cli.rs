@@ -68,7 +68,8 @@ pub(crate) enum Cmd {
     /// Instruction counts, footprint and stack use against perf/budgets.toml.
     ///
     /// Instruction counts on the emulated core (kernels/perf-image under
-    /// the TCG plugin perf/insn_count.c; the C++ kernels of perf/cpp built
+    /// the TCG plugin perf/profile.c, the instrument of `customop run
+    /// --profile`; the C++ kernels of perf/cpp built
     /// and run by customop, figures cpp_*), the runtime's footprint in the
     /// linked example image and its stack use, against perf/budgets.toml
     /// (fails above budget + 10 %). Also a step of `test`.

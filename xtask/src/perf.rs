@@ -4,10 +4,11 @@
 //! use, checked against `perf/budgets.toml`; also a step of `test`).
 //!
 //! Counting: `kernels/perf-image` calls `perf_mark()` around every measured
-//! operation; the TCG plugin `perf/insn_count.c` (built here with
-//! `gcc -shared -fPIC`) counts every executed instruction with an inline
-//! add and prints the running count whenever `perf_mark`'s first
-//! instruction runs. Instructions of the QEMU HAL's software DMA engine
+//! operation; the TCG plugin `perf/profile.c`, the instrument behind
+//! `customop run --profile` (built here from the same source with
+//! `gcc -shared -fPIC`), counts every executed instruction and, with
+//! `marks=FILE`, writes the running count at every run of `perf_mark`'s
+//! first instruction. Instructions of the QEMU HAL's software DMA engine
 //! (`neuron_hal::xtensa::emulated::*`, hardware on the Q7) are not counted.
 //! Exact and deterministic: the same image gives the same counts. The C++
 //! figures (`cpp_*`, [`crate::perf_cpp`]) use the same plugin per core,
@@ -20,7 +21,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 const BUDGETS: &str = "perf/budgets.toml";
-const PLUGIN_SRC: &str = "perf/insn_count.c";
+/// The plugin's source; it `#include`s [`PLUGIN_HEADER`].
+const PLUGIN_SRC: &str = "perf/profile.c";
+const PLUGIN_HEADER: &str = "perf/profile_check.h";
+/// The prefix of the QEMU HAL's software DMA engine's symbols (not counted).
+pub(crate) const ENGINE: &str = "neuron_hal::xtensa::emulated::";
 const KERNELS_MANIFEST: &str = "kernels/Cargo.toml";
 /// A count may exceed its budget by this factor before the check fails.
 const SLACK: f64 = 1.10;
@@ -91,19 +96,44 @@ pub(crate) fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
     Ok(img.table.into_iter().map(|s| (s.addr as u64, s.size as u64, s.name)).collect())
 }
 
-/// Builds the plugin (only when the source is newer).
+/// Builds the plugin (only when a source is newer).
 pub(crate) fn plugin() -> Result<PathBuf> {
     let src = root().join(PLUGIN_SRC);
-    let so = perf_dir().join("libinsn_count.so");
+    let so = perf_dir().join("libcustomop_profile.so");
     std::fs::create_dir_all(perf_dir()).map_err(|e| e.to_string())?;
-    let stale = match (std::fs::metadata(&src).and_then(|m| m.modified()), std::fs::metadata(&so).and_then(|m| m.modified())) {
-        (Ok(s), Ok(o)) => s > o,
+    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
+    let stale = match (modified(&src), modified(&root().join(PLUGIN_HEADER)), modified(&so)) {
+        (Ok(s), Ok(h), Ok(o)) => s.max(h) > o,
         _ => true,
     };
     if stale {
-        crate::run(Command::new("gcc").args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o"]).arg(&so).arg(&src))?;
+        crate::run(Command::new("gcc").args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-pthread", "-o"]).arg(&so).arg(&src))?;
     }
     Ok(so)
+}
+
+/// The plugin's `classes=` lines that leave the software DMA engine of
+/// `syms` uncounted.
+pub(crate) fn engine_lines(syms: &[(u64, u64, String)]) -> String {
+    syms.iter().filter(|s| s.2.starts_with(ENGINE) && s.1 > 0).map(|(a, sz, _)| format!("x {a:x} {:x}\n", a + sz)).collect()
+}
+
+/// The running totals of a `marks=` file: per line (vCPU, total, library).
+pub(crate) fn read_marks(path: &Path) -> Result<Vec<(u32, u64, u64)>> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
+    if text.lines().last() != Some("end") {
+        return Err(format!("{}: incomplete (the emulated run did not exit normally)", path.display()));
+    }
+    Ok(text
+        .lines()
+        .filter_map(|l| {
+            let w: Vec<u64> = l.strip_prefix("K ")?.split_whitespace().filter_map(|x| x.parse().ok()).collect();
+            match w[..] {
+                [v, t, lib] => Some((v as u32, t, lib)),
+                _ => None,
+            }
+        })
+        .collect())
 }
 
 /// Builds and links the perf image, runs it under the plugin; returns the
@@ -117,7 +147,7 @@ fn measure() -> Result<Figures> {
     let syms = nm(&elf)?;
     let (f, names) = run_image(&elf, &syms, None)?;
     // `PERF_PROFILE=<region>`: executed instructions of that region per
-    // function (a second run with the plugin's `prof=K`).
+    // function (a second run with the plugin's `region=K`).
     if let Ok(region) = std::env::var("PERF_PROFILE") {
         let k = names.iter().position(|n| *n == region).ok_or_else(|| format!("PERF_PROFILE: no region {region:?} (have {names:?})"))?;
         run_image(&elf, &syms, Some(k))?;
@@ -125,17 +155,17 @@ fn measure() -> Result<Figures> {
     Ok(f)
 }
 
-/// Per-function totals of the plugin's `prof` lines, printed biggest first.
+/// Per-function totals of the plugin's region lines (`P addr n`, summed
+/// per address: n may be negative), printed biggest first, then the
+/// watched calls (`W from to n`).
 fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
     let mut funcs: Vec<&(u64, u64, String)> = syms.iter().filter(|s| s.1 > 0).collect();
     funcs.sort_by_key(|s| s.0);
-    let mut per: BTreeMap<&str, u64> = BTreeMap::new();
+    let mut per: BTreeMap<&str, i64> = BTreeMap::new();
     let mut total = 0;
-    for l in log.lines().filter_map(|l| l.strip_prefix("prof ")) {
+    for l in log.lines().filter_map(|l| l.strip_prefix("P ")) {
         let mut w = l.split_whitespace();
-        let (Some(a), Some(n)) =
-            (w.next().and_then(|a| u64::from_str_radix(a.trim_start_matches("0x"), 16).ok()), w.next().and_then(|n| n.parse::<u64>().ok()))
-        else {
+        let (Some(a), Some(n)) = (w.next().and_then(|a| u64::from_str_radix(a, 16).ok()), w.next().and_then(|n| n.parse::<i64>().ok())) else {
             continue;
         };
         let i = funcs.partition_point(|s| s.0 <= a);
@@ -143,9 +173,10 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
         *per.entry(name).or_default() += n;
         total += n;
     }
+    per.retain(|_, n| *n != 0);
     let mut v: Vec<_> = per.into_iter().collect();
     v.sort_by_key(|e| std::cmp::Reverse(e.1));
-    eprintln!("profile: {total} instructions (markers included)");
+    eprintln!("profile: {total} instructions (the opening marker's call included, as in the region's raw count)");
     for (name, n) in v {
         eprintln!("{n:>8}  {name}");
     }
@@ -153,10 +184,10 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
         let i = funcs.partition_point(|s| s.0 <= a);
         i.checked_sub(1).map(|i| funcs[i]).filter(|s| a < s.0 + s.1).map_or("?", |s| s.2.as_str())
     };
-    for l in log.lines().filter_map(|l| l.strip_prefix("call ")) {
-        let w: Vec<u64> =
-            l.split_whitespace().filter_map(|x| if let Some(h) = x.strip_prefix("0x") { u64::from_str_radix(h, 16).ok() } else { x.parse().ok() }).collect();
-        if let [from, to, n] = w[..] {
+    for l in log.lines().filter_map(|l| l.strip_prefix("W ")) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let hex = |i: usize| w.get(i).and_then(|x| u64::from_str_radix(x, 16).ok());
+        if let (Some(from), Some(to), Some(n)) = (hex(0), hex(1), w.get(2).and_then(|n| n.parse::<u64>().ok())) {
             eprintln!("call {n:>5}x  {} -> {}", name_of(from), name_of(to));
         }
     }
@@ -167,12 +198,13 @@ fn print_profile(log: &str, syms: &[(u64, u64, String)]) {
 fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Result<(Figures, Vec<String>)> {
     let so = plugin()?;
     let mark = syms.iter().find(|s| s.2 == "perf_mark").ok_or("perf-image: no perf_mark symbol")?.0;
-    let mut args = format!("{},mark=0x{mark:x}", so.display());
-    for (a, sz, _) in syms.iter().filter(|s| s.2.starts_with("neuron_hal::xtensa::emulated::") && s.1 > 0) {
-        args.push_str(&format!(",skip=0x{a:x}-0x{:x}", a + sz));
-    }
+    let classes = perf_dir().join("classes.txt");
+    customop_outpath::write(&classes, engine_lines(syms).as_bytes()).map_err(|e| format!("{}: {e}", classes.display()))?;
+    let log = perf_dir().join("marks.txt");
+    let _ = std::fs::remove_file(&log);
+    let mut args = format!("{},mark=0x{mark:x},marks={},classes={}", so.display(), log.display(), classes.display());
     if let Some(k) = prof {
-        args.push_str(&format!(",prof={k}"));
+        args.push_str(&format!(",region={k}"));
         // `PERF_WATCH=name,name`: the calls into these functions per call site.
         for w in std::env::var("PERF_WATCH").unwrap_or_default().split(',').filter(|w| !w.is_empty()) {
             if let Some(s) = syms.iter().find(|s| s.2 == w && s.1 > 0) {
@@ -180,10 +212,8 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
             }
         }
     }
-    let log = perf_dir().join("counts.log");
-    let _ = std::fs::remove_file(&log);
     let mut cmd = crate::qemu::command(elf, "sim", 1, &[]);
-    cmd.args(["-plugin", &args, "-d", "plugin", "-D"]).arg(&log).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+    cmd.args(["-plugin", &args]).stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     eprintln!("xtask: running {cmd:?}");
     let mut child = cmd.spawn().map_err(|e| format!("{}: {e}", crate::qemu::QEMU))?;
     let t0 = Instant::now();
@@ -208,7 +238,7 @@ fn run_image(elf: &Path, syms: &[(u64, u64, String)], prof: Option<usize>) -> Re
     if prof.is_some() {
         print_profile(&log_text, syms);
     }
-    let marks: Vec<u64> = log_text.lines().filter_map(|l| l.strip_prefix("mark ")?.trim().parse().ok()).collect();
+    let marks: Vec<u64> = read_marks(&log)?.into_iter().map(|m| m.1).collect();
     if marks.len() != 2 * names.len() || names.first() != Some(&"empty") {
         return Err(format!("perf: {} regions but {} marks", names.len(), marks.len()));
     }

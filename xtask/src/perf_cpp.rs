@@ -1,9 +1,10 @@
 //! The C++ figures of `cargo xtask perf` (names `cpp_*`): vendor-style
 //! kernels (`perf/cpp/`) built by `customop build --target qemu` (the open
 //! toolchain every C++ kernel uses) and run by `customop run --on qemu`
-//! under the counting plugin in its class mode (`classes=FILE`): per
-//! emulated core, the executed instructions and the share of them inside
-//! the library.
+//! under the counting plugin (`perf/profile.c`, the instrument of
+//! `customop run --profile`) with code classes (`L`/`I` lines of its
+//! `classes=FILE`): per emulated core, the executed instructions and the
+//! share of them inside the library.
 //!
 //! "Library" is the code of the runtime's crates in the linked image
 //! (`neuroncustomop`, `neuron_runtime`, `neuron_hal` and their
@@ -93,11 +94,12 @@ fn crate_of(member: &str) -> &str {
     member.split(['-', '.']).next().unwrap_or(member)
 }
 
-/// Writes the plugin's class file for `elf` (from `elf.map`).
+/// Writes the plugin's class file for `elf` (from `elf.map`): the code
+/// classes, and the DMA engine left uncounted.
 fn class_file(elf: &Path, out: &Path) -> Result {
     let mut map = elf.as_os_str().to_owned();
     map.push(".map");
-    let mut lines = String::new();
+    let mut lines = crate::perf::engine_lines(&crate::perf::nm(elf)?);
     for (a, sz, member) in map_sections(Path::new(&map))? {
         let k = crate_of(&member);
         let cls = if LIBRARY_CRATES.contains(&k) {
@@ -112,15 +114,11 @@ fn class_file(elf: &Path, out: &Path) -> Result {
     customop_outpath::write(out, lines.as_bytes()).map_err(|e| format!("{}: {e}", out.display()))
 }
 
-/// The `-plugin` argument for `elf`: marker, skipped DMA engine, classes.
-fn plugin_arg(elf: &Path, classes: &Path) -> Result<String> {
+/// The `-plugin` argument for `elf`: marker, its counts' file, classes.
+fn plugin_arg(elf: &Path, classes: &Path, marks: &Path) -> Result<String> {
     let syms = crate::perf::nm(elf)?;
     let mark = syms.iter().find(|s| s.2 == "perf_mark").ok_or_else(|| format!("{}: no perf_mark symbol", elf.display()))?.0;
-    let mut args = format!("{},mark=0x{mark:x},classes={}", crate::perf::plugin()?.display(), classes.display());
-    for (a, sz, _) in syms.iter().filter(|s| s.2.starts_with("neuron_hal::xtensa::emulated::") && s.1 > 0) {
-        args.push_str(&format!(",skip=0x{a:x}-0x{:x}", a + sz));
-    }
-    Ok(args)
+    Ok(format!("{},mark=0x{mark:x},marks={},classes={}", crate::perf::plugin()?.display(), marks.display(), classes.display()))
 }
 
 /// Runs `op` of the build in `dir` on `cores` cores with `inputs`; returns
@@ -129,9 +127,11 @@ fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], val
     let elf = dir.join("cpp_perf_qemu.elf");
     let classes = dir.join("classes.txt");
     class_file(&elf, &classes)?;
-    let plugin = plugin_arg(&elf, &classes)?;
+    let marks_file = dir.join(format!("{op}-{cores}.marks"));
+    let _ = std::fs::remove_file(&marks_file);
+    let plugin = plugin_arg(&elf, &classes, &marks_file)?;
+    // customop wants a log with a plugin; the counts go to `marks_file`.
     let log = dir.join(format!("{op}-{cores}.log"));
-    let _ = std::fs::remove_file(&log);
     let mut c = Command::new(bin);
     c.current_dir(root()).arg("run").arg(dir).arg(op);
     for (k, (shape, v)) in inputs.iter().enumerate() {
@@ -161,13 +161,9 @@ fn run_op(bin: &Path, dir: &Path, op: &str, inputs: &[(&[usize], Vec<f32>)], val
             names.get_mut(c).ok_or("perf: core out of range")?.push(n.trim().to_string());
         }
     }
-    let log_text = std::fs::read_to_string(&log).map_err(|e| format!("{}: {e}", log.display()))?;
     let mut marks: Vec<Vec<Counts>> = vec![Vec::new(); cores as usize];
-    for l in log_text.lines().filter_map(|l| l.strip_prefix("mark ")) {
-        let w: Vec<u64> = l.split_whitespace().filter_map(|x| x.parse().ok()).collect();
-        if let [v, t, lib] = w[..] {
-            marks.get_mut(v as usize).ok_or("perf: mark of an unknown vCPU")?.push((t, lib));
-        }
+    for (v, t, lib) in crate::perf::read_marks(&marks_file)? {
+        marks.get_mut(v as usize).ok_or("perf: mark of an unknown vCPU")?.push((t, lib));
     }
     let mut per_core = Vec::new();
     for (c, (n, m)) in names.iter().zip(&marks).enumerate() {

@@ -1,8 +1,10 @@
 //! What the plugin needs to know of an image: the memory class of each
 //! data address range (from the QEMU platform table and the image's
-//! stack symbols) and the code it must not count (the software DMA
-//! engine, hardware on the Q7) or must read as DMA (the engine's copy).
+//! stack symbols), the code it must not count (the software DMA
+//! engine, hardware on the Q7) or must read as DMA (the engine's copy),
+//! and the kernel's own code (DMA bytes go to its last line that ran).
 
+use super::lines::{is_library, Lines};
 use neuron_hal::platform::{qemu, CORE_COUNT, DATARAM_SIZE, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE, QEMU};
 use neuron_image::elf::Elf;
 
@@ -18,8 +20,10 @@ pub const ENGINE_COPY: &str = "neuron_hal::xtensa::emulated::engine_copy";
 /// first match wins. Classes: `k` stack, `t` data RAM (TCM), `r` the
 /// register block, `h` HBM (hbm_scratch and the dynamic windows), `s`
 /// SBUF, `i` the rest of the image; `x` skipped code, `c` the engine's
-/// copy, `e` its first instruction.
-pub fn file(elf: &Elf) -> String {
+/// copy, `e` its first instruction; `K` the kernel's own functions and
+/// `L` the library's (its headers, the runtime), told apart by the line
+/// each function's first instruction maps to (as the profile's lines).
+pub fn file(elf: &Elf, lines: &Lines) -> String {
     let mut s = String::new();
     let mut line = |k: char, lo: u64, hi: u64| s.push_str(&format!("{k} {lo:x} {hi:x}\n"));
     let sym = |n: &str| elf.table.iter().find(|t| t.name == n).map(|t| (t.addr as u64, t.size as u64));
@@ -46,5 +50,31 @@ pub fn file(elf: &Elf) -> String {
         line('c', lo, lo + size);
         line('e', lo, lo + 1);
     }
+    for (lo, hi) in functions(elf) {
+        let own = lines.frames(lo).iter().any(|f| !is_library(&f.file));
+        line(if own { 'K' } else { 'L' }, lo, hi);
+    }
     s
+}
+
+/// The sized symbols in code sections, disjoint (an alias or a symbol
+/// inside another's range is left out), sorted.
+fn functions(elf: &Elf) -> Vec<(u64, u64)> {
+    let code: Vec<(u64, u64)> =
+        elf.sections.iter().filter(|s| s.name.starts_with(".text") || s.name == ".vectors").map(|s| (s.addr as u64, (s.addr + s.size) as u64)).collect();
+    let mut v: Vec<(u64, u64)> = elf
+        .table
+        .iter()
+        .filter(|t| t.size > 0 && !t.name.starts_with(ENGINE) && !RUNNER.iter().any(|r| t.name.starts_with(r)))
+        .map(|t| (t.addr as u64, (t.addr + t.size) as u64))
+        .filter(|(lo, _)| code.iter().any(|c| c.0 <= *lo && *lo < c.1))
+        .collect();
+    v.sort();
+    let mut out: Vec<(u64, u64)> = Vec::new();
+    for r in v {
+        if out.last().is_none_or(|l| r.0 >= l.1) {
+            out.push(r);
+        }
+    }
+    out
 }

@@ -17,11 +17,15 @@ pub struct Frame {
     pub line: u32,
 }
 
-/// Whether `file` is the library's (its headers, libc++'s, the Rust
-/// runtime's) rather than the kernel's: a file without DWARF is the
-/// library's too.
+/// Whether `file` is the library's (its headers, the device libc's and
+/// libc++'s, the Rust runtime's) rather than the kernel's: a file without
+/// DWARF is the library's too.
 pub fn is_library(file: &str) -> bool {
-    file.is_empty() || file.ends_with(".rs") || ["/torch/", "/neuron/", "/torchneuron/", "/libcxx/", "/c10/", "/ATen/"].iter().any(|d| file.contains(d))
+    file.is_empty()
+        || file.ends_with(".rs")
+        || file.ends_with("/neuroncustomop.hpp")
+        || file.ends_with("/neuroncustomop.h")
+        || ["/torch/", "/neuron/", "/torchneuron/", "/libcxx/", "/c10/", "/ATen/", "/device-libc/", "/device-libcxx/"].iter().any(|d| file.contains(d))
 }
 
 /// The symboliser of one image.
@@ -65,5 +69,22 @@ impl Lines {
         }
         out.reverse();
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::is_library;
+
+    #[test]
+    fn the_tools_headers_are_the_librarys_and_the_kernels_sources_are_not() {
+        for f in
+            ["/r/include/neuroncustomop.hpp", "/r/include/device-libcxx/vector", "/r/include/device-libc/string.h", "/r/include/torch/torch.h", "", "lib.rs"]
+        {
+            assert!(is_library(f), "{f}");
+        }
+        for f in ["/home/me/relu.cpp", "/b/customop-build/ops.cpp", "/home/me/my_neuroncustomop_helpers.hpp"] {
+            assert!(!is_library(f), "{f}");
+        }
     }
 }

@@ -33,7 +33,8 @@ pub fn start(work: &Path, image: &Path) -> Result<Session> {
         Elf::parse(&bytes).map_err(|e| Error::new(crate::error::ErrorKind::BadInput, format!("{}: {e}; rebuild it with `customop build`", image.display())))?;
     let dir = work.join("profile");
     let classes = crate::atomic::temp_in(&dir, "classes-", ".txt")?;
-    std::fs::write(&classes, classes::file(&elf)).map_err(|e| Error::io("write", &classes, e))?;
+    let lines = lines::Lines::open(image, &elf)?;
+    std::fs::write(&classes, classes::file(&elf, &lines)).map_err(|e| Error::io("write", &classes, e))?;
     let counts = crate::atomic::temp_in(&dir, "counts-", ".txt")?;
     // QEMU splits `-plugin` at commas: a path with one cannot be passed.
     for p in [so.as_path(), classes.as_ref(), counts.as_ref()] {

@@ -50,6 +50,11 @@ pub struct Line {
     pub instructions: u64,
     pub hbm_window_accesses: u64,
     pub tcm_accesses: u64,
+    /// Bytes the DMA engine moved for this line: its descriptors'
+    /// transfers began after this line's code was the kernel's last to
+    /// run (a `tensor_to_tcm` call's bytes go to its line). Not in
+    /// `modeled_ns`: the DMA's time is the cores' and the trace's.
+    pub dma_bytes: u64,
     pub modeled_ns: f64,
     /// Of the op's summed modeled time.
     pub share: f64,
@@ -97,11 +102,11 @@ type LineKey = (String, u32, String, bool);
 pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
     let m = MODEL;
     let mut frames_of: BTreeMap<u64, Vec<Frame>> = BTreeMap::new();
-    for &(_, a) in raw.insns.keys().chain(raw.mem.keys()) {
+    for &(_, a) in raw.insns.keys().chain(raw.mem.keys()).chain(raw.dma_sites.keys()) {
         frames_of.entry(a).or_insert_with(|| lines.frames(a));
     }
     let mut per_core: BTreeMap<u32, Core> = (0..cores).map(|c| (c, Core { core: c, ..Core::default() })).collect();
-    let mut per_line: BTreeMap<LineKey, (u64, u64, u64)> = BTreeMap::new();
+    let mut per_line: BTreeMap<LineKey, (u64, u64, u64, u64)> = BTreeMap::new();
     let mut folded: BTreeMap<String, f64> = BTreeMap::new();
     let mut functions: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
     let keys: std::collections::BTreeSet<(u32, u64)> = raw.insns.keys().chain(raw.mem.keys()).copied().collect();
@@ -134,6 +139,12 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
         *folded.entry(stack).or_default() += ns;
         *functions.entry(core).or_default().entry(frames[0].function.clone()).or_default() += ns;
     }
+    // DMA before the kernel's first instruction (the invocation's own
+    // transfers) has no line.
+    for (&(_, a), &(_, bytes)) in raw.dma_sites.iter().filter(|s| s.0 .1 != 0) {
+        let (f, library) = charged(&frames_of[&a]);
+        per_line.entry((f.file.clone(), f.line, f.function.clone(), library)).or_default().3 += bytes;
+    }
     for (core, d) in &raw.dma {
         if let Some(c) = per_core.get_mut(core) {
             c.dma_bytes = d.bytes();
@@ -151,9 +162,20 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
     let total: f64 = per_core.values().map(|c| c.modeled_ns).sum::<f64>().max(f64::MIN_POSITIVE);
     let mut lines_out: Vec<Line> = per_line
         .into_iter()
-        .map(|((file, line, function, library), (n, hbm, tcm))| {
+        .map(|((file, line, function, library), (n, hbm, tcm, dma))| {
             let ns = m.ns(n, hbm, 0, 0);
-            Line { file, line, function, library, instructions: n, hbm_window_accesses: hbm, tcm_accesses: tcm, modeled_ns: ns, share: ns / total }
+            Line {
+                file,
+                line,
+                function,
+                library,
+                instructions: n,
+                hbm_window_accesses: hbm,
+                tcm_accesses: tcm,
+                dma_bytes: dma,
+                modeled_ns: ns,
+                share: ns / total,
+            }
         })
         .collect();
     lines_out.sort_by(|a, b| b.modeled_ns.total_cmp(&a.modeled_ns).then_with(|| a.file.cmp(&b.file)).then(a.line.cmp(&b.line)));
@@ -268,7 +290,7 @@ pub fn report(p: &Profile, dir: &Path) -> String {
                 _ => format!("{}:{}", short(&l.file), l.line),
             };
             let at = if l.library { format!("[lib] {at}") } else { at };
-            (at, l.instructions, l.hbm_window_accesses, 0, l.modeled_ns)
+            (at, l.instructions, l.hbm_window_accesses, l.dma_bytes, l.modeled_ns)
         })
         .collect();
     if dma > 0 {

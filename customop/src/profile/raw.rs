@@ -1,6 +1,6 @@
 //! The plugin's counts file, read back: per core, instructions per
 //! address, loads and stores per address by memory class, DMA by
-//! destination.
+//! destination and by the kernel instruction that led to it.
 
 use crate::error::{Error, ErrorKind, Result};
 use std::collections::BTreeMap;
@@ -56,6 +56,9 @@ pub struct Raw {
     pub mem: BTreeMap<(u32, u64), Mem>,
     /// Per core.
     pub dma: BTreeMap<u32, Dma>,
+    /// (core, the kernel's last instruction before the descriptors, 0
+    /// before any) → (descriptors, bytes).
+    pub dma_sites: BTreeMap<(u32, u64), (u64, u64)>,
 }
 
 /// Parses the counts file's text (`what` names it in errors).
@@ -95,6 +98,11 @@ pub fn parse(text: &str, what: &str) -> Result<Raw> {
                     d.to_hbm_bytes += n(4)?;
                 }
             }
+            Some("B") => {
+                let e = r.dma_sites.entry((n(1)? as u32, hex(2)?)).or_default();
+                e.0 += n(3)?;
+                e.1 += n(4)?;
+            }
             Some("end") => complete = true,
             _ => return Err(bad(l)),
         }
@@ -120,12 +128,13 @@ mod tests {
 
     #[test]
     fn counts_add_up_per_core_and_address_and_a_cut_file_is_an_error() {
-        let t = "I 0 60000010 5\nI 0 60000010 2\nI 1 60000010 1\nM 0 60000014 h 3 1\nM 0 60000014 t 2 2\nD 1 t 4 4096\nD 1 h 4 4096\nend\n";
+        let t = "I 0 60000010 5\nI 0 60000010 2\nI 1 60000010 1\nM 0 60000014 h 3 1\nM 0 60000014 t 2 2\nD 1 t 4 4096\nD 1 h 4 4096\nB 1 60000020 3 6144\nB 1 0 1 2048\nend\n";
         let r = parse(t, "x").unwrap();
         assert_eq!(r.insns[&(0, 0x6000_0010)], 7);
         assert_eq!(r.insns[&(1, 0x6000_0010)], 1);
         assert_eq!(r.mem[&(0, 0x6000_0014)], Mem { hbm_loads: 3, hbm_stores: 1, tcm: 4, ..Mem::default() });
         assert_eq!((r.dma[&1].bytes(), r.dma[&1].descriptors()), (8192, 8));
+        assert_eq!((r.dma_sites[&(1, 0x6000_0020)], r.dma_sites[&(1, 0)]), ((3, 6144), (1, 2048)));
         assert!(parse(&t.replace("end\n", ""), "x").unwrap_err().message.contains("end early"));
         assert!(parse("I 0 zz 1\nend\n", "x").unwrap_err().message.contains("malformed line `I 0 zz 1`"));
     }

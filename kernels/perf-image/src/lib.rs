@@ -1,7 +1,7 @@
 //! The instruction-count image: every measured region is
 //! `perf_mark(); <the operation>; perf_mark();` and the TCG plugin
-//! `perf/insn_count.c` prints the executed-instruction count at each
-//! `perf_mark`. The image prints `perf: region <name>` for every region in
+//! `perf/profile.c` (with `marks=`) writes the executed-instruction count
+//! at each `perf_mark`. The image prints `perf: region <name>` for every region in
 //! the order it runs them, so `cargo xtask perf` pairs the k-th region with
 //! marks 2k and 2k+1 and subtracts the `empty` region (the markers' own
 //! cost). It also prints `perf: stack <bytes>`: the deepest stack use of a
