@@ -13,38 +13,25 @@ times and the ratio (the issue's bound: 5x).
 
 import os
 import pathlib
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-root = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cost_common import best, build as build_in, root  # noqa: E402
+
 tool = pathlib.Path(sys.argv[1]) if len(sys.argv) > 1 else root / "target/debug/customop"
 work = root / "target/qemu-check-cost"
-kernels = root / "customop/tests/kernels"
 work.mkdir(parents=True, exist_ok=True)
-x = work / "x.npy"
-rows = int(os.environ.get("ROWS", "32"))
-np.save(x, np.random.default_rng(0).standard_normal((rows, 4096), dtype=np.float32))
 
 
 def build(name, folder, *extra):
-    srcs = sorted((kernels / folder).glob("*.cpp"))
-    args = [str(tool), "build", "--name", name, "--out", str(work / name), "--target", "qemu", *extra]
-    for s in srcs:
-        args += ["--shape" if s.name.startswith("shape") else "--compute", str(s)]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    return work / name
+    return build_in(tool, work, name, folder, "--target", "qemu", *extra)
 
 
-def best(cmd, env):
-    times = []
-    for _ in range(3):
-        t = time.monotonic()
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.monotonic() - t)
-    return min(times)
+x = work / "x.npy"
+rows = int(os.environ.get("ROWS", "32"))
+np.save(x, np.random.default_rng(0).standard_normal((rows, 4096), dtype=np.float32))
 
 
 one = build("profile_relus", "profile_relus")

@@ -13,37 +13,24 @@ sanitizer they run). Prints the best of 3 wall times and the ratio.
 
 import os
 import pathlib
-import subprocess
 import sys
-import time
 
 import numpy as np
 
-root = pathlib.Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+from cost_common import best, build as build_in, root  # noqa: E402
+
 tool = root / "target/release/customop"
 work = root / "target/sanitizer-cost"
-kernels = root / "customop/tests/kernels"
 work.mkdir(parents=True, exist_ok=True)
-x = work / "x.npy"
-np.save(x, np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32))
 
 
 def build(name, folder, *extra):
-    srcs = sorted((kernels / folder).glob("*.cpp"))
-    args = [str(tool), "build", "--name", name, "--out", str(work / name), *extra]
-    for s in srcs:
-        args += ["--shape" if s.name.startswith("shape") else "--compute", str(s)]
-    subprocess.run(args, check=True, stdout=subprocess.DEVNULL)
-    return work / name
+    return build_in(tool, work, name, folder, *extra)
 
 
-def best(cmd, env):
-    times = []
-    for _ in range(3):
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-        times.append(time.perf_counter() - t0)
-    return min(times)
+x = work / "x.npy"
+np.save(x, np.random.default_rng(0).standard_normal((1024, 1024), dtype=np.float32))
 
 
 def row(label, lib, op, cores):
