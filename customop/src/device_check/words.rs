@@ -67,17 +67,17 @@ pub fn sentence(op: &str, f: &Finding, lines: Option<&Lines>) -> (Error, String)
             };
             (
                 Error::OutsideBlocks,
-                format!("op `{op}`, core {cpu}: {}-byte {access} at 0x{:x}, outside every live block and tensor{near} ({n} such access(es)) {at}", f.size, f.addr),
+                format!("op `{op}`, core {cpu}: {}-byte {access} at 0x{:x}, outside every live block and tensor{near} ({n} such access(es)) {at}: keep the index within the block's size (an accessor checks it for you)", f.size, f.addr),
             )
         }
         Kind::Freed => (
             Error::UseAfterFree,
-            format!("op `{op}`, core {cpu}: use after free: {access} of element {e} of {}, which was freed ({n} such access(es)) {at}", buffer(f)),
+            format!("op `{op}`, core {cpu}: use after free: {access} of element {e} of {}, which was freed ({n} such access(es)) {at}: free it after its last use", buffer(f)),
         ),
         Kind::InputWritten => (
             Error::InputWritten,
             format!(
-                "op `{op}`, core {cpu}: wrote into {} at element {e} ({n} element write(s)) {at}: inputs are const, and on the device this corrupts the caller's data",
+                "op `{op}`, core {cpu}: wrote into {} at element {e} ({n} element write(s)) {at}: inputs are const, and on the device this corrupts the caller's data; write into the output or a torch::empty tensor",
                 buffer(f)
             ),
         ),
@@ -88,7 +88,7 @@ pub fn sentence(op: &str, f: &Finding, lines: Option<&Lines>) -> (Error, String)
                 Error::CrossCoreRead,
                 format!(
                     "op `{op}`: {reader} read element {e} of {}, which {writer} wrote in the same run ({n} such access(es)), {at}: \
-                     there is no barrier between cores on the device, so what it reads depends on timing",
+                     there is no barrier between cores on the device, so what it reads depends on timing; read what this core wrote, or the inputs",
                     buffer(f)
                 ),
             )
@@ -127,9 +127,8 @@ pub fn sentence(op: &str, f: &Finding, lines: Option<&Lines>) -> (Error, String)
 /// The run's verdict from `findings` (none: `None`): the first finding's
 /// code, and every finding's sentence.
 pub fn verdict(op: &str, findings: &[Finding], lines: Option<&Lines>) -> Option<(i32, String)> {
-    let first = findings.first()?;
-    let code = sentence(op, first, lines).0.code();
-    let text: Vec<String> =
-        findings.iter().map(|f| format!("emulated-core check: error {}: {}", sentence(op, f, lines).0.code(), sentence(op, f, lines).1)).collect();
+    let said: Vec<(Error, String)> = findings.iter().map(|f| sentence(op, f, lines)).collect();
+    let code = said.first()?.0.code();
+    let text: Vec<String> = said.iter().map(|(e, s)| format!("emulated-core check: error {}: {s}", e.code())).collect();
     Some((code, text.join("\n")))
 }
