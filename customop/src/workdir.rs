@@ -43,9 +43,10 @@ fn create(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))
 }
 
-/// Parses a manifest's text: one file name a line.
+/// Parses a manifest's text: one file name a line (ended by `\n` only; a
+/// carriage return is a legal byte of a name).
 pub fn parse_manifest(text: &str) -> BTreeSet<String> {
-    text.lines().filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
+    text.split('\n').filter(|l| !l.is_empty() && !l.starts_with('#')).map(str::to_owned).collect()
 }
 
 impl BuildDir {
