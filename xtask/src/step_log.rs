@@ -11,6 +11,10 @@ use std::process::{Command, Stdio};
 /// The most lines of a failure's excerpt in the summary.
 const EXCERPT_LINES: usize = 60;
 
+/// The last lines kept when the output has no test summary (a step that
+/// failed before its tests ran, or a test process killed by a signal).
+const TAIL_LINES: usize = 25;
+
 /// Runs `cmd` with stdout and stderr merged, streamed to our stderr and
 /// written to `log`; on failure, the error carries the lines that say what
 /// failed (pytest's short summary, cargo test's failed tests and panics).
@@ -47,7 +51,8 @@ pub(crate) fn run_logged(cmd: &mut Command, log: &Path) -> Result {
     ))
 }
 
-/// The lines of a test run's output that say what failed.
+/// The lines of a test run's output that say what failed; its last lines
+/// when nothing there looks like a test summary.
 fn failure_excerpt(lines: &[String]) -> String {
     let mut keep: Vec<&str> = Vec::new();
     let mut i = 0;
@@ -67,6 +72,9 @@ fn failure_excerpt(lines: &[String]) -> String {
             keep.push(l);
         }
         i += 1;
+    }
+    if keep.is_empty() {
+        keep.extend(lines[lines.len().saturating_sub(TAIL_LINES)..].iter().map(String::as_str));
     }
     keep.truncate(EXCERPT_LINES);
     keep.iter().map(|l| format!("         | {l}")).collect::<Vec<_>>().join("\n")
@@ -95,6 +103,16 @@ mod tests {
         let e = failure_excerpt(&out);
         assert!(e.contains("test b ... FAILED") && e.contains("panicked at src/x.rs:3:5") && e.contains("test result: FAILED"), "{e}");
         assert!(!e.contains("test a ... ok"), "{e}");
+    }
+
+    #[test]
+    fn a_failure_before_the_tests_shows_the_last_lines() {
+        let out = v("Collecting torch\nERROR: No space left on device\nline3");
+        let e = failure_excerpt(&out);
+        assert!(e.contains("No space left on device") && e.contains("line3"), "{e}");
+        let long: Vec<String> = (0..100).map(|n| format!("line {n}")).collect();
+        let e = failure_excerpt(&long);
+        assert!(e.contains("line 99") && !e.contains("line 74\n"), "{e}");
     }
 
     #[test]
