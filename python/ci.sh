@@ -14,14 +14,31 @@ repo="$(dirname "$here")"
 python="${PYTHON:-python3}"
 venv="$here/target/ci-venv"
 
+# A download from PyPI can fail for a moment (a reset connection, a
+# registry hiccup): each install is tried three times, and a failure
+# says how much disk is left (torch and its CUDA wheels need ~6 GB).
+pip_install() {
+    local attempt
+    for attempt in 1 2 3; do
+        if python -m pip install "$@"; then
+            return 0
+        fi
+        echo "python/ci.sh: pip install $* failed (attempt $attempt of 3); free space:" >&2
+        df -h "$here/target" "${TMPDIR:-/tmp}" >&2 || true
+        sleep $((attempt * 10))
+    done
+    echo "python/ci.sh: pip install $* failed three times" >&2
+    return 1
+}
+
 rm -rf "$venv"
 "$python" -m venv "$venv"
 # shellcheck disable=SC1091
 source "$venv/bin/activate"
-python -m pip install --quiet --upgrade pip
+pip_install --quiet --upgrade pip
 # ziglang: the emulated cores' compiler, as docs/quickstart.md installs it
 # (the tests of on="qemu" and the quick start's snippets use it).
-python -m pip install --quiet maturin numpy pytest ml_dtypes ziglang==0.17.1
+pip_install --quiet maturin numpy pytest ml_dtypes ziglang==0.17.1
 # torch for neuroncustomop.custom_op's tests, from PyPI. Its Linux x86_64
 # wheel is the CUDA build: it depends on the nvidia-* / cuda-* wheels and
 # does not import without their libraries (libtorch links them), so they
@@ -30,11 +47,11 @@ python -m pip install --quiet maturin numpy pytest ml_dtypes ziglang==0.17.1
 # downloads between runs, on a loaded one: the time is mostly unpacking).
 # A CPU-only wheel is on another index, not on PyPI.
 start=$SECONDS
-python -m pip install --quiet torch
+pip_install --quiet torch
 echo "python/ci.sh: torch installed in $((SECONDS - start)) s"
 # Exactly what a user runs (pip builds it with maturin in an isolated
 # build environment); cargo's cache in python/target serves a rebuild.
-python -m pip install "$repo/python"
+pip_install "$repo/python"
 
 cd "$here"
 status=0
