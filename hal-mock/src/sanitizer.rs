@@ -29,9 +29,11 @@ mod finding;
 pub mod frames;
 mod input_pages;
 mod states;
+mod stripes;
 pub use finding::{Finding, FindingKind, RegionKind, MAX_RANGES};
 pub use input_pages::{hashes_at, page_hashes, InputHashes, PAGE};
 use states::{Spare, States};
+use stripes::{mark, Held, Stripes};
 
 /// An element no one wrote.
 pub const UNWRITTEN: u16 = 0;
@@ -67,23 +69,9 @@ struct Region {
     /// written unseen, a copy, or states lent to the host accessor, which
     /// changes them in place, clear it).
     counted: AtomicBool,
-    /// One lock per [`STRIPE`] states, held while a hook changes states
+    /// One lock per stripe of states, held while a hook changes states
     /// of several writers' run ([`Sanitizer::hold`]).
-    stripes: Box<[AtomicBool]>,
-}
-
-/// States per stripe lock: a 4 KiB DMA's 1024 floats take one.
-const STRIPE: usize = 4096;
-
-/// Stripes of a region held by one hook (released when dropped).
-struct Held<'a>(&'a [AtomicBool]);
-
-impl Drop for Held<'_> {
-    fn drop(&mut self) {
-        for l in self.0 {
-            l.store(false, Ordering::Release);
-        }
-    }
+    stripes: Stripes,
 }
 
 impl Region {
@@ -283,7 +271,6 @@ impl Sanitizer {
         }
         let elem = elem.max(1);
         let n = if kind == RegionKind::Input { 0 } else { len.div_ceil(elem) as usize };
-        let stripes = (0..n.div_ceil(STRIPE)).map(|_| AtomicBool::new(false)).collect();
         let r = Arc::new(Region {
             base,
             len,
@@ -295,7 +282,7 @@ impl Sanitizer {
             lent: AtomicBool::new(false),
             named: AtomicU64::new(0),
             counted: AtomicBool::new(true),
-            stripes,
+            stripes: Stripes::for_states(n),
         });
         let mut g = self.regions.write().unwrap_or_else(|e| e.into_inner());
         let mut v: Vec<Arc<Region>> = g.iter().filter(|x| x.base != base).cloned().collect();
@@ -504,50 +491,14 @@ impl Sanitizer {
         if self.one_writer.load(Ordering::Relaxed) {
             return None;
         }
-        let (a, b) = (lo as usize / STRIPE, (hi as usize / STRIPE).min(r.stripes.len().saturating_sub(1)));
-        let locks = r.stripes.get(a..=b)?;
-        for l in locks {
-            let mut spins = 0u32;
-            while l.swap(true, Ordering::Acquire) {
-                // Held briefly (a few thousand states); more threads than
-                // host cores: after a short spin, let the holder run.
-                spins += 1;
-                if spins < 64 {
-                    core::hint::spin_loop();
-                } else {
-                    std::thread::yield_now();
-                }
-            }
-        }
-        Some(Held(locks))
+        r.stripes.hold(lo, hi)
     }
 
     /// Adds writer bits `bits` to each state of `states` (a contiguous
     /// range of elements one hook wrote), under [`hold`](Self::hold):
     /// how many were [`UNWRITTEN`] before.
     fn mark_range(&self, states: &[AtomicU16], bits: u16) -> u64 {
-        let mut fresh = 0u64;
-        if !self.one_writer.load(Ordering::Relaxed) {
-            // Other threads load states meanwhile: atomic loads and stores
-            // (plain moves), not a plain slice.
-            for s in states {
-                fresh += u64::from(s.load(Ordering::Relaxed) == UNWRITTEN);
-                mark(s, bits);
-            }
-            return fresh;
-        }
-        // SAFETY: AtomicU16 has u16's size and alignment; with one writer
-        // (a one-core run, the host waiting) no other thread touches the
-        // states while this plain view lives. A plain or over the range
-        // is vectorised: a 4 KiB DMA's 1024 states in a few dozen
-        // instructions, not a load and a store each.
-        let plain = unsafe { core::slice::from_raw_parts_mut(states.as_ptr().cast_mut().cast::<u16>(), states.len()) };
-        // Two passes, each vectorised (one loop doing both is not).
-        fresh += plain.iter().fold(0u32, |n, &s| n + u32::from(s == UNWRITTEN)) as u64;
-        for s in plain {
-            *s |= bits;
-        }
-        fresh
+        stripes::mark_range(states, bits, self.one_writer.load(Ordering::Relaxed))
     }
 
     /// [`copy`](Self::copy) of `(dst, src, len)` into destination elements
@@ -579,17 +530,6 @@ impl Sanitizer {
             i += run;
         }
         true
-    }
-}
-
-/// Adds the writer bits `bits` to an element's state: a load and a store,
-/// as the only thread that changes it now (one writer, or under
-/// [`Sanitizer::hold`]).
-#[inline]
-fn mark(state: &AtomicU16, bits: u16) {
-    let v = state.load(Ordering::Relaxed);
-    if v & bits != bits {
-        state.store(v | bits, Ordering::Relaxed);
     }
 }
 

@@ -1,5 +1,6 @@
 //! The sanitizer's unit tests.
 
+use super::stripes::STRIPE;
 use super::*;
 use std::vec;
 
