@@ -5,6 +5,7 @@
 //! the linker and QEMU lives here so that the workspace's own host builds
 //! stay plain `cargo build` / `cargo test`.
 
+mod apt;
 mod architecture;
 mod build;
 mod cli;

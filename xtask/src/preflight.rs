@@ -4,7 +4,7 @@
 //! `cargo xtask setup`, which installs exactly that table (`.ci/run` calls
 //! it, so CI and a new user install the same things).
 
-use crate::{run, Result, TOOLCHAIN};
+use crate::{apt, run, Result, TOOLCHAIN};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -233,7 +233,7 @@ fn install(for_: For) -> Result {
     let mut apt: Vec<&str> = m.iter().filter_map(|(_, s)| if let Source::Apt(p) = s { Some(*p) } else { None }).collect();
     apt.dedup();
     if !apt.is_empty() {
-        apt_install(&apt)?;
+        apt::install(&apt)?;
     }
     if m.iter().any(|(_, s)| matches!(s, Source::Component(_))) {
         let mut cmd = Command::new("rustup");
@@ -258,7 +258,7 @@ fn install(for_: For) -> Result {
         // NumPy's wheel brings its own libraries, so the override is safe.
         // A python3 without pip gets Debian's.
         if run(Command::new("python3").args(["-m", "pip", "--version"])).is_err() {
-            apt_install(&["python3-pip"])?;
+            apt::install(&["python3-pip"])?;
         }
         pip(&[]).or_else(|_| pip(&["--break-system-packages"]))?;
     }
@@ -273,49 +273,6 @@ fn install(for_: For) -> Result {
     Ok(())
 }
 
-/// Installs Debian packages without ever removing one: apt may resolve
-/// a dependency by removing what the user has (a newer `qemu-utils` from
-/// backports, say). Its simulation is asked first; if it would remove
-/// anything, this stops naming those packages and the command the user
-/// could run themselves. The install itself also says `--no-remove`.
-fn apt_install(pkgs: &[&str]) -> Result {
-    run(Command::new("apt-get").args(["update", "-qq"]))?;
-    let sim = Command::new("apt-get").args(apt_args(pkgs, true)).output().map_err(|e| format!("apt-get: {e}"))?;
-    let removed = removals(&String::from_utf8_lossy(&sim.stdout));
-    if !removed.is_empty() {
-        return Err(format!(
-            "installing {} would remove {} (apt resolves a conflict that way); nothing was installed or removed.\n\
-             If you accept that, run as root: apt-get install --no-install-recommends {}\n\
-             or install versions of {} that do not conflict, then run the command again.",
-            pkgs.join(" "),
-            removed.join(", "),
-            pkgs.join(" "),
-            pkgs.join(" ")
-        ));
-    }
-    run(Command::new("apt-get").env("DEBIAN_FRONTEND", "noninteractive").args(apt_args(pkgs, false)))
-}
-
-/// apt-get's arguments to install `pkgs`, never with recommends: the
-/// install with `--no-remove`; its dry run (`simulate`) without it, so
-/// that apt lists what it would remove (`Remv` lines) instead of stopping.
-fn apt_args<'a>(pkgs: &[&'a str], simulate: bool) -> Vec<&'a str> {
-    let mut a = if simulate { vec!["install", "--simulate", "-qq"] } else { vec!["install", "-y", "-qq", "--no-remove"] };
-    a.push("--no-install-recommends");
-    a.extend_from_slice(pkgs);
-    a
-}
-
-/// The packages an `apt-get --simulate` transcript removes (its `Remv
-/// NAME [version]` lines).
-fn removals(transcript: &str) -> Vec<String> {
-    let mut v: Vec<String> =
-        transcript.lines().filter_map(|l| l.strip_prefix("Remv ")).filter_map(|r| r.split_whitespace().next()).map(str::to_owned).collect();
-    v.sort();
-    v.dedup();
-    v
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -327,27 +284,6 @@ mod tests {
             assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"), "{h}");
         }
         assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
-    }
-
-    #[test]
-    fn no_apt_call_can_remove_a_package() {
-        let install = apt_args(&["qemu-system-misc"], false);
-        assert_eq!(install, ["install", "-y", "-qq", "--no-remove", "--no-install-recommends", "qemu-system-misc"]);
-        // The dry run changes nothing and lists removals instead of stopping.
-        let dry = apt_args(&["qemu-system-misc"], true);
-        assert!(dry.contains(&"--simulate") && !dry.contains(&"-y"), "{dry:?}");
-        // The only apt-get calls are apt_install's three.
-        let src = include_str!("preflight.rs");
-        let calls = src.matches(concat!("Command::new(\"apt", "-get\")")).count();
-        assert_eq!(calls, 3, "a new apt-get call must go through apt_install");
-    }
-
-    #[test]
-    fn a_removal_in_apt_simulation_is_found() {
-        // `apt-get install --simulate -qq` as it prints (Debian 12).
-        let t = "Remv qemu-utils [1:10.0.2+ds-1~bpo12+1]\nInst qemu-system-misc (1:7.2+dfsg-7+deb12u18 Debian:12.12/stable [amd64])\nConf qemu-system-misc (1:7.2+dfsg-7+deb12u18 Debian:12.12/stable [amd64])\n";
-        assert_eq!(removals(t), ["qemu-utils"]);
-        assert!(removals("Inst qemu-system-misc (1:7.2 Debian [amd64])\nConf qemu-system-misc\n").is_empty());
     }
 
     #[test]
