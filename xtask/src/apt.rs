@@ -11,7 +11,7 @@
 //! are installed with apt (under the same guard), and nothing is removed.
 
 use crate::{run, Result};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::Command;
 
 /// The Debian package that carries `qemu-system-xtensa`.
@@ -89,9 +89,9 @@ fn removals(transcript: &str) -> Vec<String> {
 }
 
 /// [`QEMU_PROGRAM`] from [`QEMU_PACKAGE`]'s `.deb`, into [`LOCAL_BIN`]
-/// (written under a temporary name and renamed; never over a file that is
-/// there), with the libraries the package depends on that the machine
-/// lacks. `removed`: what installing the package would have removed.
+/// (written under a temporary name, linked in only where no file is),
+/// with the libraries the package depends on that the machine lacks.
+/// `removed`: what installing the package would have removed.
 fn unpack_qemu(removed: &[String]) -> Result {
     let target = Path::new(LOCAL_BIN).join(QEMU_PROGRAM);
     if target.symlink_metadata().is_ok() {
@@ -108,11 +108,8 @@ fn unpack_qemu(removed: &[String]) -> Result {
             removed.join(", ")
         ));
     }
-    let work = std::env::temp_dir().join(format!("xtask-qemu-{}", std::process::id()));
-    std::fs::create_dir_all(&work).map_err(|e| format!("{}: {e}", work.display()))?;
-    let done = unpack_qemu_in(&work, &target);
-    let _ = std::fs::remove_dir_all(&work);
-    let version = done?;
+    let work = tempfile::Builder::new().prefix("xtask-qemu-").tempdir().map_err(|e| format!("a scratch directory: {e}"))?;
+    let version = unpack_qemu_in(work.path(), &target)?;
     println!(
         "xtask: {QEMU_PROGRAM} {version} unpacked from {QEMU_PACKAGE}'s package as {} (its libraries installed with apt); {} kept, nothing removed. To undo: rm {}",
         target.display(),
@@ -125,8 +122,10 @@ fn unpack_qemu(removed: &[String]) -> Result {
 /// [`unpack_qemu`]'s steps in the scratch directory `work`: the package's
 /// version.
 fn unpack_qemu_in(work: &Path, target: &Path) -> Result<String> {
-    // Downloading a package installs and removes nothing.
-    run(Command::new("apt-get").current_dir(work).args(["download", "-qq", QEMU_PACKAGE]))?;
+    // Downloading a package installs and removes nothing. As root into a
+    // directory only root may write (apt's own user `_apt` could not: apt
+    // would fall back to root with a warning).
+    run(Command::new("apt-get").current_dir(work).args(["-o", "APT::Sandbox::User=root", "download", "-qq", QEMU_PACKAGE]))?;
     let deb = std::fs::read_dir(work)
         .map_err(|e| format!("{}: {e}", work.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -148,16 +147,19 @@ fn unpack_qemu_in(work: &Path, target: &Path) -> Result<String> {
     }
     let root = work.join("root");
     run(Command::new("dpkg-deb").arg("-x").arg(&deb).arg(&root))?;
-    let program: PathBuf = root.join("usr/bin").join(QEMU_PROGRAM);
-    let tmp = target.with_file_name(format!(".{QEMU_PROGRAM}.xtask-tmp"));
-    std::fs::copy(&program, &tmp).map_err(|e| format!("{} to {}: {e}", program.display(), tmp.display()))?;
-    use std::os::unix::fs::PermissionsExt;
-    let placed = std::fs::set_permissions(&tmp, std::fs::Permissions::from_mode(0o755)).and_then(|()| std::fs::rename(&tmp, target));
-    if let Err(e) = placed {
-        let _ = std::fs::remove_file(&tmp);
-        return Err(format!("{}: {e}", target.display()));
-    }
+    place(&root.join("usr/bin").join(QEMU_PROGRAM), target)?;
     field("Version")
+}
+
+/// Copies `program` to `target` through a fresh temporary beside it (the
+/// program's mode copied with its bytes), linked in only if nothing is
+/// at `target` by then: a file, link, device or FIFO there stays as it is.
+fn place(program: &Path, target: &Path) -> Result {
+    let dir = target.parent().unwrap_or(Path::new("."));
+    let name = target.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+    let tmp = customop_outpath::temp_in(dir, &format!(".{name}."), ".tmp").map_err(|e| format!("{}: {e}", dir.display()))?;
+    std::fs::copy(program, &tmp).map_err(|e| format!("{} to {}: {e}", program.display(), tmp.display()))?;
+    tmp.persist_noclobber(target).map_err(|e| format!("{}: {}", target.display(), e.error))
 }
 
 /// The packages of a `Depends:` field that are not QEMU's own (those are
@@ -218,6 +220,44 @@ mod tests {
                  zlib1g (>= 1:1.2.0), qemu-system-common (= 1:7.2+dfsg-7+deb12u18+b3), qemu-system-data (>> 1:7.2+dfsg~), \
                  libjpeg62-turbo | libjpeg8, python3:any";
         assert_eq!(library_depends(d), ["libaio1", "libc6", "libcapstone4", "libfdt1", "libslirp0", "zlib1g", "libjpeg62-turbo", "python3"]);
+    }
+
+    #[test]
+    fn the_program_is_placed_only_where_nothing_is() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = tempfile::tempdir().unwrap();
+        let program = dir.path().join("prog");
+        std::fs::write(&program, b"\x7fELF program").unwrap();
+        std::fs::set_permissions(&program, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let bin = dir.path().join("bin");
+        std::fs::create_dir(&bin).unwrap();
+        // A new path: the program, executable, and no temporary left.
+        let fresh = bin.join("qemu-system-xtensa");
+        place(&program, &fresh).unwrap();
+        assert_eq!(std::fs::read(&fresh).unwrap(), b"\x7fELF program");
+        assert_eq!(std::fs::metadata(&fresh).unwrap().permissions().mode() & 0o777, 0o755);
+        assert_eq!(std::fs::read_dir(&bin).unwrap().count(), 1, "a temporary was left");
+        // A regular file, a symlink (to a file of the user's) and a FIFO
+        // already there stay what they were.
+        let file = bin.join("file");
+        std::fs::write(&file, b"mine").unwrap();
+        let target = dir.path().join("target");
+        std::fs::write(&target, b"linked").unwrap();
+        let link = bin.join("link");
+        std::os::unix::fs::symlink(&target, &link).unwrap();
+        let fifo = bin.join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: mkfifo reads the NUL-terminated path it is given.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        for p in [&file, &link, &fifo] {
+            assert!(place(&program, p).is_err(), "{} was replaced", p.display());
+        }
+        assert_eq!(std::fs::read(&file).unwrap(), b"mine");
+        assert!(std::fs::symlink_metadata(&link).unwrap().file_type().is_symlink());
+        assert_eq!(std::fs::read(&target).unwrap(), b"linked");
+        use std::os::unix::fs::FileTypeExt;
+        assert!(std::fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
+        assert_eq!(std::fs::read_dir(&bin).unwrap().count(), 4, "a temporary was left");
     }
 
     #[test]
