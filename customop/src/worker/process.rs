@@ -139,41 +139,36 @@ type SpawnJob = Box<dyn FnOnce() + Send>;
 /// long as the process.
 static SPAWNER: Mutex<Option<(libc::pid_t, std::sync::mpsc::Sender<SpawnJob>)>> = Mutex::new(None);
 
-/// [`Worker::spawn`], on the spawner thread.
-fn fork_worker(api: SimApi, ops: &[Op], shm: Shm, fill_delay: Option<Duration>) -> io::Result<Worker> {
-    // SAFETY: getpid has no preconditions.
-    let me = unsafe { libc::getpid() };
-    let ops = ops.to_vec();
-    let (tx, rx) = std::sync::mpsc::sync_channel(1);
-    let job: SpawnJob = Box::new(move || {
-        let _ = tx.send(Worker::spawn(api, &ops, shm, fill_delay));
-    });
-    let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
-    // None yet, or one of the process this one was forked from (its thread
-    // did not come along), or gone.
-    let job = match spawner.as_ref().filter(|(pid, _)| *pid == me) {
-        Some((_, s)) => s.send(job).err().map(|std::sync::mpsc::SendError(job)| job),
-        None => Some(job),
-    };
-    if let Some(job) = job {
-        let (stx, srx) = std::sync::mpsc::channel::<SpawnJob>();
-        std::thread::Builder::new().name("customop-spawner".into()).spawn(move || {
-            for job in srx {
-                let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
-            }
-        })?;
-        stx.send(job).map_err(|_| io::Error::other("the worker spawner thread ended"))?;
-        *spawner = Some((me, stx));
-    }
-    drop(spawner);
-    rx.recv().map_err(|_| io::Error::other("the worker spawner thread ended"))?
-}
-
 impl Worker {
     /// A new worker for the library `api` with `ops`, its call memory
-    /// `shm`, forked from the spawner thread.
+    /// `shm`: [`Worker::spawn`], on the spawner thread.
     pub(super) fn start(api: SimApi, ops: &[Op], shm: Shm, fill_delay: Option<Duration>) -> io::Result<Self> {
-        fork_worker(api, ops, shm, fill_delay)
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        let ops = ops.to_vec();
+        let (tx, rx) = std::sync::mpsc::sync_channel(1);
+        let job: SpawnJob = Box::new(move || {
+            let _ = tx.send(Self::spawn(api, &ops, shm, fill_delay));
+        });
+        let mut spawner = SPAWNER.lock().unwrap_or_else(|e| e.into_inner());
+        // None yet, or one of the process this one was forked from (its thread
+        // did not come along), or gone.
+        let job = match spawner.as_ref().filter(|(pid, _)| *pid == me) {
+            Some((_, s)) => s.send(job).err().map(|std::sync::mpsc::SendError(job)| job),
+            None => Some(job),
+        };
+        if let Some(job) = job {
+            let (stx, srx) = std::sync::mpsc::channel::<SpawnJob>();
+            std::thread::Builder::new().name("customop-spawner".into()).spawn(move || {
+                for job in srx {
+                    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(job));
+                }
+            })?;
+            stx.send(job).map_err(|_| io::Error::other("the worker spawner thread ended"))?;
+            *spawner = Some((me, stx));
+        }
+        drop(spawner);
+        rx.recv().map_err(|_| io::Error::other("the worker spawner thread ended"))?
     }
 
     /// Whether a call must not use it: gone, or forked with another
@@ -227,25 +222,24 @@ impl Worker {
         interrupted: &mut dyn FnMut() -> bool,
         early: &mut Option<Early>,
     ) -> io::Result<Outcome> {
-        let w = self;
         let start = Instant::now();
         let mut frame = Vec::with_capacity(req.len() + 9);
         frame.push(FRAME_RESULT);
         frame.extend_from_slice(&(req.len() as u64).to_le_bytes());
         frame.extend_from_slice(req);
         let (mut out, mut err) = (Vec::new(), StderrLog::default());
-        w.phase.set(0);
-        if write_all(w.ctl, &frame).is_err() {
+        self.phase.set(0);
+        if write_all(self.ctl, &frame).is_err() {
             // Gone before it took the request: the caller forks another.
-            isolate::kill_and_reap(w.pid);
-            while read_log(w.err, &mut err) == Read::Data {}
+            isolate::kill_and_reap(self.pid);
+            while read_log(self.err, &mut err) == Read::Data {}
             return Ok(Outcome { ended: Ended::Killed { signal: libc::SIGKILL }, stderr: err.into_text(), phase: 0 });
         }
         // Rung, then a short spin for the reply before the blocking wait (see
         // `doorbell`): a small call's reply then finds this side awake.
-        w.sent += 1;
-        w.bell.posted().store(w.sent, std::sync::atomic::Ordering::Release);
-        spin_until(w.bell.replied(), w.sent);
+        self.sent += 1;
+        self.bell.posted().store(self.sent, std::sync::atomic::Ordering::Release);
+        spin_until(self.bell.replied(), self.sent);
         let mut open = [true, true];
         // Asked when a wait ends without news, a signal broke it, or a tick
         // has passed since the last ask (a worker that keeps writing must not
@@ -258,17 +252,17 @@ impl Worker {
                 if tag == FRAME_RESULT {
                     let r = payload.to_vec();
                     out.drain(..used);
-                    while read_log(w.err, &mut err) == Read::Data {}
-                    return Ok(Outcome { ended: Ended::Finished(r), stderr: err.into_text(), phase: w.phase.get() });
+                    while read_log(self.err, &mut err) == Read::Data {}
+                    return Ok(Outcome { ended: Ended::Finished(r), stderr: err.into_text(), phase: self.phase.get() });
                 }
                 if tag == FRAME_OUTPUT {
                     // Copied now, while the worker's verdict runs (a region
                     // that cannot be mapped leaves it to the result).
                     if let Some((at, len)) = early_output::place(payload) {
-                        if at.checked_add(len).is_some_and(|end| w.shm.follow(end).is_ok()) {
+                        if at.checked_add(len).is_some_and(|end| self.shm.follow(end).is_ok()) {
                             // SAFETY: the frame says the output is final: the
                             // worker's verdict writes no byte of it.
-                            *early = unsafe { w.shm.range(at, len) }.map(|b| Early::copy(b, at));
+                            *early = unsafe { self.shm.range(at, len) }.map(|b| Early::copy(b, at));
                         }
                     }
                 }
@@ -287,26 +281,26 @@ impl Worker {
                 None
             };
             if let Some(end) = stopped {
-                isolate::kill_and_reap(w.pid);
-                while read_log(w.err, &mut err) == Read::Data {}
-                return Ok(Outcome { ended: end, stderr: err.into_text(), phase: w.phase.get() });
+                isolate::kill_and_reap(self.pid);
+                while read_log(self.err, &mut err) == Read::Data {}
+                return Ok(Outcome { ended: end, stderr: err.into_text(), phase: self.phase.get() });
             }
             if !open[0] {
                 // The socket ended: the worker is gone; what it wrote is in.
-                let status = isolate::reap(w.pid, 0)?;
-                while read_log(w.err, &mut err) == Read::Data {}
+                let status = isolate::reap(self.pid, 0)?;
+                while read_log(self.err, &mut err) == Read::Data {}
                 let ended = if libc::WIFSIGNALED(status) {
                     Ended::Killed { signal: libc::WTERMSIG(status) }
                 } else {
                     Ended::Exited { code: libc::WEXITSTATUS(status) }
                 };
-                return Ok(Outcome { ended, stderr: err.into_text(), phase: w.phase.get() });
+                return Ok(Outcome { ended, stderr: err.into_text(), phase: self.phase.get() });
             }
             let left = timeout.map(|t| t.saturating_sub(start.elapsed()));
             let wait = left.map_or(TICK, |l| l.min(TICK));
             let mut fds = [
-                libc::pollfd { fd: w.ctl, events: libc::POLLIN, revents: 0 },
-                libc::pollfd { fd: if open[1] { w.err } else { -1 }, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: self.ctl, events: libc::POLLIN, revents: 0 },
+                libc::pollfd { fd: if open[1] { self.err } else { -1 }, events: libc::POLLIN, revents: 0 },
             ];
             // SAFETY: polling two live pollfd entries.
             let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, wait.as_millis() as i32) };
@@ -319,10 +313,10 @@ impl Worker {
                 continue;
             }
             ask |= n == 0;
-            if fds[0].revents != 0 && read_some(w.ctl, &mut out) == Read::End {
+            if fds[0].revents != 0 && read_some(self.ctl, &mut out) == Read::End {
                 open[0] = false;
             }
-            if fds[1].revents != 0 && read_log(w.err, &mut err) == Read::End {
+            if fds[1].revents != 0 && read_log(self.err, &mut err) == Read::End {
                 open[1] = false;
             }
         }
