@@ -9,13 +9,11 @@ use crate::error::{Error, ErrorKind, Result};
 use crate::qemu_blob::{Blob, AREA_NX};
 use std::io::Read;
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-/// The emulator.
-pub const QEMU: &str = "qemu-system-xtensa";
-/// The emulated core (as xtask's).
-pub const CPU: &str = "de212";
+use customop_emulator::command::{QEMU, QEMU_INSTALL};
+
 /// Seconds a run may take (`CUSTOMOP_QEMU_TIMEOUT` overrides).
 pub const DEFAULT_TIMEOUT: u64 = 120;
 /// A TCG plugin for the run: the value is QEMU's `-plugin` argument
@@ -98,7 +96,8 @@ fn env_error(msg: String) -> Error {
     Error::new(ErrorKind::Environment, msg)
 }
 
-/// Runs `image` on `cores` emulated cores with `blob` loaded. `bound`:
+/// Runs `image` on `cores` emulated cores with `blob` loaded (from a
+/// fresh private file in `dir`, removed after the run). `bound`:
 /// the user's time bound and the option that gave it (`--timeout`,
 /// `timeout=`), a [`ErrorKind::TimedOut`] when passed; without it,
 /// `CUSTOMOP_QEMU_TIMEOUT` (or [`DEFAULT_TIMEOUT`]) seconds.
@@ -109,38 +108,33 @@ fn env_error(msg: String) -> Error {
 pub fn run(
     image: &Path,
     blob: &Blob,
-    blob_file: &Path,
+    dir: &Path,
     cores: u32,
     bound: Option<(Duration, &str)>,
     plugin: Option<&str>,
     check: Option<(&Path, &str)>,
 ) -> Result<QemuRun> {
-    std::fs::write(blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file, e))?;
+    // The invocation holds the input tensors: a fresh file only this user
+    // can read, created exclusively (never a name someone else could have
+    // made first or linked elsewhere), gone when the run ends.
+    let mut blob_file = tempfile::Builder::new().prefix("invocation-").suffix(".bin").tempfile_in(dir).map_err(|e| Error::io("create a file in", dir, e))?;
+    std::io::Write::write_all(&mut blob_file, &blob.bytes).map_err(|e| Error::io("write", blob_file.path(), e))?;
     let default = Duration::from_secs(std::env::var("CUSTOMOP_QEMU_TIMEOUT").ok().and_then(|v| v.parse().ok()).unwrap_or(DEFAULT_TIMEOUT));
     let timeout = bound.map_or(default, |(d, _)| d);
-    // `-semihosting-config` and `-device` are comma-separated lists: a
-    // literal comma is doubled.
-    let esc = |p: &Path| p.display().to_string().replace(',', ",,");
-    let semi = format!("enable=on,target=native,arg={},arg=cpus={cores}", esc(image));
-    let loader = format!("loader,file={},addr=0x{AREA_NX:x},force-raw=on", esc(blob_file));
-    let machine = if cores == 1 { "sim" } else { "virt" };
-    let mut cmd = Command::new(QEMU);
-    cmd.args(["-M", machine, "-cpu", CPU, "-smp", &cores.to_string(), "-nic", "none"]);
-    // `-serial stdio`: semihosting writes go to the first serial chardev,
-    // so every core's lines arrive in order on stdout.
-    cmd.args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"]);
-    cmd.args(["-semihosting-config", &semi, "-device", &loader]).arg("-kernel").arg(image);
+    let mut cmd = customop_emulator::command::command(image, customop_emulator::command::machine_for(cores), cores, &[]);
+    customop_emulator::command::load(&mut cmd, blob_file.path(), AREA_NX);
     if let Some(p) = plugin {
-        cmd.arg("-plugin").arg(p);
+        customop_emulator::command::plugin(&mut cmd, p.as_ref());
     } else if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
         let log = std::env::var_os(PLUGIN_LOG_ENV).ok_or_else(|| env_error(format!("{PLUGIN_ENV} is set but {PLUGIN_LOG_ENV} (its log file) is not")))?;
-        cmd.arg("-plugin").arg(plugin).args(["-d", "plugin", "-D"]).arg(log);
+        customop_emulator::command::plugin(&mut cmd, &plugin);
+        cmd.args(["-d", "plugin", "-D"]).arg(log);
     }
     if let Some(more) = std::env::var_os(ARGS_ENV) {
         cmd.args(more.to_string_lossy().split_whitespace());
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
-    let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} (apt-get install qemu-system-misc)")))?;
+    let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} ({QEMU_INSTALL})")))?;
     let pump = |r: Option<Box<dyn Read + Send>>| {
         std::thread::spawn(move || {
             let mut v = Vec::new();

@@ -18,7 +18,7 @@ use neuron_image::elf::Elf;
 use std::path::Path;
 use std::process::Command;
 
-const QEMU: &str = "qemu-system-xtensa";
+use customop_emulator::command::QEMU;
 
 #[derive(Clone, Copy, PartialEq, Eq, Debug)]
 enum Class {

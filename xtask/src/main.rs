@@ -97,28 +97,19 @@ pub(crate) fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().expect("xtask is in the workspace root").to_path_buf()
 }
 
-/// `$CARGO_TARGET_DIR` (or `<root>/target`).
+/// `$CARGO_TARGET_DIR` (relative to the working directory, as cargo
+/// reads it) or `<root>/target`: customop-emulator's one rule.
 pub(crate) fn xtask_target_base() -> PathBuf {
-    match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) if !d.is_empty() => {
-            let d = PathBuf::from(d);
-            if d.is_absolute() {
-                d
-            } else {
-                std::env::current_dir().unwrap_or_else(|_| root()).join(d)
-            }
-        }
-        _ => root().join("target"),
-    }
+    customop_emulator::target_dir::of(&root(), &std::env::current_dir().unwrap_or_else(|_| root()))
 }
 
-/// `$CARGO_TARGET_DIR` (or `<root>/target`) + `/xtensa`.
+/// The target directory's device builds folder (`xtensa/`).
 pub(crate) fn xtensa_dir() -> PathBuf {
-    xtask_target_base().join("xtensa")
+    customop_emulator::target_dir::xtensa(&xtask_target_base())
 }
 
 pub(crate) fn artifact_dir(release: bool) -> PathBuf {
-    xtensa_dir().join("xtensa-target").join(if release { "release" } else { "debug" })
+    customop_emulator::target_dir::device_artifacts(&xtask_target_base(), release)
 }
 
 pub(crate) fn llvm_bin(tool: &str) -> Result<PathBuf> {

@@ -5,8 +5,8 @@
 //!
 //! Counting: `kernels/perf-image` calls `perf_mark()` around every measured
 //! operation; the TCG plugin `perf/profile.c`, the instrument behind
-//! `customop run --profile` (built here from the same source with
-//! `gcc -shared -fPIC`), counts every executed instruction and, with
+//! `customop run --profile` (built by customop-emulator, as customop
+//! builds it), counts every executed instruction and, with
 //! `marks=FILE`, writes the running count at every run of `perf_mark`'s
 //! first instruction. Instructions of the QEMU HAL's software DMA engine
 //! (`neuron_hal::xtensa::emulated::*`, hardware on the Q7) are not counted.
@@ -17,13 +17,10 @@
 use crate::{artifact_dir, build_xtensa, link, root, xtensa_dir, Result};
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 const BUDGETS: &str = "perf/budgets.toml";
-/// The plugin's source; it `#include`s [`PLUGIN_HEADER`].
-const PLUGIN_SRC: &str = "perf/profile.c";
-const PLUGIN_HEADER: &str = "perf/profile_check.h";
 /// The prefix of the QEMU HAL's software DMA engine's symbols (not counted).
 pub(crate) const ENGINE: &str = "neuron_hal::xtensa::emulated::";
 const KERNELS_MANIFEST: &str = "kernels/Cargo.toml";
@@ -46,7 +43,7 @@ fn median_ns(path: &Path) -> Option<f64> {
 /// `ours` and `native`, the ratio of the medians. Prints the table and
 /// writes it to `target/criterion/ratios.md`.
 pub fn bench_report() -> Result {
-    let dir = root().join("target/criterion");
+    let dir = crate::xtask_target_base().join("criterion");
     let mut groups: Vec<_> = std::fs::read_dir(&dir)
         .map_err(|e| format!("{}: {e} (run `cargo bench -p neuron-bench` first)", dir.display()))?
         .filter_map(|e| e.ok())
@@ -96,20 +93,9 @@ pub(crate) fn nm(elf: &Path) -> Result<Vec<(u64, u64, String)>> {
     Ok(img.table.into_iter().map(|s| (s.addr as u64, s.size as u64, s.name)).collect())
 }
 
-/// Builds the plugin (only when a source is newer).
+/// The plugin, built in the perf folder when its sources changed.
 pub(crate) fn plugin() -> Result<PathBuf> {
-    let src = root().join(PLUGIN_SRC);
-    let so = perf_dir().join("libcustomop_profile.so");
-    std::fs::create_dir_all(perf_dir()).map_err(|e| e.to_string())?;
-    let modified = |p: &Path| std::fs::metadata(p).and_then(|m| m.modified());
-    let stale = match (modified(&src), modified(&root().join(PLUGIN_HEADER)), modified(&so)) {
-        (Ok(s), Ok(h), Ok(o)) => s.max(h) > o,
-        _ => true,
-    };
-    if stale {
-        crate::run(Command::new("gcc").args(["-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-pthread", "-o"]).arg(&so).arg(&src))?;
-    }
-    Ok(so)
+    customop_emulator::plugin::built(&perf_dir()).map_err(|e| e.to_string())
 }
 
 /// The plugin's `classes=` lines that leave the software DMA engine of

@@ -1,6 +1,5 @@
-//! The one place a QEMU command line is built: every run (tests, the main
-//! job, `qemu-run`, the perf counts) goes through [`command`], so a flag
-//! every run needs cannot be forgotten in one of them.
+//! xtask's QEMU runs (tests, the main job, `qemu-run`, the perf counts):
+//! the command line is customop-emulator's, the one every run uses.
 
 use crate::Result;
 use std::io::{Read, Write};
@@ -8,35 +7,13 @@ use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-pub(crate) const QEMU: &str = "qemu-system-xtensa";
-/// Windowed, 32 address registers, relocatable vectors (TOOLCHAIN.md).
-pub(crate) const QEMU_CPU: &str = "de212";
+pub(crate) use customop_emulator::command::QEMU;
 
 /// `qemu-system-xtensa` for `elf` on `machine` with `smp` cores and
-/// semihosting; the guest's argv is `elf cpus=N guest_args...`. The caller
-/// adds what is particular to it (a plugin) and the stdio set-up.
+/// semihosting (customop-emulator's one command line); the guest's argv
+/// is `elf cpus=N guest_args...`.
 pub(crate) fn command(elf: &Path, machine: &str, smp: u32, guest_args: &[String]) -> Command {
-    // `-semihosting-config` is comma-separated; a literal comma is doubled.
-    let mut semi = String::from("enable=on,target=native");
-    for a in [elf.display().to_string(), format!("cpus={smp}")].iter().chain(guest_args) {
-        semi.push_str(",arg=");
-        semi.push_str(&a.replace(',', ",,"));
-    }
-    let mut cmd = Command::new(QEMU);
-    cmd.args(["-M", machine, "-cpu", QEMU_CPU, "-smp", &smp.to_string()])
-        // No network: `-M virt` otherwise creates a virtio NIC whose option
-        // ROM (efi-virtio.rom) comes from `ipxe-qemu`, only a *recommended*
-        // package of qemu-system-misc, so QEMU fails at start on a machine
-        // installed with --no-install-recommends. The cores need no NIC.
-        .args(["-nic", "none"])
-        // `-serial stdio`: QEMU 7.2 sends semihosting writes (fd 1 and 2)
-        // to the first serial chardev, so all guest output arrives in
-        // order on stdout.
-        .args(["-display", "none", "-monitor", "none", "-serial", "stdio", "-no-reboot"])
-        .args(["-semihosting-config", &semi])
-        .arg("-kernel")
-        .arg(elf);
-    cmd
+    customop_emulator::command::command(elf, machine, smp, guest_args)
 }
 
 pub struct RunOutcome {
@@ -88,28 +65,4 @@ pub fn qemu_run(elf: &Path, machine: &str, smp: u32, timeout: Duration, extra: &
         eprintln!("xtask: TIMEOUT after {}s: QEMU killed", timeout.as_secs_f32());
     }
     Ok(RunOutcome { status, timed_out, stdout, stderr })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn args(c: &Command) -> Vec<String> {
-        c.get_args().map(|a| a.to_string_lossy().into_owned()).collect()
-    }
-
-    #[test]
-    fn every_machine_runs_without_a_nic() {
-        for m in ["sim", "virt"] {
-            let a = args(&command(Path::new("x.elf"), m, 8, &[]));
-            assert!(a.windows(2).any(|w| w == ["-nic", "none"]), "{m}: {a:?}");
-        }
-    }
-
-    #[test]
-    fn guest_arguments_escape_commas() {
-        let a = args(&command(Path::new("x.elf"), "sim", 1, &["a,b".into()]));
-        let semi = a.iter().position(|x| x == "-semihosting-config").map(|i| &a[i + 1]).unwrap();
-        assert_eq!(semi, "enable=on,target=native,arg=x.elf,arg=cpus=1,arg=a,,b");
-    }
 }

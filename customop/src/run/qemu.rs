@@ -25,10 +25,6 @@ pub(super) fn run_qemu(
         .collect();
     let blob = crate::qemu_blob::build(&op.name, &args, spec.dtype.code(), &spec.shape, usize::from(spec.dtype.elem_size()))?;
     let image = dir.join(&schema.images[0]);
-    // One file per run, also for concurrent runs in one process.
-    static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-    let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-    let file = dir.join(format!("invocation-{}-{n}.bin", std::process::id()));
     let work = dir.join(crate::workdir::WORK_DIR);
     let session = profile.map(|_| crate::profile::start(&work, &image)).transpose()?;
     // The check rides on the profile's plugin (one instrument); a plugin
@@ -51,9 +47,7 @@ pub(super) fn run_qemu(
         (None, None) => None,
     };
     let findings = check.as_ref().filter(|_| plugin.is_some()).map(|c| (c.findings.as_ref(), op.name.as_str()));
-    let r = crate::qemu_run::run(&image, &blob, &file, cores, timeout.map(|t| (t, "--timeout")), plugin.as_deref(), findings);
-    let _ = std::fs::remove_file(&file);
-    let r = r?;
+    let r = crate::qemu_run::run(&image, &blob, dir, cores, timeout.map(|t| (t, "--timeout")), plugin.as_deref(), findings)?;
     if let (Some(s), Some(out)) = (session, profile) {
         if r.code() == 0 {
             *profiled = Some(crate::profile::finish(s, &image, cores, out)?);

@@ -52,21 +52,12 @@ pub fn repo_root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).parent().map_or_else(|| PathBuf::from("."), Path::to_path_buf)
 }
 
-/// Where `cargo xtask build-xtensa` puts release artifacts (as xtask
-/// computes it: `$CARGO_TARGET_DIR`, else the repository's `target/`).
+/// Where `cargo xtask build-xtensa` puts release artifacts. It runs in
+/// the repository's root (see [`archive`]), so a relative
+/// `CARGO_TARGET_DIR` is relative to that root (customop-emulator's rule).
 fn artifact_dir() -> PathBuf {
-    let base = match std::env::var_os("CARGO_TARGET_DIR") {
-        Some(d) if !d.is_empty() => {
-            let d = PathBuf::from(d);
-            if d.is_absolute() {
-                d
-            } else {
-                repo_root().join(d)
-            }
-        }
-        _ => repo_root().join("target"),
-    };
-    base.join("xtensa/xtensa-target/release")
+    let root = repo_root();
+    customop_emulator::target_dir::device_artifacts(&customop_emulator::target_dir::of(&root, &root), true)
 }
 
 /// The archive of `r`: from [`ENV_DIR`], else built (or found current).
