@@ -29,8 +29,8 @@ ENVIRONMENT:
   NEURON_SIM_SANITIZE=0      turn off the simulator's element checks (unwritten, cross-core, overlaps)
   NEURON_QEMU_CHECK=0        turn off the emulated cores' check of every load and store (--on qemu|both)
   CUSTOMOP_QEMU_TIMEOUT      seconds an emulated run may take without --timeout [default: 120]
-  CUSTOMOP_QEMU_PLUGIN       a TCG plugin for emulated runs (lib.so,arg=...), with CUSTOMOP_QEMU_PLUGIN_LOG its log file
-  CUSTOMOP_QEMU_ARGS         more qemu-system-xtensa arguments for emulated runs (e.g. -d exec -D FILE)
+  CUSTOMOP_QEMU_PLUGIN       a TCG plugin for emulated runs (lib.so,arg=...), with CUSTOMOP_QEMU_PLUGIN_LOG its log file (QEMU then runs unconfined)
+  CUSTOMOP_QEMU_ARGS         more qemu-system-xtensa arguments for emulated runs (e.g. -d exec -D FILE; QEMU then runs unconfined)
   CUSTOMOP_XTENSA_LIBS       a directory with prebuilt device runtimes (else cargo builds them)
   PYTHON                     the Python with ziglang, for device builds [default: python3]
   OBJCOPY                    objcopy, for device builds [default: objcopy]";

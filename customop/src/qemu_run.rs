@@ -13,6 +13,7 @@ use std::process::Stdio;
 use std::time::{Duration, Instant};
 
 use customop_emulator::command::{QEMU, QEMU_INSTALL};
+use customop_emulator::sandbox::Confinement;
 
 /// Seconds a run may take (`CUSTOMOP_QEMU_TIMEOUT` overrides).
 pub const DEFAULT_TIMEOUT: u64 = 120;
@@ -102,7 +103,11 @@ fn env_error(msg: String) -> Error {
 /// `timeout=`), a [`ErrorKind::TimedOut`] when passed; without it,
 /// `CUSTOMOP_QEMU_TIMEOUT` (or [`DEFAULT_TIMEOUT`]) seconds.
 /// `plugin`: a `-plugin` value (`--profile`'s, or the check's), which
-/// takes the place of [`PLUGIN_ENV`]'s; `check`: the check's findings
+/// takes the place of [`PLUGIN_ENV`]'s, and the files it uses. QEMU runs
+/// confined to them, the image and the invocation (its semihosting would
+/// otherwise give the kernel the user's files), except under the
+/// maintainers' hooks [`PLUGIN_ENV`] and [`ARGS_ENV`], whose files only
+/// they know; `check`: the check's findings
 /// file and op, read after the run (a finding is the run's verdict, also
 /// when the run then crashed).
 pub fn run(
@@ -111,7 +116,7 @@ pub fn run(
     dir: &Path,
     cores: u32,
     bound: Option<(Duration, &str)>,
-    plugin: Option<&str>,
+    plugin: Option<(&str, Confinement)>,
     check: Option<(&Path, &str)>,
 ) -> Result<QemuRun> {
     // The invocation holds the input tensors: a fresh file only this user
@@ -123,8 +128,11 @@ pub fn run(
     let timeout = bound.map_or(default, |(d, _)| d);
     let mut cmd = customop_emulator::command::command(image, customop_emulator::command::machine_for(cores), cores, &[]);
     customop_emulator::command::load(&mut cmd, blob_file.path(), AREA_NX);
-    if let Some(p) = plugin {
+    let mut files = Confinement::new();
+    let hooked = std::env::var_os(ARGS_ENV).is_some() || (plugin.is_none() && std::env::var_os(PLUGIN_ENV).is_some());
+    if let Some((p, theirs)) = plugin {
         customop_emulator::command::plugin(&mut cmd, p.as_ref());
+        files = theirs;
     } else if let Some(plugin) = std::env::var_os(PLUGIN_ENV) {
         let log = std::env::var_os(PLUGIN_LOG_ENV).ok_or_else(|| env_error(format!("{PLUGIN_ENV} is set but {PLUGIN_LOG_ENV} (its log file) is not")))?;
         customop_emulator::command::plugin(&mut cmd, &plugin);
@@ -132,6 +140,11 @@ pub fn run(
     }
     if let Some(more) = std::env::var_os(ARGS_ENV) {
         cmd.args(more.to_string_lossy().split_whitespace());
+    }
+    if !hooked {
+        files.read(image).read(blob_file.path());
+        let enforced = files.apply(&mut cmd).map_err(env_error)?;
+        crate::progress::detail(&format!("customop: the emulator's host files: confined ({enforced:?})"));
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} ({QEMU_INSTALL})")))?;

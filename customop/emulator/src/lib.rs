@@ -6,6 +6,7 @@
 //!   machines, semihosting, the loader, the plugin);
 //! - [`plugin`]: the build of the TCG plugin (`perf/profile.c`) that
 //!   `--profile`, the device check and `cargo xtask perf` load;
+//! - [`sandbox`]: what QEMU may touch on the host while a kernel runs;
 //! - [`target_dir`]: where cargo puts a build's output, the device
 //!   runtimes' and images' included.
 //!
@@ -14,4 +15,5 @@
 
 pub mod command;
 pub mod plugin;
+pub mod sandbox;
 pub mod target_dir;

@@ -29,7 +29,15 @@ pub struct Session {
     pub args: String,
     /// The findings file.
     pub findings: tempfile::TempPath,
-    _tensors: tempfile::TempPath,
+    tensors: tempfile::TempPath,
+}
+
+impl Session {
+    /// Lets the confined emulator read the tensors file and write the
+    /// findings.
+    pub fn confine(&self, files: &mut customop_emulator::sandbox::Confinement) {
+        files.read(&self.tensors).write(&self.findings);
+    }
 }
 
 /// The plugin's `tensors=` file: `i lo hi arg` per input, `o lo hi` for
@@ -62,7 +70,7 @@ pub fn start(work: &Path, blob: &Blob) -> Result<Session> {
         }
     }
     let args = format!("check={},tensors={}", findings.display(), tensors.display());
-    Ok(Session { args, findings, _tensors: tensors })
+    Ok(Session { args, findings, tensors })
 }
 
 #[cfg(test)]

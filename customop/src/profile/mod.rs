@@ -22,7 +22,16 @@ pub struct Session {
     pub plugin_arg: String,
     /// The counts file (removed when the session ends).
     pub counts: tempfile::TempPath,
-    _classes: tempfile::TempPath,
+    classes: tempfile::TempPath,
+    plugin: PathBuf,
+}
+
+impl Session {
+    /// Lets the confined emulator load the plugin, read its classes and
+    /// write its counts.
+    pub fn confine(&self, files: &mut customop_emulator::sandbox::Confinement) {
+        files.read(&self.plugin).read(&self.classes).write(&self.counts);
+    }
 }
 
 /// Builds the plugin under `work` and describes `image` to it.
@@ -46,7 +55,7 @@ pub fn start(work: &Path, image: &Path) -> Result<Session> {
         }
     }
     let plugin_arg = format!("{},out={},classes={}", so.display(), counts.display(), classes.display());
-    Ok(Session { plugin_arg, counts, _classes: classes })
+    Ok(Session { plugin_arg, counts, classes, plugin: so })
 }
 
 /// Reads the counts of a finished run of `image` on `cores` cores, writes

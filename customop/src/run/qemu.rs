@@ -32,13 +32,26 @@ pub(super) fn run_qemu(
     let check = (crate::device_check::enabled() && std::env::var_os(crate::qemu_run::PLUGIN_ENV).is_none())
         .then(|| crate::device_check::start(&work, &blob))
         .transpose()?;
+    // What the confined emulator may touch besides the image and the
+    // invocation: the plugin and its files.
+    let mut files = customop_emulator::sandbox::Confinement::new();
+    if let Some(s) = &session {
+        s.confine(&mut files);
+    }
     let plugin = match (&session, &check) {
-        (Some(s), Some(c)) => Some(format!("{},{}", s.plugin_arg, c.args)),
+        (Some(s), Some(c)) => {
+            c.confine(&mut files);
+            Some(format!("{},{}", s.plugin_arg, c.args))
+        }
         (Some(s), None) => Some(s.plugin_arg.clone()),
         // Without a C compiler to build the plugin the run goes on
         // unchecked, as before the check existed, and says so.
         (None, Some(c)) => match crate::profile::plugin::built(&work) {
-            Ok(so) => Some(format!("{},{}", so.display(), c.args)),
+            Ok(so) => {
+                c.confine(&mut files);
+                files.read(&so);
+                Some(format!("{},{}", so.display(), c.args))
+            }
             Err(e) => {
                 eprintln!("customop: warning: the emulated cores' check is off for this run: {}", e.message);
                 None
@@ -47,7 +60,7 @@ pub(super) fn run_qemu(
         (None, None) => None,
     };
     let findings = check.as_ref().filter(|_| plugin.is_some()).map(|c| (c.findings.as_ref(), op.name.as_str()));
-    let r = crate::qemu_run::run(&image, &blob, dir, cores, timeout.map(|t| (t, "--timeout")), plugin.as_deref(), findings)?;
+    let r = crate::qemu_run::run(&image, &blob, dir, cores, timeout.map(|t| (t, "--timeout")), plugin.as_deref().map(|p| (p, files)), findings)?;
     if let (Some(s), Some(out)) = (session, profile) {
         if r.code() == 0 {
             *profiled = Some(crate::profile::finish(s, &image, cores, out)?);
