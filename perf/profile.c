@@ -88,10 +88,39 @@ void qemu_plugin_register_vcpu_mem_cb(struct qemu_plugin_insn *insn, qemu_plugin
 unsigned int qemu_plugin_mem_size_shift(qemu_plugin_meminfo_t info);
 bool qemu_plugin_mem_is_store(qemu_plugin_meminfo_t info);
 void qemu_plugin_register_atexit_cb(qemu_plugin_id_t id, qemu_plugin_udata_cb_t cb, void *userdata);
-const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
 size_t qemu_plugin_insn_size(const struct qemu_plugin_insn *insn);
 
-__attribute__((visibility("default"))) int qemu_plugin_version = 1;
+/* The plugin API this build declares (`-DPLUGIN_API=N`, chosen by the tool
+ * from the QEMU it runs): QEMU before 9.0 speaks version 1; 9.0 and later
+ * refuse it and speak 2 and up, where an instruction's bytes are copied
+ * out instead of lent. Everything else this plugin uses is the same. */
+#ifndef PLUGIN_API
+#define PLUGIN_API 1
+#endif
+#if PLUGIN_API >= 2
+size_t qemu_plugin_insn_data(const struct qemu_plugin_insn *insn, void *dest, size_t len);
+#else
+const void *qemu_plugin_insn_data(const struct qemu_plugin_insn *insn);
+#endif
+
+/* Up to `len` bytes of `insn` into `dest`; how many. */
+static size_t insn_bytes(const struct qemu_plugin_insn *insn, uint8_t *dest, size_t len)
+{
+    size_t n = qemu_plugin_insn_size(insn);
+    if (n > len)
+        n = len;
+#if PLUGIN_API >= 2
+    return qemu_plugin_insn_data(insn, dest, n);
+#else
+    const void *b = qemu_plugin_insn_data(insn);
+    if (!b)
+        return 0;
+    memcpy(dest, b, n);
+    return n;
+#endif
+}
+
+__attribute__((visibility("default"))) int qemu_plugin_version = PLUGIN_API;
 
 #define MAX_VCPUS 8
 #define MAX_RANGES 256

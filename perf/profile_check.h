@@ -368,10 +368,10 @@ static void on_check_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t
  * based on a1 (SP), or L32E/S32E (the window handlers' spills). */
 static bool stacky(const struct qemu_plugin_insn *insn)
 {
-    const uint8_t *b = qemu_plugin_insn_data(insn);
-    size_t n = qemu_plugin_insn_size(insn);
+    uint8_t b[4];
+    size_t n = insn_bytes(insn, b, sizeof b);
     unsigned op0, s;
-    if (!b || n < 2)
+    if (n < 2)
         return false;
     op0 = b[0] & 15;
     s = b[1] & 15;
@@ -389,7 +389,8 @@ static void check_insn(struct qemu_plugin_insn *insn)
         abort();
     r->pc = qemu_plugin_insn_vaddr(insn);
     r->stacky = stacky(insn);
-    r->spill = r->stacky && (((const uint8_t *)qemu_plugin_insn_data(insn))[0] & 15) == 0;
+    uint8_t b0 = 0;
+    r->spill = r->stacky && insn_bytes(insn, &b0, 1) == 1 && (b0 & 15) == 0;
     qemu_plugin_register_vcpu_mem_cb(insn, on_check_mem, QEMU_PLUGIN_CB_NO_REGS, QEMU_PLUGIN_MEM_RW, r);
 }
 

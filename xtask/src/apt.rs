@@ -15,9 +15,9 @@ use std::path::Path;
 use std::process::Command;
 
 /// The Debian package that carries `qemu-system-xtensa`.
-const QEMU_PACKAGE: &str = "qemu-system-misc";
+pub(crate) const QEMU_PACKAGE: &str = "qemu-system-misc";
 /// The one program of [`QEMU_PACKAGE`] the tools run.
-const QEMU_PROGRAM: &str = "qemu-system-xtensa";
+pub(crate) const QEMU_PROGRAM: &str = customop_emulator::command::QEMU;
 /// Where an unpacked [`QEMU_PROGRAM`] goes: on root's `PATH`, owned by no
 /// package.
 const LOCAL_BIN: &str = "/usr/local/bin";
@@ -109,7 +109,7 @@ fn unpack_qemu(removed: &[String]) -> Result {
         ));
     }
     let work = tempfile::Builder::new().prefix("xtask-qemu-").tempdir().map_err(|e| format!("a scratch directory: {e}"))?;
-    let version = unpack_qemu_in(work.path(), &target)?;
+    let version = unpack_qemu_in(work.path(), &target, &[])?;
     println!(
         "xtask: {QEMU_PROGRAM} {version} unpacked from {QEMU_PACKAGE}'s package as {} (its libraries installed with apt); {} kept, nothing removed. To undo: rm {}",
         target.display(),
@@ -119,13 +119,13 @@ fn unpack_qemu(removed: &[String]) -> Result {
     Ok(())
 }
 
-/// [`unpack_qemu`]'s steps in the scratch directory `work`: the package's
-/// version.
-fn unpack_qemu_in(work: &Path, target: &Path) -> Result<String> {
+/// [`unpack_qemu`]'s steps in the scratch directory `work`, with apt
+/// options `apt_opts` (another package list): the package's version.
+pub(crate) fn unpack_qemu_in(work: &Path, target: &Path, apt_opts: &[String]) -> Result<String> {
     // Downloading a package installs and removes nothing. As root into a
     // directory only root may write (apt's own user `_apt` could not: apt
     // would fall back to root with a warning).
-    run(Command::new("apt-get").current_dir(work).args(["-o", "APT::Sandbox::User=root", "download", "-qq", QEMU_PACKAGE]))?;
+    run(Command::new("apt-get").current_dir(work).args(["-o", "APT::Sandbox::User=root"]).args(apt_opts).args(["download", "-qq", QEMU_PACKAGE]))?;
     let deb = std::fs::read_dir(work)
         .map_err(|e| format!("{}: {e}", work.display()))?
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -18,6 +18,7 @@ mod preflight;
 mod qemu;
 mod qemu_test;
 mod reliability;
+mod second_qemu;
 mod sim_bench;
 mod step_log;
 mod target;

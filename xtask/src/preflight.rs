@@ -224,7 +224,8 @@ pub(crate) fn ensure(for_: For) -> Result {
 
 /// `cargo xtask setup`: installs whatever of the table is missing.
 pub(crate) fn setup() -> Result {
-    install(For::Tests)
+    install(For::Tests)?;
+    crate::second_qemu::install()
 }
 
 /// Installs what `for_` needs and the machine lacks.

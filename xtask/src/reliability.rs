@@ -21,7 +21,7 @@ pub fn fuzz_smoke() -> Result {
     run(nightly_cargo().current_dir(&fuzz).args(["fuzz", "build"]))?;
     let mut failed = Vec::new();
     for t in FUZZ_TARGETS {
-        let scratch: PathBuf = root().join("target/fuzz-smoke").join(t);
+        let scratch: PathBuf = crate::xtask_target_base().join("fuzz-smoke").join(t);
         let _ = std::fs::remove_dir_all(&scratch);
         std::fs::create_dir_all(&scratch).map_err(|e| format!("{}: {e}", scratch.display()))?;
         let mut cmd = nightly_cargo();

@@ -164,10 +164,14 @@ pub fn test() -> Result {
     step("clippy, xtensa: neuron-hal, neuron-runtime, neuroncustomop -D warnings", &mut crate::lints::clippy_xtensa);
     step("host: cargo test --workspace", &mut || {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
-        crate::step_log::run_logged(Command::new(cargo).current_dir(root()).args(["test", "--workspace"]), &root().join("target/logs/host-tests.log"))
+        crate::step_log::run_logged(
+            Command::new(cargo).current_dir(root()).args(["test", "--workspace"]),
+            &crate::xtask_target_base().join("logs/host-tests.log"),
+        )
     });
+    step("qemu 10.0: the emulated check, profile and confinement tests on bookworm-backports' QEMU", &mut crate::second_qemu::test);
     step("python: the neuroncustomop package in a fresh virtualenv, pytest (bash python/ci.sh)", &mut || {
-        crate::step_log::run_logged(Command::new("bash").current_dir(root()).arg("python/ci.sh"), &root().join("target/logs/python-tests.log"))
+        crate::step_log::run_logged(Command::new("bash").current_dir(root()).arg("python/ci.sh"), &crate::xtask_target_base().join("logs/python-tests.log"))
     });
     step("miri: the runtime's pure-logic tests (cargo xtask miri)", &mut crate::reliability::miri);
     step("fuzz: each target for 10 s on the committed corpus (cargo xtask fuzz-smoke)", &mut crate::reliability::fuzz_smoke);

@@ -18,6 +18,32 @@ pub const CPU: &str = "de212";
 /// What installs [`QEMU`], for messages.
 pub const QEMU_INSTALL: &str = "apt-get install qemu-system-misc";
 
+/// The QEMU versions the emulated runs, their profile and their check are
+/// tested with (Debian 12's and its backports').
+pub const TESTED: &str = "7.2 and 10.0";
+
+/// The version of the [`QEMU`] on `PATH` (major, minor, micro), asked once
+/// per process.
+pub fn version() -> Result<(u32, u32, u32), String> {
+    static ASKED: std::sync::OnceLock<Result<(u32, u32, u32), String>> = std::sync::OnceLock::new();
+    ASKED
+        .get_or_init(|| {
+            let out = Command::new(QEMU).arg("--version").output().map_err(|e| format!("cannot run {QEMU}: {e} ({QEMU_INSTALL})"))?;
+            let text = String::from_utf8_lossy(&out.stdout);
+            parse_version(&text).ok_or_else(|| format!("{QEMU} --version printed no version this tool can read: {:?}", text.lines().next().unwrap_or("")))
+        })
+        .clone()
+}
+
+/// The version in `qemu-system-* --version`'s first line
+/// (`QEMU emulator version 10.0.2 (Debian ...)`).
+pub fn parse_version(text: &str) -> Option<(u32, u32, u32)> {
+    let rest = text.lines().next()?.split("version ").nth(1)?;
+    let word = rest.split_whitespace().next()?;
+    let mut parts = word.split('.').map(|p| p.trim_end_matches(|c: char| !c.is_ascii_digit()).parse::<u32>().ok());
+    Some((parts.next()??, parts.next().flatten().unwrap_or(0), parts.next().flatten().unwrap_or(0)))
+}
+
 /// The machine a run on `cores` cores uses: `sim` for one core, `virt`
 /// (the cluster board, up to 8 cores) for several.
 pub fn machine_for(cores: u32) -> &'static str {
@@ -90,6 +116,14 @@ mod tests {
             assert!(a.windows(2).any(|w| w == ["-M", m]), "{m}: {a:?}");
         }
         assert_eq!((machine_for(1), machine_for(2), machine_for(8)), ("sim", "virt", "virt"));
+    }
+
+    #[test]
+    fn versions_are_read_from_the_first_line() {
+        assert_eq!(parse_version("QEMU emulator version 7.2.15 (Debian 1:7.2+dfsg-7+deb12u18)\nCopyright"), Some((7, 2, 15)));
+        assert_eq!(parse_version("QEMU emulator version 10.0.2 (Debian 1:10.0.2+ds-2+deb13u1~bpo12+1)"), Some((10, 0, 2)));
+        assert_eq!(parse_version("QEMU emulator version 9.1.0-rc1"), Some((9, 1, 0)));
+        assert_eq!(parse_version("something else"), None);
     }
 
     #[test]

@@ -35,24 +35,42 @@ pub fn compiler() -> OsString {
     std::env::var_os("CC").filter(|c| !c.is_empty()).unwrap_or_else(|| "cc".into())
 }
 
+/// The plugin API version to build for QEMU `version`: 1 before QEMU 9.0,
+/// 2 from 9.0 on (which refuses 1); QEMU before 4.2 has no plugins.
+pub fn api_for(version: (u32, u32, u32)) -> Result<u32, BuildError> {
+    match version {
+        (major, minor, _) if (major, minor) < (4, 2) => Err(BuildError(format!(
+            "{} {major}.{minor} has no TCG plugins, which the emulated cores' profile and check need; install QEMU {} \
+             (Debian: apt-get install qemu-system-misc), or turn the check off with NEURON_QEMU_CHECK=0",
+            crate::command::QEMU,
+            crate::command::TESTED
+        ))),
+        (major, _, _) if major < 9 => Ok(1),
+        _ => Ok(2),
+    }
+}
+
 /// The plugin's file name: it carries the hash of the sources and of how
-/// they are compiled, so a changed source builds anew.
-pub fn file_name(cc: &OsString) -> String {
-    let mut key = format!("{SOURCE}\0{CHECK}\0{}\0", FLAGS.join(" ")).into_bytes();
+/// they are compiled (the API version included), so a changed source
+/// builds anew.
+pub fn file_name(cc: &OsString, api: u32) -> String {
+    let mut key = format!("{SOURCE}\0{CHECK}\0{}\0{api}\0", FLAGS.join(" ")).into_bytes();
     key.extend_from_slice(cc.as_encoded_bytes());
     format!("libcustomop_profile-{:016x}.so", xxhash_rust::xxh3::xxh3_64(&key))
 }
 
-/// The built plugin in `dir` (made, private to the user, if missing),
-/// built first if it is not there. The sources are compiled in a fresh
+/// The built plugin in `dir` (made, private to the user, if missing) for
+/// the QEMU on `PATH`, built first if it is not there. The sources are compiled in a fresh
 /// private scratch directory and the result linked in under its final
 /// name, which never replaces a file: a concurrent build's result (the
 /// same bytes) is taken as it is.
 pub fn built(dir: &Path) -> Result<PathBuf, BuildError> {
     let io = |what: &str, p: &Path, e: std::io::Error| BuildError(format!("the QEMU plugin: cannot {what} {}: {e}", p.display()));
     std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| io("create", dir, e))?;
+    let version = crate::command::version().map_err(BuildError)?;
+    let api = api_for(version)?;
     let cc = compiler();
-    let so = dir.join(file_name(&cc));
+    let so = dir.join(file_name(&cc, api));
     if so.is_file() {
         return Ok(so);
     }
@@ -64,7 +82,7 @@ pub fn built(dir: &Path) -> Result<PathBuf, BuildError> {
     }
     let out = scratch.path().join("plugin.so");
     let src = scratch.path().join("profile.c");
-    let ran = Command::new(&cc).args(FLAGS).arg("-o").arg(&out).arg(&src).output().map_err(|e| {
+    let ran = Command::new(&cc).args(FLAGS).arg(format!("-DPLUGIN_API={api}")).arg("-o").arg(&out).arg(&src).output().map_err(|e| {
         BuildError(format!(
             "the emulated cores' profile and check use a QEMU plugin built with the C compiler `{}`: cannot run it: {e} (apt-get install gcc, or set CC)",
             cc.to_string_lossy()
@@ -90,16 +108,28 @@ mod tests {
 
     #[test]
     fn the_name_follows_the_sources_and_the_compiler() {
-        let a = file_name(&"cc".into());
+        let a = file_name(&"cc".into(), 1);
         assert!(a.starts_with("libcustomop_profile-") && a.ends_with(".so"), "{a}");
-        assert_eq!(a, file_name(&"cc".into()));
-        assert_ne!(a, file_name(&"clang".into()));
+        assert_eq!(a, file_name(&"cc".into(), 1));
+        assert_ne!(a, file_name(&"clang".into(), 1));
+        assert_ne!(a, file_name(&"cc".into(), 2));
+    }
+
+    #[test]
+    fn each_qemu_gets_the_api_it_speaks() {
+        assert_eq!(api_for((7, 2, 15)), Ok(1));
+        assert_eq!(api_for((8, 2, 0)), Ok(1));
+        assert_eq!(api_for((9, 0, 0)), Ok(2));
+        assert_eq!(api_for((10, 0, 2)), Ok(2));
+        let old = api_for((4, 1, 0)).unwrap_err().0;
+        assert!(old.contains("no TCG plugins") && old.contains(crate::command::TESTED), "{old}");
     }
 
     #[test]
     fn a_file_already_at_the_name_is_used_and_never_replaced() {
         let dir = tempfile::tempdir().unwrap();
-        let so = dir.path().join(file_name(&compiler()));
+        let api = api_for(crate::command::version().unwrap()).unwrap();
+        let so = dir.path().join(file_name(&compiler(), api));
         std::fs::write(&so, b"not rebuilt").unwrap();
         assert_eq!(built(dir.path()).unwrap(), so);
         assert_eq!(std::fs::read(&so).unwrap(), b"not rebuilt");
