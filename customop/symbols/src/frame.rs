@@ -1,5 +1,6 @@
 //! One source frame of a code address.
 
+use crate::Origin;
 use std::fmt;
 
 /// One frame of an address's inline stack: the function and, when the
@@ -17,11 +18,15 @@ pub struct Frame {
 }
 
 impl Frame {
-    /// Whether this frame is in the kernel author's source, by
-    /// [`is_authors_file`](crate::is_authors_file): a frame without a
-    /// file is not.
+    /// Whose this frame's file is, by [`origin`](crate::origin): a frame
+    /// without a file is the library's.
+    pub fn origin(&self) -> Origin {
+        self.file.as_deref().map_or(Origin::Library, crate::origin)
+    }
+
+    /// Whether this frame is in the kernel author's source.
     pub fn is_authors(&self) -> bool {
-        self.file.as_deref().is_some_and(crate::is_authors_file)
+        self.origin() == Origin::Author
     }
 }
 
@@ -38,6 +43,7 @@ impl fmt::Display for Frame {
 #[cfg(test)]
 mod tests {
     use super::Frame;
+    use crate::Origin;
 
     fn frame(file: Option<&str>, line: Option<u32>) -> Frame {
         Frame { function: "relu(at::Tensor const&)".into(), file: file.map(String::from), line }
@@ -51,10 +57,13 @@ mod tests {
     }
 
     #[test]
-    fn a_frame_is_the_authors_by_its_file_and_never_without_one() {
+    fn a_frame_is_whose_its_file_is_and_the_librarys_without_one() {
         assert!(frame(Some("/k/relu.cpp"), Some(7)).is_authors());
         assert!(frame(Some("/k/relu.cpp"), None).is_authors());
-        assert!(!frame(Some("/r/include/ATen/core/TensorAccessor.h"), Some(7)).is_authors());
+        let generated = frame(Some("/k/customop-build/ops.cpp"), Some(7));
+        assert_eq!((generated.origin(), generated.is_authors()), (Origin::Generated, false));
+        assert_eq!(frame(Some("/r/include/ATen/core/TensorAccessor.h"), Some(7)).origin(), Origin::Library);
+        assert_eq!(frame(None, None).origin(), Origin::Library);
         assert!(!frame(None, None).is_authors());
     }
 }
