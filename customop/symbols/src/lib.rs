@@ -20,6 +20,6 @@ mod image;
 mod origin;
 pub mod process;
 
-pub use origin::{origin, Origin, GENERATED_DIR, PRODUCT_HEADERS, PRODUCT_HEADER_FILES};
 pub use frame::Frame;
 pub use image::{Lines, UnreadableDebugInfo};
+pub use origin::{origin, Origin, GENERATED_DIR, PRODUCT_HEADERS, PRODUCT_HEADER_FILES};
