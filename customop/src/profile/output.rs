@@ -324,3 +324,29 @@ pub fn report(p: &Profile, dir: &Path) -> String {
     s.push_str(&format!("profile written to {} (profile.json, flamegraph.svg, trace.json)\n", dir.display()));
     s
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(function: &str, file: Option<&str>, line: Option<u32>) -> Frame {
+        Frame { function: function.into(), file: file.map(String::from), line }
+    }
+
+    #[test]
+    fn an_address_is_charged_to_its_innermost_frame_of_the_ops_own_code() {
+        let accessor = frame("at::TensorAccessor<float, 1>::operator[]", Some("/r/include/ATen/core/TensorAccessor.h"), Some(40));
+        let kernel = frame("relu(at::Tensor const&)", Some("/k/relu.cpp"), Some(9));
+        let wrapper = frame("relu_wrapper", Some("/k/customop-build/ops.cpp"), Some(41));
+        let runtime = frame("neuron_capi::ffi::customop::customop_return_tensor", Some("/r/capi/src/ffi/customop.rs"), Some(12));
+        // The accessor inlined into the kernel: the kernel's line.
+        assert_eq!(charged(&[accessor.clone(), kernel, wrapper.clone()]), ("/k/relu.cpp".into(), 9, "relu(at::Tensor const&)".into(), false));
+        // The generated wrapper (the output's copy back) is the op's own.
+        assert_eq!(charged(&[wrapper]), ("/k/customop-build/ops.cpp".into(), 41, "relu_wrapper".into(), false));
+        // Only the library's frames: the innermost, the library's.
+        assert!(charged(&[accessor, runtime.clone()]).3);
+        assert_eq!(charged(&[runtime]).0, "/r/capi/src/ffi/customop.rs");
+        // Without DWARF: no file, line 0.
+        assert_eq!(charged(&[frame("memcpy", None, None)]), (String::new(), 0, "memcpy".into(), true));
+    }
+}

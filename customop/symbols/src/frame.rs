@@ -5,7 +5,7 @@ use std::fmt;
 
 /// One frame of an address's inline stack: the function and, when the
 /// debug information has them, the source file and line. Ordered and
-/// hashed field by field (reports group and sort by frame).
+/// hashed field by field, so a report can key a map by frame.
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub struct Frame {
     /// The function, demangled; when the debug information names none,
