@@ -29,7 +29,7 @@ pub fn symbolize(report: &str) -> String {
 
 /// The source frames at `pc`, innermost first, as report lines.
 fn where_is(pc: usize) -> Option<String> {
-    let lines: Vec<String> = crate::source_frames::at(pc)?.iter().map(|f| f.to_string()).collect();
+    let lines: Vec<String> = customop_symbols::process::at(pc)?.iter().map(|f| f.to_string()).collect();
     let (first, inlined) = lines.split_first()?;
     let mut s = format!("neuroncustomop: the crash is in {first}\n");
     for l in inlined {

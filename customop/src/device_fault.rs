@@ -51,13 +51,14 @@ fn function_at(elf: &neuron_image::elf::Elf, pc: u32) -> Option<(String, u32)> {
 /// information: the innermost frame in a kernel file (a library header's
 /// code inlined into the kernel is charged to the kernel's line that
 /// called it), with the inline frames below it; None without a line.
-pub(crate) fn kernel_line(lines: &crate::profile::lines::Lines, pc: u32) -> Option<String> {
+pub(crate) fn kernel_line(lines: &customop_symbols::Lines, pc: u32) -> Option<String> {
     let frames = lines.frames(u64::from(pc));
-    let i = frames.iter().rposition(|f| f.line != 0 && !crate::profile::lines::is_library(&f.file))?;
-    let f = &frames[i];
-    let inner: Vec<String> = frames[i + 1..].iter().map(|g| g.function.clone()).collect();
+    let i = frames.iter().position(|f| f.line.is_some() && f.is_authors())?;
+    let (Some(file), Some(line)) = (&frames[i].file, frames[i].line) else { return None };
+    // The frames inlined into it, from the one it called to the innermost.
+    let inner: Vec<String> = frames[..i].iter().rev().map(|g| g.function.clone()).collect();
     let via = if inner.is_empty() { String::new() } else { format!(" (in {}, inlined there)", inner.join(" <- ")) };
-    Some(format!("{}:{} in {}{via}", f.file, f.line, f.function))
+    Some(format!("{file}:{line} in {}{via}", frames[i].function))
 }
 
 /// The lines explaining each exception the board reported in `output`,
@@ -71,7 +72,7 @@ pub fn explain(image: &Path, output: &str) -> String {
             out.push_str(&format!("  what happened: {words}{at}\n"));
         }
         let pc = field(line, "EPC1=0x").or_else(|| field(line, "DEPC=0x"));
-        let lines = elf.as_ref().and_then(|e| crate::profile::lines::Lines::open(image, e).ok());
+        let lines = elf.as_ref().and_then(|e| customop_symbols::Lines::open(image, e).ok());
         if let Some(at) = pc.zip(lines.as_ref()).and_then(|(pc, l)| kernel_line(l, pc)) {
             out.push_str(&format!("  where: {at}\n"));
         } else if let Some((f, off)) = pc.zip(elf.as_ref()).and_then(|(pc, e)| function_at(e, pc)) {

@@ -49,7 +49,6 @@ pub mod schema;
 pub mod shape;
 pub mod shape_cache;
 pub mod sim;
-pub mod source_frames;
 pub mod staticlib;
 pub mod stderr_log;
 pub mod workdir;

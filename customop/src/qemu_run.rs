@@ -273,7 +273,7 @@ fn checked(image: &Path, file: &Path, op: &str) -> Result<Option<(i32, String)>>
         return Ok(None);
     }
     let elf = std::fs::read(image).ok().and_then(|b| neuron_image::elf::Elf::parse(&b).ok());
-    let lines = elf.as_ref().and_then(|e| crate::profile::lines::Lines::open(image, e).ok());
+    let lines = elf.as_ref().and_then(|e| customop_symbols::Lines::open(image, e).ok());
     Ok(crate::device_check::words::verdict(op, &findings, lines.as_ref()))
 }
 

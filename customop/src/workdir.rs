@@ -153,6 +153,12 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_work_directory_is_the_one_the_symbols_rule_calls_generated() {
+        // Frames in the generated wrappers are not the kernel author's.
+        assert_eq!(WORK_DIR, customop_symbols::GENERATED_DIR);
+    }
+
+    #[test]
     fn refuses_a_file_it_did_not_write_and_replaces_its_own() {
         let d = tempfile::tempdir().unwrap();
         std::fs::write(d.path().join("libk.so"), b"mine").unwrap();

@@ -2,7 +2,7 @@
 //! the op, the buffer, the element and the kernel's line.
 
 use super::findings::{Finding, Kind, What};
-use crate::profile::lines::Lines;
+use customop_symbols::Lines;
 use neuroncustomop::runtime::Error;
 
 /// The buffer a finding hit, in words.
@@ -34,7 +34,7 @@ pub fn site(lines: Option<&Lines>, pc: u64, trail: &[u64]) -> String {
     match crate::device_fault::kernel_line(lines, pc as u32) {
         Some(l) => format!("at {l}"),
         None => {
-            let inside = lines.frames(pc).last().map_or_else(String::new, |f| f.function.clone());
+            let inside = lines.frames(pc).first().map_or_else(String::new, |f| f.function.clone());
             match trail.iter().find_map(|&a| crate::device_fault::kernel_line(lines, a as u32)) {
                 Some(l) => format!("in {inside}, called from {l}"),
                 None => format!("in {inside} (pc 0x{pc:x})"),

@@ -4,7 +4,7 @@
 //! engine, hardware on the Q7) or must read as DMA (the engine's copy),
 //! and the kernel's own code (DMA bytes go to its last line that ran).
 
-use super::lines::{is_library, Lines};
+use customop_symbols::{Lines, Origin};
 use neuron_hal::platform::{qemu, CORE_COUNT, DATARAM_SIZE, DYNAMIC_WINDOW_SIZE, PINNED_WINDOW_SIZE, QEMU};
 use neuron_image::elf::Elf;
 
@@ -20,9 +20,10 @@ pub const ENGINE_COPY: &str = "neuron_hal::xtensa::emulated::engine_copy";
 /// first match wins. Classes: `k` stack, `t` data RAM (TCM), `r` the
 /// register block, `h` HBM (hbm_scratch and the dynamic windows), `s`
 /// SBUF, `i` the rest of the image; `x` skipped code, `c` the engine's
-/// copy, `e` its first instruction; `K` the kernel's own functions and
-/// `L` the library's (its headers, the runtime), told apart by the line
-/// each function's first instruction maps to (as the profile's lines).
+/// copy, `e` its first instruction; `K` the op's own functions (the
+/// kernel's and its generated wrappers) and `L` the library's (its
+/// headers, the runtime), told apart by the frames of each function's
+/// first instruction (as the profile's lines).
 pub fn file(elf: &Elf, lines: &Lines) -> String {
     let mut s = String::new();
     let mut line = |k: char, lo: u64, hi: u64| s.push_str(&format!("{k} {lo:x} {hi:x}\n"));
@@ -51,7 +52,7 @@ pub fn file(elf: &Elf, lines: &Lines) -> String {
         line('e', lo, lo + 1);
     }
     for (lo, hi) in functions(elf) {
-        let own = lines.frames(lo).iter().any(|f| !is_library(&f.file));
+        let own = lines.frames(lo).iter().any(|f| f.origin() != Origin::Library);
         line(if own { 'K' } else { 'L' }, lo, hi);
     }
     s

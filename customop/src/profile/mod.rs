@@ -1,17 +1,18 @@
 //! `customop run ... --on qemu|both --profile DIR`: the emulated run under
 //! the profile plugin ([`plugin`]), its counts ([`raw`]) mapped to lines
-//! ([`lines`]) and to a modeled device time ([`model`]), written as
+//! (through the image's DWARF, [`Lines`]) and to a modeled device time
+//! ([`model`]), written as
 //! `DIR/profile.json`, `DIR/flamegraph.svg` and `DIR/trace.json`
 //! ([`output`]), and the report's top lines.
 
 pub mod classes;
-pub mod lines;
 pub mod model;
 pub mod output;
 pub mod plugin;
 pub mod raw;
 
-use crate::error::{Error, Result};
+use crate::error::{Error, ErrorKind, Result};
+use customop_symbols::Lines;
 use neuron_image::elf::Elf;
 use std::path::{Path, PathBuf};
 
@@ -42,7 +43,7 @@ pub fn start(work: &Path, image: &Path) -> Result<Session> {
         Elf::parse(&bytes).map_err(|e| Error::new(crate::error::ErrorKind::BadInput, format!("{}: {e}; rebuild it with `customop build`", image.display())))?;
     let dir = work.join("profile");
     let classes = crate::atomic::temp_in(&dir, "classes-", ".txt")?;
-    let lines = lines::Lines::open(image, &elf)?;
+    let lines = lines(image, &elf)?;
     std::fs::write(&classes, classes::file(&elf, &lines)).map_err(|e| Error::io("write", &classes, e))?;
     let counts = crate::atomic::temp_in(&dir, "counts-", ".txt")?;
     // QEMU splits `-plugin` at commas: a path with one cannot be passed.
@@ -64,10 +65,20 @@ pub fn finish(s: Session, image: &Path, cores: u32, out: &Path) -> Result<String
     let raw = raw::read(&s.counts)?;
     let bytes = std::fs::read(image).map_err(|e| Error::io("read", image, e))?;
     let elf = Elf::parse(&bytes).map_err(|e| Error::new(crate::error::ErrorKind::BadInput, format!("{}: {e}", image.display())))?;
-    let lines = lines::Lines::open(image, &elf)?;
+    let lines = lines(image, &elf)?;
     let p = output::analyse(&raw, &lines, cores);
     output::write_all(&p, out)?;
     Ok(output::report(&p, out))
+}
+
+/// The lines of `image` (whose ELF is `elf`).
+fn lines(image: &Path, elf: &Elf) -> Result<Lines> {
+    Lines::open(image, elf).map_err(|e| {
+        Error::new(
+            ErrorKind::BadInput,
+            format!("{}: cannot read its debug information for --profile: {}; rebuild it with `customop build`", e.image.display(), e.reason),
+        )
+    })
 }
 
 /// The files a profile writes into its directory.

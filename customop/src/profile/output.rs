@@ -3,10 +3,10 @@
 //! `inferno`, `trace.json` in the Chrome trace event format) and the
 //! report's text.
 
-use super::lines::{is_library, Frame, Lines};
 use super::model::{Model, MODEL};
 use super::raw::Raw;
 use crate::error::{Error, ErrorKind, Result};
+use customop_symbols::{Frame, Lines, Origin};
 use serde::Serialize;
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -85,17 +85,21 @@ impl Profile {
     }
 }
 
-/// The line an address is charged to: its innermost kernel frame (so a
-/// library header's code inlined into the kernel counts for the kernel's
-/// line that used it), else its innermost frame.
-fn charged(frames: &[Frame]) -> (&Frame, bool) {
-    match frames.iter().rev().find(|f| !is_library(&f.file)) {
+/// The line an address is charged to (of its frames, innermost first):
+/// its innermost frame of the op's own code, the kernel's or its generated
+/// wrapper's (so a library header's code inlined into the kernel counts
+/// for the kernel's line that used it), else its innermost frame, the
+/// library's.
+fn charged(frames: &[Frame]) -> LineKey {
+    let (f, library) = match frames.iter().find(|f| f.origin() != Origin::Library) {
         Some(f) => (f, false),
-        None => (frames.last().expect("never empty"), true),
-    }
+        None => (frames.first().expect("never empty"), true),
+    };
+    (f.file.clone().unwrap_or_default(), f.line.unwrap_or(0), f.function.clone(), library)
 }
 
-/// A line's key: file, line, function, library's.
+/// A line's key: file ("" without DWARF), line (0 without one), function,
+/// library's.
 type LineKey = (String, u32, String, bool);
 
 /// The figures of `raw`.
@@ -115,35 +119,37 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
         let mem = raw.mem.get(&(core, a)).copied().unwrap_or_default();
         let hbm = mem.hbm_loads + mem.hbm_stores;
         let frames = &frames_of[&a];
-        let (f, library) = charged(frames);
+        let key = charged(frames);
+        let library = key.3;
         let c = per_core.entry(core).or_insert_with(|| Core { core, ..Core::default() });
         c.instructions += n;
         c.library_instructions += if library { n } else { 0 };
         c.hbm_window_accesses += hbm;
         c.tcm_accesses += mem.tcm;
         c.stack_accesses += mem.stack;
-        let e = per_line.entry((f.file.clone(), f.line, f.function.clone(), library)).or_default();
+        let e = per_line.entry(key).or_default();
         e.0 += n;
         e.1 += hbm;
         e.2 += mem.tcm;
         let ns = m.ns(n, hbm, 0, 0);
+        // Folded stacks go from the outermost frame in.
         let mut stack = format!("core {core}");
-        for fr in frames {
+        for fr in frames.iter().rev() {
             stack.push(';');
             stack.push_str(&fr.function.replace(';', ":"));
         }
-        let inner = frames.last().expect("never empty");
-        if inner.line > 0 {
-            stack.push_str(&format!(";{}:{}", short(&inner.file).replace(';', ":"), inner.line));
+        let inner = frames.first().expect("never empty");
+        if let Some(line) = inner.line {
+            stack.push_str(&format!(";{}:{line}", short(inner.file.as_deref().unwrap_or_default()).replace(';', ":")));
         }
         *folded.entry(stack).or_default() += ns;
-        *functions.entry(core).or_default().entry(frames[0].function.clone()).or_default() += ns;
+        let outer = frames.last().expect("never empty");
+        *functions.entry(core).or_default().entry(outer.function.clone()).or_default() += ns;
     }
     // DMA before the kernel's first instruction (the invocation's own
     // transfers) has no line.
     for (&(_, a), &(_, bytes)) in raw.dma_sites.iter().filter(|s| s.0 .1 != 0) {
-        let (f, library) = charged(&frames_of[&a]);
-        per_line.entry((f.file.clone(), f.line, f.function.clone(), library)).or_default().3 += bytes;
+        per_line.entry(charged(&frames_of[&a])).or_default().3 += bytes;
     }
     for (core, d) in &raw.dma {
         if let Some(c) = per_core.get_mut(core) {
@@ -317,4 +323,30 @@ pub fn report(p: &Profile, dir: &Path) -> String {
     }
     s.push_str(&format!("profile written to {} (profile.json, flamegraph.svg, trace.json)\n", dir.display()));
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn frame(function: &str, file: Option<&str>, line: Option<u32>) -> Frame {
+        Frame { function: function.into(), file: file.map(String::from), line }
+    }
+
+    #[test]
+    fn an_address_is_charged_to_its_innermost_frame_of_the_ops_own_code() {
+        let accessor = frame("at::TensorAccessor<float, 1>::operator[]", Some("/r/include/ATen/core/TensorAccessor.h"), Some(40));
+        let kernel = frame("relu(at::Tensor const&)", Some("/k/relu.cpp"), Some(9));
+        let wrapper = frame("relu_wrapper", Some("/k/customop-build/ops.cpp"), Some(41));
+        let runtime = frame("neuron_capi::ffi::customop::customop_return_tensor", Some("/r/capi/src/ffi/customop.rs"), Some(12));
+        // The accessor inlined into the kernel: the kernel's line.
+        assert_eq!(charged(&[accessor.clone(), kernel, wrapper.clone()]), ("/k/relu.cpp".into(), 9, "relu(at::Tensor const&)".into(), false));
+        // The generated wrapper (the output's copy back) is the op's own.
+        assert_eq!(charged(&[wrapper]), ("/k/customop-build/ops.cpp".into(), 41, "relu_wrapper".into(), false));
+        // Only the library's frames: the innermost, the library's.
+        assert!(charged(&[accessor, runtime.clone()]).3);
+        assert_eq!(charged(&[runtime]).0, "/r/capi/src/ffi/customop.rs");
+        // Without DWARF: no file, line 0.
+        assert_eq!(charged(&[frame("memcpy", None, None)]), (String::new(), 0, "memcpy".into(), true));
+    }
 }
