@@ -186,6 +186,15 @@ struct RunArgs {
     /// copy-in, kernel per core, verdict, copy-out).
     #[arg(long)]
     timings: bool,
+    /// With --on both: the outputs agree where |device - simulator| <=
+    /// ATOL + RTOL * |simulator| (torch.testing.assert_close's rule)
+    /// [default: 0, bit for bit].
+    #[arg(long, value_name = "RTOL", value_parser = |v: &str| crate::differential::Tolerance::parse(v, "--rtol"))]
+    rtol: Option<f64>,
+    /// With --on both: the absolute part of the tolerance (see --rtol)
+    /// [default: 0].
+    #[arg(long, value_name = "ATOL", value_parser = |v: &str| crate::differential::Tolerance::parse(v, "--atol"))]
+    atol: Option<f64>,
     /// Profile the emulated run (--on qemu or both) into DIR: the top
     /// lines with a modeled device time, DIR/profile.json,
     /// DIR/flamegraph.svg, DIR/trace.json (docs/profiling.md).
@@ -251,6 +260,7 @@ impl RunArgs {
             keep_output: self.keep_output,
             no_fork: self.no_fork,
             html: self.html,
+            tolerance: crate::differential::Tolerance { rtol: self.rtol.unwrap_or(0.0), atol: self.atol.unwrap_or(0.0) },
         };
         (o, self.report, self.timings, self.profile)
     }
@@ -280,7 +290,7 @@ const NUMBER_MARK: &str = "\u{1}";
 fn mark_numbers(args: &[String]) -> Vec<String> {
     let mut out = Vec::with_capacity(args.len());
     for (i, a) in args.iter().enumerate() {
-        let option_value = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--cores" | "--on" | "--timeout" | "--profile");
+        let option_value = i > 0 && matches!(args[i - 1].as_str(), "-o" | "--out" | "--cores" | "--on" | "--timeout" | "--profile" | "--rtol" | "--atol");
         let number = a.starts_with('-') && a.parse::<f64>().is_ok();
         out.push(if args.first().is_some_and(|c| c == "run") && number && !option_value { format!("{NUMBER_MARK}{a}") } else { a.clone() });
     }
@@ -294,6 +304,12 @@ fn parse(args: &[String]) -> Result<Parsed> {
         Ok(Cli { command: Command::Build(b) }) => b.options().map(|(o, v)| Parsed::Build(o, v)),
         Ok(Cli { command: Command::Ops(o) }) => Ok(Parsed::Ops(o.dir)),
         Ok(Cli { command: Command::Run(r) }) => {
+            if (r.rtol.is_some() || r.atol.is_some()) && r.on != crate::run::On::Both {
+                return Err(Error::new(
+                    ErrorKind::Usage,
+                    "--rtol and --atol say how close the simulator's and the emulated device's outputs must be: use them with --on both".to_owned(),
+                ));
+            }
             let (o, report, timings, profile) = r.options();
             Ok(Parsed::Run(o, report, timings, profile))
         }
@@ -359,12 +375,20 @@ fn dispatch(args: &[String]) -> Result<()> {
             if let Some(p) = &r.profile {
                 print!("{p}");
             }
-            let agreement = match r.nans_differing {
-                0 => String::from(": outputs bit-identical"),
-                n => format!(
+            let a = &r.agreement;
+            let mut agreement = match (a.within, a.nans) {
+                (0, 0) => String::from(": outputs bit-identical"),
+                (0, n) => format!(
                     ": outputs bit-identical but for {n} NaN(s) whose sign or payload differs (the host's default NaN is negative, the device's positive)"
                 ),
+                (w, _) => format!(": outputs agree within --rtol {} --atol {} ({w} element(s) differ", o.tolerance.rtol, o.tolerance.atol),
             };
+            if a.within > 0 {
+                if let Some(l) = &a.largest {
+                    agreement.push_str(&format!("; the largest difference is {l}"));
+                }
+                agreement.push(')');
+            }
             println!(
                 "ran {} on {} core(s){}: output {:?} {:?} written to {}",
                 o.op,

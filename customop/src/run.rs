@@ -47,6 +47,9 @@ pub struct RunOptions {
     /// Where the run's report page goes (`--html`; None: not written),
     /// also when the run fails.
     pub html: Option<PathBuf>,
+    /// `--on both`: how close the two outputs must be (`--rtol`,
+    /// `--atol`; default: bit for bit).
+    pub tolerance: crate::differential::Tolerance,
 }
 
 /// Where a `customop run` on the simulator spent its time (`--timings`).
@@ -122,9 +125,9 @@ pub struct RunOutcome {
     pub report: String,
     /// The cores it ran on.
     pub cores: u32,
-    /// `--on both`: elements that are NaN on both sides with other bits
-    /// (sign or payload), which agree (0 otherwise).
-    pub nans_differing: usize,
+    /// `--on both`: how the two outputs agreed (NaNs with other bits,
+    /// elements within the tolerance, the largest difference).
+    pub agreement: crate::differential::Agreement,
     /// Where the time went (a run on the simulator alone).
     pub timings: Option<Timings>,
     /// `--profile`: the profile's report (its files are in the directory).
@@ -242,7 +245,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         crate::atomic::write(path, crate::report_page::page(&input).as_bytes())?;
         Ok(format!("\nthe report page is in {}", path.display()))
     };
-    let mut nans_differing = 0;
+    let mut agreement = crate::differential::Agreement::default();
     let mut timings = None;
     let (data, report) = match o.on {
         On::Sim => {
@@ -294,7 +297,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
             if rc != 0 {
                 return Err(failed("on both the simulator and the emulated cluster", rc, &api.error_message(rc), &report));
             }
-            nans_differing = crate::differential::compare(dtype, shape, &data, &q.output)
+            agreement = crate::differential::compare(dtype, shape, &data, &q.output, o.tolerance)
                 .map_err(|diff| Error::new(ErrorKind::Mismatch, format!("op `{}` on {cores} core(s): {diff}", op.name)))?;
             (data, report)
         }
@@ -324,7 +327,7 @@ pub fn run_profiled(o: &RunOptions, profile: Option<&Path>) -> Result<RunOutcome
         t.total = started.elapsed();
         t
     });
-    Ok(RunOutcome { output, report, cores, nans_differing, timings, profile: profiled })
+    Ok(RunOutcome { output, report, cores, agreement, timings, profile: profiled })
 }
 
 /// Refuses the debugging options where they cannot work: `--keep-output`

@@ -26,6 +26,7 @@ fn two_libraries_in_one_process_each_run_their_own_kernel() {
         keep_output: None,
         no_fork: false,
         html: None,
+        tolerance: Default::default(),
     };
     let relu_want: Vec<f32> = x.iter().map(|v| v.max(0.0)).collect();
     let scale_want: Vec<f32> = x.iter().map(|v| v * 2.0 + 1.0).collect();
@@ -85,6 +86,7 @@ fn a_library_rebuilt_in_process_is_loaded_anew() {
             keep_output: None,
             no_fork: false,
             html: None,
+            tolerance: Default::default(),
         })
         .unwrap()
     };

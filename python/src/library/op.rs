@@ -201,6 +201,7 @@ impl Op {
                 keep_output: None,
                 no_fork: !self.isolate,
                 html: None,
+                tolerance: Default::default(),
             };
             customop::run::run_profiled(&o, profile)
         });
