@@ -215,6 +215,8 @@ fn host_build(
     }
     // The entry points exported (a tool that looks up a new one relinks).
     key = cache::fnv1a(key, crate::link::EXPORTS.join(",").as_bytes());
+    // The C math names bound to the device's libm (a name added relinks).
+    key = cache::fnv1a(key, crate::link::math_assignments().as_bytes());
     let link_stamp = objdir.join("link.stamp");
     let inputs: Vec<(PathBuf, u64)> = objects.iter().filter_map(|p| cache::hash_file(p).map(|h| (p.clone(), h))).collect();
     let linked = if cache::Stamp::is_current(&link_stamp, key, library) {

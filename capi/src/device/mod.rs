@@ -1,12 +1,12 @@
 //! Device-only parts of the library (`target_arch = "xtensa"`): the libc
 //! heap exports and Rust's global allocator, what libc++ needs out of line
-//! (`operator new`/`delete`, its abort paths, the C math functions
-//! `<cmath>` needs beyond `compiler_builtins`'), the panic handler, the stack
-//! switch, and what a test board or loader needs to stand a core up.
+//! (`operator new`/`delete`, its abort paths), the panic handler, the stack
+//! switch, and what a test board or loader needs to stand a core up. (The C
+//! math library is the `neuron-libm` crate, in the archive through the
+//! `neuroncustomop` shell.)
 
 pub mod cxx;
 pub mod heap;
-pub mod math;
 #[cfg(feature = "panic-handler")]
 mod panic;
 #[cfg(feature = "qemu")]

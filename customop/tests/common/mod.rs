@@ -180,3 +180,27 @@ pub fn accessor_forms_cases() -> [Case; 2] {
     let scaled = x3.iter().enumerate().map(|(k, v)| v * (k / 20 + 1) as f32).collect();
     [("pair_sum", vec![5, 8], x2, pairs), ("plane_scale", vec![3, 4, 5], x3, scaled)]
 }
+
+/// `x`'s row-wise softmax as the `libm` kernel computes it (the same order of
+/// operations), with the device libm's `expf`.
+pub fn libm_softmax_rows(x: &[f32], cols: usize) -> Vec<f32> {
+    let mut out = Vec::with_capacity(x.len());
+    for row in x.chunks(cols) {
+        let m = row[1..].iter().fold(row[0], |m, &v| if v > m { v } else { m });
+        let e: Vec<f32> = row.iter().map(|&v| neuron_libm::elementary::expf(v - m)).collect();
+        let sum = e.iter().fold(0.0f32, |s, &v| s + v);
+        let inv = 1.0 / sum;
+        out.extend(e.iter().map(|v| v * inv));
+    }
+    out
+}
+
+/// The `libm` kernel's `math_mix` of one element, with the device libm.
+pub fn libm_math_mix(v: f32) -> f32 {
+    let a = v.abs();
+    neuron_libm::elementary::logf(a + 1.0)
+        + neuron_libm::elementary::tanhf(v)
+        + neuron_libm::elementary::sqrtf(a)
+        + neuron_libm::elementary::powf(a + 0.5, 1.7)
+        + neuron_libm::elementary::sinf(v) * neuron_libm::elementary::cosf(v)
+}
