@@ -115,6 +115,51 @@ fn tcm_kernels_agree_single_on_1_multicore_on_8() {
     assert!(text(&o).contains("error 107") && text(&o).contains("the emulated cluster cannot check this"), "{}", text(&o));
 }
 
+/// The bits of `v`.
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|f| f.to_bits()).collect()
+}
+
+/// The object (archive member) that the image `elf`'s link took function
+/// `name`'s code from, by its map file.
+fn code_origin(elf: &Path, name: &str) -> String {
+    let map = std::fs::read_to_string(elf.with_extension("elf.map")).unwrap();
+    let kept = map.split("Linker script and memory map").nth(1).expect("the map's memory map");
+    let section = format!(".text.{name}");
+    let line =
+        kept.lines().find(|l| l.split_whitespace().next() == Some(section.as_str())).unwrap_or_else(|| panic!("no {section} in {}'s map", elf.display()));
+    line.rsplit('(').next().unwrap_or(line).to_string()
+}
+
+/// Kernels that call the C math library (a row softmax through TCM with
+/// `expf`; `logf`, `tanhf`, `sqrtf`, `powf`, `sinf`·`cosf` through an
+/// accessor): the simulator and the emulated device compute them with the
+/// same libm (`neuron-libm`, a port of musl's), so `--on both` is
+/// bit-identical, on 1 core and with the rows shared out over 8, and both
+/// give neuron-libm's bits. On the device those functions are
+/// neuron-libm's strong definitions, not compiler_builtins' weak ones.
+#[test]
+fn kernels_calling_libm_agree_on_1_and_8_cores() {
+    let dir = built("libm", QEMU);
+    let mc = built("libm", &["--target", "qemu", "--multicore"]);
+    let (r, c) = (16u64, 1024u64);
+    let x = values((r * c) as usize, -8.0, 8.0, 74);
+    let xs = npy_file("q_softmax_x.npy", &f32s(&[r, c], &x)).display().to_string();
+    let want = bits(&libm_softmax_rows(&x, c as usize));
+    assert_eq!(bits(&both(&dir, "row_softmax", &[&xs], 1, "libm").0.to_f32()), want, "1 core");
+    assert_eq!(bits(&both(&mc, "row_softmax_multicore", &[&xs], 8, "libm_mc").0.to_f32()), want, "8 cores");
+    let y = values(2000, -6.0, 6.0, 75);
+    let ys = npy_file("q_mix_y.npy", &f32s(&[2000], &y)).display().to_string();
+    let want: Vec<f32> = y.iter().map(|&v| libm_math_mix(v)).collect();
+    assert_eq!(bits(&both(&dir, "math_mix", &[&ys], 1, "libm").0.to_f32()), bits(&want));
+    for image in [dir.join("libm_qemu.elf"), mc.join("libm_qemu.elf")] {
+        for f in ["expf", "logf", "tanhf", "sqrtf", "powf", "sinf", "cosf"] {
+            let from = code_origin(&image, f);
+            assert!(from.starts_with("neuron_libm-"), "{f} of {} is from {from}", image.display());
+        }
+    }
+}
+
 #[test]
 fn stream_scalar_and_spelling_kernels_agree() {
     let stream = built("stream", QEMU);
