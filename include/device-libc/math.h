@@ -1,7 +1,8 @@
-// What the device library defines of <math.h>: Rust's compiler_builtins
-// math (the `libm` port) and the rest of C99's from the same port
-// (capi/src/device/math.rs), in double and float (`sinf`, ...), with the
-// classification macros as compiler builtins. Floats are soft-float on
+// What the device library defines of <math.h>: C99's math functions from
+// the device's C math library (the `neuron-libm` crate, libm/: musl's libm
+// ported to Rust, which the simulator also computes a kernel's calls with),
+// in double and float (`sinf`, ...), with the classification macros as
+// compiler builtins. Floats are soft-float on
 // the Q7's configuration: a float call is cheaper than a double one.
 #pragma once
 
@@ -110,8 +111,7 @@ double fma(double x, double y, double z);
 float fmaf(float x, float y, float z);
 double ldexp(double x, int e);
 float ldexpf(float x, int e);
-// From the device library's own math (capi/src/device/math.rs), so that every
-// std:: function of libc++'s <cmath> links.
+// The rest, so that every std:: function of libc++'s <cmath> links.
 double atanh(double x);
 float atanhf(float x);
 double lgamma(double x);
