@@ -43,7 +43,7 @@ pub(crate) fn clippy_host() -> Result {
 /// with `qemu` (the HAL's model of the emulated core is only built then).
 pub(crate) fn clippy_xtensa() -> Result {
     for features in [&[][..], &["--features", "neuroncustomop/qemu"]] {
-        let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuron-capi", "-p", "neuroncustomop"]
+        let args: Vec<String> = ["--release", "-p", "neuron-hal", "-p", "neuron-runtime", "-p", "neuron-capi", "-p", "neuron-libm", "-p", "neuroncustomop"]
             .iter()
             .chain(features)
             .chain(&["--", "-D", "warnings"])

@@ -161,7 +161,7 @@ pub fn test() -> Result {
 
     step("rustfmt: cargo fmt --all --check (workspace, kernels, fuzz, python)", &mut crate::lints::fmt);
     step("clippy, host: --workspace --all-targets, and python/ -D warnings", &mut crate::lints::clippy_host);
-    step("clippy, xtensa: neuron-hal, neuron-runtime, neuroncustomop -D warnings", &mut crate::lints::clippy_xtensa);
+    step("clippy, xtensa: neuron-hal, neuron-runtime, neuron-capi, neuron-libm, neuroncustomop -D warnings", &mut crate::lints::clippy_xtensa);
     step("host: cargo test --workspace", &mut || {
         let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
         crate::step_log::run_logged(
