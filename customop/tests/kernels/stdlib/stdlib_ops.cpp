@@ -101,9 +101,8 @@ torch::Tensor cmath_ops(const torch::Tensor& x) {
     return out;
 }
 
-// More of <cmath>: the functions the device library adds to compiler
-// builtins' (frexp, modf, nearbyint, lround, scalbn, ilogb, logb,
-// remainder, nextafter), all exact, so the same bits on both sides.
+// More of <cmath>: frexp, modf, nearbyint, lround, scalbn, ilogb, logb,
+// remainder, nextafter, all exact, so the same bits on both sides.
 torch::Tensor cmath_more(const torch::Tensor& x) {
     auto in = x.accessor<float, 1>();
     torch::Tensor out = torch::empty(x.sizes(), torch::kFloat);
