@@ -611,8 +611,10 @@ fn the_standard_headers_compile_for_the_device_at_cxx14_and_cxx17() {
 }
 
 /// Every `std::` function of libc++'s `<cmath>`, in float and double,
-/// links against the device library: an object calling them all has no
-/// undefined symbol the device runtime does not define.
+/// and the functions the device `<math.h>` declares beyond C99 (`sincos`,
+/// `exp10`, `lgamma_r`, ...), link against the device library: an object
+/// calling them all has no undefined symbol the device runtime does not
+/// define.
 #[test]
 fn every_cmath_function_links_on_the_device() {
     use customop::xtensa::{devlib, toolchain::Toolchain};
@@ -671,7 +673,10 @@ fn every_cmath_function_links_on_the_device() {
     }
     body += "  s += std::fma(xf, yf, xf) + std::fma(xd, yd, xd) + std::frexp(xf, &e) + std::frexp(xd, &e) + std::ldexp(xf, n) + std::ldexp(xd, n);\n\
       s += std::modf(xf, &fi) + std::modf(xd, &di) + std::remquo(xf, yf, &e) + std::remquo(xd, yd, &e) + std::scalbn(xf, n) + std::scalbln(xd, l);\n\
-      s += std::hypot(xd, yd, xd) + std::nan(\"\") + std::nanf(\"\") + std::nexttoward(xf, (long double)yd) + std::fpclassify(xf);\n  return s;\n}\n";
+      s += std::hypot(xd, yd, xd) + std::nan(\"\") + std::nanf(\"\") + std::nexttoward(xf, (long double)yd) + std::fpclassify(xf);\n\
+      float sf, cf; double sd, cd; sincosf(xf, &sf, &cf); sincos(xd, &sd, &cd);\n\
+      s += sf + cf + sd + cd + exp10f(xf) + exp10(xd) + lgammaf_r(xf, &e) + lgamma_r(xd, &e) + roundevenf(xf) + roundeven(xd);\n\
+      s += fmaximumf(xf, yf) + fminimum(xd, yd) + fmaximum_numf(xf, yf) + fminimum_num(xd, yd) + j0f(xf) + j1(xd) + jnf(n, xf) + yn(n, xd) + y0f(xf) + y1(xd);\n  return s;\n}\n";
     std::fs::write(&src, body).unwrap();
     let include = Path::new(env!("CARGO_MANIFEST_DIR")).join("../include");
     let obj = dir.join("all_cmath.o");
@@ -681,7 +686,9 @@ fn every_cmath_function_links_on_the_device() {
         String::from_utf8_lossy(&o.stdout).lines().filter_map(|l| l.split_whitespace().last().map(str::to_owned)).collect()
     };
     let undefined = nm(&["-u"], &obj);
-    assert!(undefined.iter().any(|s| s == "lgammaf") && undefined.iter().any(|s| s == "frexp"), "{undefined:?}");
+    for f in ["lgammaf", "frexp", "sincosf", "exp10", "lgamma_r", "yn"] {
+        assert!(undefined.iter().any(|s| s == f), "{f}: {undefined:?}");
+    }
     let archive = devlib::archive(devlib::Runtime::Qemu).unwrap();
     let defined: std::collections::HashSet<String> = nm(&["--defined-only"], &archive).into_iter().collect();
     let missing: Vec<&String> = undefined.iter().filter(|s| !defined.contains(*s)).collect();

@@ -148,6 +148,38 @@ double nexttoward(double x, long double y);
 float nexttowardf(float x, long double y);
 double nan(const char* tag);
 float nanf(const char* tag);
+// Beyond C99, as glibc declares them for g++ (the simulator's compiler):
+// sincos (which g++ calls for a sin and a cos of one argument), exp10,
+// lgamma_r, C23's roundeven and fmaximum/fminimum(_num), and the Bessel
+// functions.
+void sincos(double x, double* s, double* c);
+void sincosf(float x, float* s, float* c);
+double exp10(double x);
+float exp10f(float x);
+double lgamma_r(double x, int* sign);
+float lgammaf_r(float x, int* sign);
+double roundeven(double x);
+float roundevenf(float x);
+double fmaximum(double x, double y);
+float fmaximumf(float x, float y);
+double fminimum(double x, double y);
+float fminimumf(float x, float y);
+double fmaximum_num(double x, double y);
+float fmaximum_numf(float x, float y);
+double fminimum_num(double x, double y);
+float fminimum_numf(float x, float y);
+double j0(double x);
+float j0f(float x);
+double j1(double x);
+float j1f(float x);
+double jn(int n, double x);
+float jnf(int n, float x);
+double y0(double x);
+float y0f(float x);
+double y1(double x);
+float y1f(float x);
+double yn(int n, double x);
+float ynf(int n, float x);
 #ifdef __cplusplus
 }
 #endif
