@@ -62,11 +62,16 @@ pub mod rounding;
 /// What a host symbol's name starts with: `expf` is `neuron_libm_expf`.
 pub const HOST_PREFIX: &str = "neuron_libm_";
 
-/// The C names the crate defines on every target (the device also has
-/// `nexttoward` and `nexttowardf`, whose `long double` is the host's
-/// 80-bit type).
+/// The C names the crate defines on every target (not `nexttoward` and
+/// `nexttowardf`, whose `long double` is the host's 80-bit type).
 pub fn host_names() -> impl Iterator<Item = &'static str> {
     elementary::NAMES.iter().chain(parts::NAMES).chain(rounding::NAMES).copied()
+}
+
+/// The C names the crate defines on the device: [`host_names`] and the
+/// two whose `long double` is `double` there.
+pub fn device_names() -> impl Iterator<Item = &'static str> {
+    host_names().chain(parts::DEVICE_ONLY.iter().copied())
 }
 
 #[cfg(test)]
@@ -81,6 +86,8 @@ mod tests {
         let all: std::vec::Vec<&str> = host_names().collect();
         let set: BTreeSet<&str> = all.iter().copied().collect();
         assert_eq!(set.len(), all.len(), "a name twice: {all:?}");
+        assert_eq!(device_names().count(), all.len() + 2);
+        assert!(device_names().any(|n| n == "nexttowardf") && !set.contains("nexttowardf"));
         for f in [
             "exp",
             "exp2",

@@ -246,6 +246,9 @@ fn clamp_exponent(n: c_long) -> c_int {
     c_int::try_from(n).unwrap_or(if n < 0 { c_int::MIN } else { c_int::MAX })
 }
 
+/// The C names defined on the device only (below).
+pub(crate) const DEVICE_ONLY: &[&str] = &["nexttoward", "nexttowardf"];
+
 /// `nexttoward` (device only: `long double` is `double` on the Xtensa
 /// core; on the host it is the 80-bit type, which Rust has not).
 #[cfg(target_arch = "xtensa")]

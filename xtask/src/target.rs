@@ -62,7 +62,28 @@ pub fn check_lib(lib: &Path) -> Result {
     if !missing.is_empty() {
         return Err(format!("{}: missing C symbols {missing:?}", lib.display()));
     }
-    println!("xtask: {}: {objects} ELF32 Xtensa objects, windowed code, {} SPEC symbols defined", lib.display(), SPEC_SYMBOLS.len());
+    // The C math library is neuron-libm's, the code the simulator binds a
+    // kernel's calls to (compiler_builtins' weak copies of some names give way).
+    let math: std::collections::HashSet<&str> = members
+        .iter()
+        .filter(|(name, _)| name.starts_with("neuron_libm-"))
+        .flat_map(|(_, o)| o.table.iter().filter(|s| s.global_text).map(|s| s.name.as_str()))
+        .collect();
+    let missing: Vec<&str> = neuron_libm::device_names().filter(|n| !math.contains(n)).collect();
+    if !missing.is_empty() {
+        return Err(format!(
+            "{}: {} C math functions are not neuron-libm's (the first: {:?}): is the crate still linked by neuroncustomop (src/lib.rs)?",
+            lib.display(),
+            missing.len(),
+            &missing[..missing.len().min(8)]
+        ));
+    }
+    println!(
+        "xtask: {}: {objects} ELF32 Xtensa objects, windowed code, {} SPEC symbols and {} C math functions (neuron-libm) defined",
+        lib.display(),
+        SPEC_SYMBOLS.len(),
+        neuron_libm::device_names().count()
+    );
     Ok(())
 }
 
