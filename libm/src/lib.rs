@@ -11,7 +11,7 @@
 //! differs from musl's in the last bit of many results.
 //!
 //! On the host the functions are exported as `neuron_libm_<name>`
-//! ([`host_symbol`]), never under the C names: this crate is also linked
+//! ([`HOST_PREFIX`]), never under the C names: this crate is also linked
 //! into the `customop` binary and the Python module, which must keep the
 //! host's libm for their own code and must not offer `expf` to the rest
 //! of the process. `customop build` binds a kernel's C names to these
