@@ -69,7 +69,11 @@ const TARGETS: Choices<Target> = Choices {
 };
 
 const PLACES: Choices<crate::run::On> = Choices {
-    names: &[("sim", "the host simulator"), ("qemu", "the emulated Xtensa cluster (a --target qemu build)"), ("both", "both, outputs compared bit for bit")],
+    names: &[
+        ("sim", "the host simulator"),
+        ("qemu", "the emulated Xtensa cluster (a --target qemu build)"),
+        ("both", "both, outputs compared (bit for bit, or within --rtol/--atol)"),
+    ],
     parse: crate::run::On::parse,
 };
 
@@ -87,7 +91,19 @@ enum Command {
     Build(BuildArgs),
     Run(RunArgs),
     Ops(OpsArgs),
+    Env(EnvArgs),
 }
+
+/// Show what this machine has for building and running kernels.
+///
+/// Where each part was found (the headers, the host runtime, the
+/// compilers, QEMU and its plugin API, the Xtensa toolchain, the device
+/// runtimes) and, for what is missing, the one command that installs it.
+/// Exit status 10 when the host simulator lacks a part; the emulated
+/// cores' parts are reported, not required.
+#[derive(clap::Args, Debug)]
+#[command(after_help = EXIT_STATUS)]
+struct EnvArgs {}
 
 /// List a built library's ops with their signatures.
 ///
@@ -274,6 +290,8 @@ enum Parsed {
     Build(BuildOptions, bool),
     /// `customop ops DIR`.
     Ops(PathBuf),
+    /// `customop env`.
+    Env,
     /// The options, `--report`, `--timings`, `--profile`.
     Run(RunOptions, bool, bool, Option<PathBuf>),
     Print(String),
@@ -303,6 +321,7 @@ fn parse(args: &[String]) -> Result<Parsed> {
     match Cli::try_parse_from(argv) {
         Ok(Cli { command: Command::Build(b) }) => b.options().map(|(o, v)| Parsed::Build(o, v)),
         Ok(Cli { command: Command::Ops(o) }) => Ok(Parsed::Ops(o.dir)),
+        Ok(Cli { command: Command::Env(EnvArgs {}) }) => Ok(Parsed::Env),
         Ok(Cli { command: Command::Run(r) }) => {
             if (r.rtol.is_some() || r.atol.is_some()) && r.on != crate::run::On::Both {
                 return Err(Error::new(
@@ -326,6 +345,15 @@ fn dispatch(args: &[String]) -> Result<()> {
         Parsed::Ops(dir) => {
             print!("{}", crate::ops_list::describe(&dir)?);
             Ok(())
+        }
+        Parsed::Env => {
+            let (text, ok) = crate::environment::report(&crate::environment::parts());
+            print!("{text}");
+            if ok {
+                Ok(())
+            } else {
+                Err(Error::new(ErrorKind::Environment, "the host simulator lacks a part listed above as missing".to_owned()))
+            }
         }
         Parsed::Build(o, verbose) => {
             let (b, warnings) = progress::scoped(if verbose { Level::Verbose } else { Level::Steps }, || build(&o));

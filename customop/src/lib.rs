@@ -29,6 +29,7 @@ pub mod device_check;
 pub mod device_fault;
 pub mod differential;
 pub mod dylib;
+pub mod environment;
 pub mod error;
 pub mod finding_site;
 pub mod integrity;
