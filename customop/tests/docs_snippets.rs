@@ -120,7 +120,11 @@ fn the_quickstarts_shell_snippets_run_as_printed_and_print_what_it_shows() {
     let doc = std::fs::read_to_string(Path::new(REPO).join("docs/quickstart.md")).unwrap();
     let out = run_doc("docs/quickstart.md");
     assert_eq!(out.len(), 4, "customop env; build and run; the emulated cores; 8 cores");
-    assert!(out[0].contains("for the host simulator:") && !out[0].contains("missing  "), "section 1's customop env, on a machine that has every part:\n{}", out[0]);
+    assert!(
+        out[0].contains("for the host simulator:") && !out[0].contains("missing  "),
+        "section 1's customop env, on a machine that has every part:\n{}",
+        out[0]
+    );
     let out = &out[1..];
     let shown = blocks(&doc, "text");
     // The annotated report is the run's own output, as printed (but for
