@@ -46,10 +46,15 @@ impl Lines {
         Ok(Self { loader, symbols })
     }
 
-    /// The symbol holding `a`, else `a` in hex.
-    fn symbol(&self, a: u64) -> String {
+    /// The sized symbol holding `a`: (address, size, name).
+    fn holding(&self, a: u64) -> Option<&(u64, u64, String)> {
         let i = self.symbols.partition_point(|s| s.0 <= a);
-        i.checked_sub(1).map(|i| &self.symbols[i]).filter(|s| a < s.0 + s.1).map_or_else(|| format!("0x{a:x}"), |s| s.2.clone())
+        i.checked_sub(1).map(|i| &self.symbols[i]).filter(|s| a < s.0 + s.1)
+    }
+
+    /// The symbol holding `a`, demangled, else `a` in hex.
+    fn symbol(&self, a: u64) -> String {
+        self.holding(a).map_or_else(|| format!("0x{a:x}"), |s| crate::dwarf::demangled(&s.2))
     }
 
     /// The inline stack at `a`, innermost first (never empty): a function
@@ -62,6 +67,53 @@ impl Lines {
             out.push(Frame { function: self.symbol(a), file: None, line: None });
         }
         out
+    }
+
+    /// As [`frames`](Self::frames), but a frame with a file and no line
+    /// at `a` (code the compiler emitted without one, line 0 in the line
+    /// table: spills, branches, a loop's bookkeeping) takes the line of
+    /// its block, as `perf annotate` and Nsight's source view charge it:
+    /// the line that frame has at the nearest row of the line table
+    /// before `a` in the same function (its own line there, or the line
+    /// that calls what is inlined there), else at the nearest row after.
+    /// A frame of a function no row of which has a line keeps none.
+    pub fn frames_by_block(&self, a: u64) -> Vec<Frame> {
+        let mut out = self.frames(a);
+        if out.iter().all(|f| f.file.is_none() || f.line.is_some()) {
+            return out;
+        }
+        let Some(&(lo, size, _)) = self.holding(a) else { return out };
+        let mut rows: Vec<u64> = match self.loader.find_location_range(lo, lo + size) {
+            Ok(it) => it.map(|(row, _, _)| row).collect(),
+            Err(_) => return out,
+        };
+        rows.sort_unstable();
+        rows.dedup();
+        block_lines(&mut out, a, &rows, |r| self.frames(r));
+        out
+    }
+}
+
+/// Gives each frame of `frames` (the stack at `a`, innermost first) that
+/// has a file and no line the line the same frame (the same function and
+/// file at the same depth from the outermost) has at the nearest of
+/// `rows` (the function's line-table rows, sorted) before `a`, else after
+/// it; `frames_at` is the stack at a row.
+fn block_lines(frames: &mut [Frame], a: u64, rows: &[u64], frames_at: impl Fn(u64) -> Vec<Frame>) {
+    let split = rows.partition_point(|&r| r < a);
+    let (before, after) = rows.split_at(split);
+    let len = frames.len();
+    for i in 0..len {
+        if frames[i].file.is_none() || frames[i].line.is_some() {
+            continue;
+        }
+        let depth = len - 1 - i;
+        let found = before.iter().rev().chain(after.iter().filter(|&&r| r != a)).find_map(|&r| {
+            let at = frames_at(r);
+            let g = at.len().checked_sub(depth + 1).map(|j| &at[j])?;
+            (g.function == frames[i].function && g.file == frames[i].file).then_some(g.line).flatten()
+        });
+        frames[i].line = found;
     }
 }
 
@@ -100,6 +152,57 @@ mod tests {
         assert_eq!(lines.frames(far + 0x10)[0].function, "0x7f0000000010");
         assert_eq!(lines.frames(far + 0x100)[0].function, "0x7f0000000100");
         assert_eq!(lines.frames(far - 1)[0].function, "0x7effffffffff");
+    }
+
+    fn frame(function: &str, file: &str, line: Option<u32>) -> Frame {
+        Frame { function: function.into(), file: Some(file.into()), line }
+    }
+
+    #[test]
+    fn a_frame_without_a_line_takes_its_blocks_line() {
+        let kernel = |line| frame("relu(at::Tensor const&)", "/k/relu.cpp", line);
+        let accessor = |line| frame("at::TensorAccessor<float, 1>::operator[]", "/r/include/ATen/core/TensorAccessor.h", line);
+        // Rows: 0x10 the kernel's line 7, 0x20 the accessor inlined at line
+        // 9 (its own line 40), 0x30 line 0, 0x40 line 12.
+        let at = |r: u64| match r {
+            0x10 => vec![kernel(Some(7))],
+            0x20 => vec![accessor(Some(40)), kernel(Some(9))],
+            0x30 => vec![kernel(None)],
+            0x40 => vec![kernel(Some(12))],
+            _ => vec![frame("elsewhere", "/k/other.cpp", Some(1))],
+        };
+        let rows = [0x10, 0x20, 0x30, 0x40];
+        // After the inlined accessor: the line that called it.
+        let mut f = vec![kernel(None)];
+        block_lines(&mut f, 0x30, &rows, at);
+        assert_eq!(f, [kernel(Some(9))]);
+        // Inside the accessor without a line: the accessor's line before,
+        // and the kernel's line, already there, stays.
+        let mut f = vec![accessor(None), kernel(Some(9))];
+        block_lines(&mut f, 0x24, &rows, at);
+        assert_eq!(f, [accessor(Some(40)), kernel(Some(9))]);
+        // Before the first row with a line: the nearest after.
+        let mut f = vec![kernel(None)];
+        block_lines(&mut f, 0x08, &[0x08, 0x10], |r| if r == 0x08 { vec![kernel(None)] } else { at(r) });
+        assert_eq!(f, [kernel(Some(7))]);
+        // No row of the function with a line: none.
+        let mut f = vec![kernel(None)];
+        block_lines(&mut f, 0x30, &[0x30], at);
+        assert_eq!(f, [kernel(None)]);
+        // A frame without a file is left as it is.
+        let mut f = vec![Frame { function: "memcpy".into(), file: None, line: None }];
+        block_lines(&mut f, 0x30, &rows, at);
+        assert_eq!(f[0].line, None);
+    }
+
+    #[test]
+    fn a_symbol_standing_in_for_a_function_is_demangled() {
+        let (exe, _) = this_program();
+        let far = 0x7f00_0000_0000;
+        let lines = Lines::with_symbols(&exe, [(far, 0x10, "_Z12relu_forwardRKN2at6TensorE".to_owned())]).unwrap();
+        assert_eq!(lines.frames(far)[0].function, "relu_forward(at::Tensor const&)");
+        // No DWARF there: nothing to take a line from.
+        assert_eq!(lines.frames_by_block(far), lines.frames(far));
     }
 
     #[test]
