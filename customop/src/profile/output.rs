@@ -155,7 +155,8 @@ pub fn folded_stack(core: u32, frames: &[Frame], caller: Option<&str>) -> String
     if caller.is_none() {
         let inner = frames.first().expect("never empty");
         if let Some(line) = inner.line {
-            stack.push_str(&label(&format!(";{}:{line}", short(inner.file.as_deref().unwrap_or_default()))));
+            stack.push(';');
+            stack.push_str(&label(&format!("{}:{line}", short(inner.file.as_deref().unwrap_or_default()))));
         }
     }
     stack
@@ -463,5 +464,64 @@ mod tests {
         assert_eq!(charged(&[runtime]).0, "/r/capi/src/ffi/customop.rs");
         // Without DWARF: no file, line 0.
         assert_eq!(charged(&[frame("memcpy", None, None)]), (String::new(), 0, "memcpy".into(), true));
+    }
+
+    /// A kernel at 0x10..0x20 (its loop line 9 at 0x10, a header's
+    /// accessor inlined there at 0x14, a call at 0x18 on line 12), a
+    /// soft-float routine at 0x100 the call led to, and the runtime at
+    /// 0x200 that ran before the kernel.
+    fn frames_at(a: u64) -> Vec<Frame> {
+        let kernel = |line| frame("relu(at::Tensor const&)", Some("/k/relu.cpp"), Some(line));
+        match a {
+            0x10 => vec![kernel(9)],
+            0x14 => vec![frame("at::TensorAccessor<float, 1>::operator[]", Some("/r/include/ATen/core/TensorAccessor.h"), Some(40)), kernel(9)],
+            0x18 => vec![kernel(12)],
+            0x100 => {
+                vec![frame("compiler_builtins::float::cmp::cmp::<f32>", Some("/c/float/cmp.rs"), Some(70)), frame("__gesf2", Some("/c/macros.rs"), Some(433))]
+            }
+            _ => vec![frame("neuron_runtime::invoke", Some("/r/runtime/src/invoke.rs"), Some(5))],
+        }
+    }
+
+    #[test]
+    fn the_librarys_code_goes_above_the_kernel_line_that_led_to_it() {
+        let mut raw = Raw::default();
+        for (a, n) in [(0x10, 100), (0x14, 50), (0x18, 10), (0x100, 40), (0x200, 7)] {
+            raw.insns.insert((0, a), n);
+        }
+        // 30 of the routine's 40 from the call on line 12; 10 with no kernel
+        // instruction before them.
+        raw.callers.insert((0, 0x18, 0x100), 30);
+        raw.dma_sites.insert((0, 0x18), (2, 2048));
+        raw.dma.insert(0, super::super::raw::Dma { to_tcm_descriptors: 3, to_tcm_bytes: 3072, ..Default::default() });
+        let p = analyse_frames(&raw, frames_at, 1);
+        let stacks: BTreeMap<&str, u64> = p.folded.iter().map(|l| l.rsplit_once(' ').unwrap()).map(|(s, ps)| (s, ps.parse().unwrap())).collect();
+        let ps = |n: u64| (MODEL.ns(n, 0, 0, 0) * 1000.0).round() as u64;
+        let want: BTreeMap<&str, u64> = [
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:9", ps(100)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:9;at::TensorAccessor<float, 1>::operator[]", ps(50)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12", ps(10)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12;__gesf2;compiler_builtins::float::cmp::cmp::<f32>", ps(30)),
+            ("core 0;__gesf2;compiler_builtins::float::cmp::cmp::<f32>;float/cmp.rs:70", ps(10)),
+            ("core 0;neuron_runtime::invoke;src/invoke.rs:5", ps(7)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12;[DMA]", (MODEL.ns(0, 0, 2048, 2) * 1000.0).round() as u64),
+            ("core 0;[DMA]", (MODEL.ns(0, 0, 1024, 1) * 1000.0).round() as u64),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(stacks, want);
+        // The call's line carries the routine's 30 as its library's; the
+        // routine's own line keeps the 10 no kernel line led to.
+        let line = |l: u32| p.lines.iter().find(|x| x.line == l).unwrap();
+        assert_eq!((line(12).instructions, line(12).library_instructions, line(12).library), (40, 30, false));
+        assert_eq!((line(9).instructions, line(9).library_instructions), (150, 0));
+        assert_eq!((line(70).instructions, line(70).library_instructions, line(70).library), (10, 10, true));
+        assert_eq!((p.cores[0].instructions, p.cores[0].library_instructions), (207, 47));
+        assert_eq!(p.lines[0].line, 9);
+        // The trace: the kernel's span holds what it led to; the DMA is
+        // its own span.
+        let f: BTreeMap<&str, f64> = p.functions[&0].iter().map(|(n, ns)| (n.as_str(), *ns)).collect();
+        assert!((f["relu(at::Tensor const&)"] - MODEL.ns(190, 0, 0, 0)).abs() < 1e-9, "{f:?}");
+        assert!((f["[DMA]"] - MODEL.ns(0, 0, 3072, 3)).abs() < 1e-9, "{f:?}");
     }
 }
