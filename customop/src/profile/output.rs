@@ -178,7 +178,14 @@ fn analyse_frames(raw: &Raw, frames_at: impl Fn(u64) -> Vec<Frame>, cores: u32) 
     }
     // The kernel's stack at each instruction that led to library code
     // or DMA, with its root function (the trace's).
-    let caller_of = |a: u64| kernel_stack(&frames_of[&a]).map(|k| (k.split(';').next().unwrap_or_default().to_owned(), k));
+    let stacks: BTreeMap<u64, (String, String)> = raw
+        .callers
+        .keys()
+        .map(|k| k.1)
+        .chain(raw.dma_sites.keys().map(|k| k.1))
+        .filter_map(|a| kernel_stack(&frames_of[&a]).map(|k| (a, (k.split(';').next().unwrap_or_default().to_owned(), k))))
+        .collect();
+    let caller_of = |a: u64| stacks.get(&a).cloned();
     let mut callers: BTreeMap<(u32, u64), Vec<(u64, u64)>> = BTreeMap::new();
     for (&(core, site, a), &n) in &raw.callers {
         callers.entry((core, a)).or_default().push((site, n));
@@ -234,12 +241,12 @@ fn analyse_frames(raw: &Raw, frames_at: impl Fn(u64) -> Vec<Frame>, cores: u32) 
         // (the runtime's before the kernel and after it) stand alone.
         let mut rest = n;
         for &(site, k) in callers.get(&(core, a)).map_or(&[][..], Vec::as_slice) {
-            let Some((root, caller)) = caller_of(site) else { continue };
+            let Some((root, caller)) = stacks.get(&site) else { continue };
             let k = k.min(rest);
             rest -= k;
             let share = if n > 0 { ns * k as f64 / n as f64 } else { 0.0 };
-            *folded.entry(folded_stack(core, frames, Some(&caller))).or_default() += share;
-            *functions.entry(core).or_default().entry(root).or_default() += share;
+            *folded.entry(folded_stack(core, frames, Some(caller))).or_default() += share;
+            *functions.entry(core).or_default().entry(root.clone()).or_default() += share;
         }
         let share = if n > 0 { ns * rest as f64 / n as f64 } else { ns };
         if share > 0.0 {

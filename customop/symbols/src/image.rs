@@ -4,14 +4,22 @@
 
 use crate::Frame;
 use neuron_image::elf::Elf;
+use std::borrow::Borrow;
+use std::collections::HashMap;
 use std::fmt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, PoisonError};
 
 /// The symboliser of one image.
 pub struct Lines {
     loader: addr2line::Loader,
     /// (address, size, name), sorted.
     symbols: Vec<(u64, u64, String)>,
+    /// [`Lines::frames_by_block`]'s reads, kept: per function (its
+    /// symbol's address) its line-table rows, and the frames at a row (a
+    /// profile asks for every address of a loop).
+    rows: Mutex<HashMap<u64, Arc<Vec<u64>>>>,
+    row_frames: Mutex<HashMap<u64, Arc<Vec<Frame>>>>,
 }
 
 /// An image whose debug information cannot be read.
@@ -43,7 +51,7 @@ impl Lines {
         let loader = addr2line::Loader::new(image).map_err(|e| UnreadableDebugInfo { image: image.to_path_buf(), reason: e.to_string() })?;
         let mut symbols: Vec<(u64, u64, String)> = symbols.into_iter().filter(|s| s.1 > 0).collect();
         symbols.sort();
-        Ok(Self { loader, symbols })
+        Ok(Self { loader, symbols, rows: Mutex::default(), row_frames: Mutex::default() })
     }
 
     /// The sized symbol holding `a`: (address, size, name).
@@ -83,13 +91,20 @@ impl Lines {
             return out;
         }
         let Some(&(lo, size, _)) = self.holding(a) else { return out };
-        let mut rows: Vec<u64> = match self.loader.find_location_range(lo, lo + size) {
-            Ok(it) => it.map(|(row, _, _)| row).collect(),
-            Err(_) => return out,
-        };
-        rows.sort_unstable();
-        rows.dedup();
-        block_lines(&mut out, a, &rows, |r| self.frames(r));
+        let rows = Arc::clone(self.rows.lock().unwrap_or_else(PoisonError::into_inner).entry(lo).or_insert_with(|| {
+            let mut rows: Vec<u64> = self.loader.find_location_range(lo, lo + size).map(|it| it.map(|(row, _, _)| row).collect()).unwrap_or_default();
+            rows.sort_unstable();
+            rows.dedup();
+            Arc::new(rows)
+        }));
+        block_lines(&mut out, a, &rows, |r| {
+            let cached = self.row_frames.lock().unwrap_or_else(PoisonError::into_inner).get(&r).cloned();
+            cached.unwrap_or_else(|| {
+                let f = Arc::new(self.frames(r));
+                self.row_frames.lock().unwrap_or_else(PoisonError::into_inner).insert(r, Arc::clone(&f));
+                f
+            })
+        });
         out
     }
 }
@@ -99,7 +114,7 @@ impl Lines {
 /// file at the same depth from the outermost) has at the nearest of
 /// `rows` (the function's line-table rows, sorted) before `a`, else after
 /// it; `frames_at` is the stack at a row.
-fn block_lines(frames: &mut [Frame], a: u64, rows: &[u64], frames_at: impl Fn(u64) -> Vec<Frame>) {
+fn block_lines<F: Borrow<Vec<Frame>>>(frames: &mut [Frame], a: u64, rows: &[u64], frames_at: impl Fn(u64) -> F) {
     let split = rows.partition_point(|&r| r < a);
     let (before, after) = rows.split_at(split);
     let len = frames.len();
@@ -110,6 +125,7 @@ fn block_lines(frames: &mut [Frame], a: u64, rows: &[u64], frames_at: impl Fn(u6
         let depth = len - 1 - i;
         let found = before.iter().rev().chain(after.iter().filter(|&&r| r != a)).find_map(|&r| {
             let at = frames_at(r);
+            let at: &Vec<Frame> = at.borrow();
             let g = at.len().checked_sub(depth + 1).map(|j| &at[j])?;
             (g.function == frames[i].function && g.file == frames[i].file).then_some(g.line).flatten()
         });
