@@ -15,6 +15,10 @@ pub struct Lines {
     loader: addr2line::Loader,
     /// (address, size, name), sorted.
     symbols: Vec<(u64, u64, String)>,
+    /// (address, name) of the code labels (symbols of size 0 in a code
+    /// section: the window exception vectors, hand-written entry
+    /// points), sorted.
+    labels: Vec<(u64, String)>,
     /// [`Lines::frames_by_block`]'s reads, kept: per function (its
     /// symbol's address) its line-table rows, and the frames at a row (a
     /// profile asks for every address of a loop).
@@ -42,7 +46,15 @@ impl std::error::Error for UnreadableDebugInfo {}
 impl Lines {
     /// Opens `image`, whose ELF (symbol table) is `elf`.
     pub fn open(image: &Path, elf: &Elf) -> Result<Self, UnreadableDebugInfo> {
-        Self::with_symbols(image, elf.table.iter().map(|s| (u64::from(s.addr), u64::from(s.size), s.name.clone())))
+        let mut lines = Self::with_symbols(image, elf.table.iter().map(|s| (u64::from(s.addr), u64::from(s.size), s.name.clone())))?;
+        // A label is in a code section (its end excluded: `_etext`-like
+        // marks name nothing).
+        let code: Vec<(u32, u32)> =
+            elf.sections.iter().filter(|s| s.name.starts_with(".text") || s.name == ".vectors").map(|s| (s.addr, s.addr + s.size)).collect();
+        let in_code = |a: u32| code.iter().any(|c| c.0 <= a && a < c.1);
+        lines.labels = elf.table.iter().filter(|s| s.size == 0 && in_code(s.addr)).map(|s| (u64::from(s.addr), s.name.clone())).collect();
+        lines.labels.sort();
+        Ok(lines)
     }
 
     /// Opens `image` with its symbols `(address, size, name)`; those of
@@ -51,7 +63,7 @@ impl Lines {
         let loader = addr2line::Loader::new(image).map_err(|e| UnreadableDebugInfo { image: image.to_path_buf(), reason: e.to_string() })?;
         let mut symbols: Vec<(u64, u64, String)> = symbols.into_iter().filter(|s| s.1 > 0).collect();
         symbols.sort();
-        Ok(Self { loader, symbols, rows: Mutex::default(), row_frames: Mutex::default() })
+        Ok(Self { loader, symbols, labels: Vec::new(), rows: Mutex::default(), row_frames: Mutex::default() })
     }
 
     /// The sized symbol holding `a`: (address, size, name).
@@ -60,15 +72,26 @@ impl Lines {
         i.checked_sub(1).map(|i| &self.symbols[i]).filter(|s| a < s.0 + s.1)
     }
 
-    /// The symbol holding `a`, demangled, else `a` in hex.
+    /// The symbol holding `a`, demangled; else the code label at or
+    /// before `a` when no sized symbol ends between them (the vector
+    /// `_WindowOverflow8` for its handler's code); else `a` in hex.
     fn symbol(&self, a: u64) -> String {
-        self.holding(a).map_or_else(|| format!("0x{a:x}"), |s| crate::dwarf::demangled(&s.2))
+        if let Some(s) = self.holding(a) {
+            return crate::dwarf::demangled(&s.2);
+        }
+        let i = self.symbols.partition_point(|s| s.0 <= a);
+        let ended = i.checked_sub(1).map_or(0, |i| self.symbols[i].0 + self.symbols[i].1);
+        let j = self.labels.partition_point(|l| l.0 <= a);
+        match j.checked_sub(1).map(|j| &self.labels[j]) {
+            Some(l) if l.0 >= ended => crate::dwarf::demangled(&l.1),
+            _ => format!("0x{a:x}"),
+        }
     }
 
     /// The inline stack at `a`, innermost first (never empty): a function
     /// the DWARF names none for, and an address without DWARF (one frame,
-    /// no file), is named by the symbol holding it, else by the address
-    /// in hex.
+    /// no file), is named by the symbol holding it, else by the code
+    /// label before it, else by the address in hex.
     pub fn frames(&self, a: u64) -> Vec<Frame> {
         let mut out = crate::dwarf::frames(&self.loader, a, || self.symbol(a));
         if out.is_empty() {
@@ -118,18 +141,17 @@ fn block_lines<F: Borrow<Vec<Frame>>>(frames: &mut [Frame], a: u64, rows: &[u64]
     let split = rows.partition_point(|&r| r < a);
     let (before, after) = rows.split_at(split);
     let len = frames.len();
-    for i in 0..len {
-        if frames[i].file.is_none() || frames[i].line.is_some() {
+    for (i, f) in frames.iter_mut().enumerate() {
+        if f.file.is_none() || f.line.is_some() {
             continue;
         }
         let depth = len - 1 - i;
-        let found = before.iter().rev().chain(after.iter().filter(|&&r| r != a)).find_map(|&r| {
+        f.line = before.iter().rev().chain(after.iter().filter(|&&r| r != a)).find_map(|&r| {
             let at = frames_at(r);
             let at: &Vec<Frame> = at.borrow();
             let g = at.len().checked_sub(depth + 1).map(|j| &at[j])?;
-            (g.function == frames[i].function && g.file == frames[i].file).then_some(g.line).flatten()
+            (g.function == f.function && g.file == f.file).then_some(g.line).flatten()
         });
-        frames[i].line = found;
     }
 }
 
@@ -209,6 +231,20 @@ mod tests {
         let mut f = vec![Frame { function: "memcpy".into(), file: None, line: None }];
         block_lines(&mut f, 0x30, &rows, at);
         assert_eq!(f[0].line, None);
+    }
+
+    #[test]
+    fn code_without_a_sized_symbol_is_named_by_the_label_before_it() {
+        let (exe, _) = this_program();
+        let far = 0x7f00_0000_0000;
+        let mut lines = Lines::with_symbols(&exe, [(far + 0x100, 0x10, "sized".to_owned())]).unwrap();
+        lines.labels = vec![(far, "_WindowOverflow8".to_owned()), (far + 0x40, "_WindowUnderflow8".to_owned()), (far + 0x104, "inside".to_owned())];
+        assert_eq!(lines.frames(far + 0x3f)[0].function, "_WindowOverflow8");
+        assert_eq!(lines.frames(far + 0x40)[0].function, "_WindowUnderflow8");
+        // A sized symbol wins, and one that ended after the label ends it.
+        assert_eq!(lines.frames(far + 0x104)[0].function, "sized");
+        assert_eq!(lines.frames(far + 0x110)[0].function, "0x7f0000000110");
+        assert_eq!(lines.frames(far - 1)[0].function, "0x7effffffffff");
     }
 
     #[test]
