@@ -17,7 +17,8 @@
  *                   "L lo hi" library code and "I lo hi" code counted as
  *                   its caller's (compiler_builtins, the window vectors);
  *                   for out=, "K lo hi" the kernel's own code (DMA bytes
- *                   go to the last of its instructions that ran).
+ *                   and the library's instructions go to the last of its
+ *                   instructions that ran).
  *   mark=ADDR       the marker function's first instruction
  *   marks=FILE      the running counts at each marker, written at exit
  *                   (`cargo xtask perf` reads its budgets from these)
@@ -36,7 +37,10 @@
  * stores", "D vcpu class descriptors bytes" (DMA, by destination class),
  * "B vcpu addr descriptors bytes" (DMA by the kernel's instruction that led
  * to it: the last one of class K the vCPU ran before the descriptor; addr
- * 0 before any).
+ * 0 before any) and "S vcpu site addr n" (instructions outside class K by
+ * the kernel's instruction that led to them, as for "B": the last one of
+ * class K the vCPU ran, forgotten when a block of class K ends in a
+ * return, so the code the op returns into has none and is not listed).
  *
  * Lines of marks=FILE: "K vcpu total lib" per execution of the marker, in
  * the order they ran: the instructions that vCPU executed before the
@@ -147,6 +151,11 @@ struct tb_rec {
     uint64_t base; /* region=: count[] of the region's vCPU at its start */
     uint64_t last_pc; /* watch=: the block's last instruction */
     uint64_t own_pc; /* its last instruction of class K, or 0 */
+    bool own_returns; /* with own_pc: the block ends in a return */
+    /* out=, a block without class K: its executions per vCPU by the
+     * kernel's instruction that led to them (own_pc[]); each list is only
+     * touched by its vCPU's thread. */
+    struct caller { struct caller *next; uint64_t pc, n; } *callers[MAX_VCPUS];
     uint64_t addr[];
 };
 struct mem_rec {
@@ -336,8 +345,33 @@ static void on_tb_exec(unsigned int vcpu, void *u)
         v->last = r->ends;
     v->prev = v->cur;
     v->cur = r;
-    if (r->own_pc)
-        own_pc[vcpu % MAX_VCPUS] = r->own_pc;
+    if (r->own_pc) {
+        own_pc[vcpu % MAX_VCPUS] = r->own_returns ? 0 : r->own_pc;
+    } else if (out_path && own_pc[vcpu % MAX_VCPUS]) {
+        uint64_t pc = own_pc[vcpu % MAX_VCPUS];
+        struct caller *c = r->callers[vcpu % MAX_VCPUS];
+        while (c && c->pc != pc)
+            c = c->next;
+        if (!c) {
+            c = calloc(1, sizeof *c);
+            if (!c)
+                abort();
+            *c = (struct caller){ r->callers[vcpu % MAX_VCPUS], pc, 0 };
+            r->callers[vcpu % MAX_VCPUS] = c;
+        }
+        c->n++;
+    }
+}
+
+/* Whether `insn` is a return: RET, RETW (3 bytes) or their narrow forms
+ * RET.N, RETW.N (2 bytes), little-endian. */
+static bool is_return(const struct qemu_plugin_insn *insn)
+{
+    uint8_t b[3] = { 0 };
+    size_t n = insn_bytes(insn, b, sizeof b);
+    if (n == 2)
+        return (b[0] == 0x0d || b[0] == 0x1d) && b[1] == 0xf0;
+    return n == 3 && (b[0] == 0x80 || b[0] == 0x90) && b[1] == 0 && b[2] == 0;
 }
 
 static void on_mem(unsigned int vcpu, qemu_plugin_meminfo_t info, uint64_t vaddr, void *u)
@@ -436,6 +470,7 @@ static void on_tb(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
             int c = code_class(a);
             if (c == CODE_OWN) {
                 r->own_pc = a;
+                r->own_returns = out_path && i + 1 == n && is_return(insn);
                 c = CODE_KERNEL;
             }
             if (c != CODE_INHERIT)
@@ -502,6 +537,11 @@ static void on_exit_write(qemu_plugin_id_t id, void *u)
                 fprintf(f, "D %u %c %llu %llu\n", v, class_letters[c], (unsigned long long)dma_desc[v][c], (unsigned long long)dma_bytes[v][c]);
     for (struct dma_site *d = dma_sites; d; d = d->next)
         fprintf(f, "B %u %llx %llu %llu\n", d->vcpu, (unsigned long long)d->pc, (unsigned long long)d->descriptors, (unsigned long long)d->bytes);
+    for (struct tb_rec *r = tbs; r; r = r->next)
+        for (unsigned v = 0; v < MAX_VCPUS; v++)
+            for (struct caller *c = r->callers[v]; c; c = c->next)
+                for (size_t i = 0; i < r->n; i++)
+                    fprintf(f, "S %u %llx %llx %llu\n", v, (unsigned long long)c->pc, (unsigned long long)r->addr[i], (unsigned long long)c->n);
     fputs("end\n", f);
     fclose(f);
 }

@@ -133,3 +133,153 @@ fn dma_bytes_go_to_the_kernel_lines_that_moved_them() {
     let lines_total: u64 = json["lines"].as_array().unwrap().iter().map(|l| l["dma_bytes"].as_u64().unwrap()).sum();
     assert!(lines_total <= core["dma_bytes"].as_u64().unwrap(), "the lines' DMA {lines_total} above the core's {core}");
 }
+
+/// The line of `file` that carries `marker`.
+fn line_with(file: &Path, marker: &str) -> u64 {
+    let text = std::fs::read_to_string(file).unwrap();
+    text.lines().position(|l| l.contains(marker)).unwrap_or_else(|| panic!("{}: no `{marker}`", file.display())) as u64 + 1
+}
+
+/// The report's top lines (DMA included), as printed: `file:line` or
+/// `[lib] ...`.
+fn top_lines(report: &str) -> Vec<String> {
+    let rows = report.lines().skip_while(|l| !l.trim_start().starts_with("line ")).skip(1);
+    let rows: Vec<String> = rows.take_while(|l| l.starts_with("  ")).map(|l| l.split_whitespace().next().unwrap().to_owned()).collect();
+    rows
+}
+
+/// A kernel as its author wrote it: its op, its file under the test
+/// kernels, the markers of its loop lines (the heaviest first), its
+/// function demangled and mangled.
+struct Authored<'a> {
+    op: &'a str,
+    file: &'a str,
+    loops: &'a [&'a str],
+    function: &'a str,
+    mangled: &'a str,
+}
+
+/// The checks of a kernel profiled as its author wrote it (`run`:
+/// profile.json, the report, the profile's directory): no line 0 in the
+/// top ten; the three heaviest lines but DMA are the kernel's own and
+/// among them are its loops; the flame graph names the kernel's function
+/// demangled (not mangled), with the heaviest loop line above it and the
+/// library's code that line called above that.
+fn reads_as_the_authors(k: &Authored, run: &(serde_json::Value, String, std::path::PathBuf)) {
+    let Authored { op, file, loops, function, mangled } = *k;
+    let (json, report, prof) = (&run.0, run.1.as_str(), run.2.as_path());
+    let src = kernels().join(file);
+    let top = top_lines(report);
+    assert_eq!(top.len(), 10, "{op}: {report}");
+    assert!(top.iter().all(|l| !l.ends_with(":0") && !l.contains("(no line)")), "{op}: a line 0 in the top ten:\n{report}");
+    let heaviest: Vec<&String> = top.iter().filter(|l| *l != "[DMA]").take(3).collect();
+    assert!(heaviest.iter().all(|l| l.starts_with(file)), "{op}: the three heaviest lines but DMA are not the kernel's:\n{report}");
+    for m in loops {
+        let at = format!("{file}:{}", line_with(&src, m));
+        assert!(heaviest.iter().any(|l| **l == at), "{op}: `{m}` ({at}) not among the three heaviest lines:\n{report}");
+    }
+    // profile.json: every line of the kernel has a line; its functions
+    // are demangled.
+    for l in json["lines"].as_array().unwrap() {
+        let f = l["function"].as_str().unwrap();
+        assert!(!f.starts_with("_Z"), "{op}: a mangled function in profile.json: {l}");
+        if l["file"].as_str().unwrap().ends_with(file) {
+            assert!(l["line"].as_u64().unwrap() > 0, "{op}: a kernel line 0: {l}");
+            assert_eq!(f, function, "{op}: {l}");
+        }
+    }
+    let svg = std::fs::read_to_string(prof.join("flamegraph.svg")).unwrap();
+    let escaped = function.replace('&', "&amp;").replace('<', "&lt;").replace('>', "&gt;");
+    assert!(svg.contains(&escaped) && !svg.contains(mangled), "{op}: the flame graph does not name {function} demangled");
+    // The graph from the core up: the kernel's function right above
+    // `core 0`, its heaviest loop line right above that, and the
+    // library's code that line called right above the line, inside its
+    // width. inferno draws each frame as `<title>LABEL (N ps, ...)</title>
+    // <rect ... y="Y" ... fg:x="X" fg:w="W"/>`, a frame 16 units above
+    // the one it stands on.
+    let frames: Vec<(String, i64, u64, u64)> = svg
+        .split("<title>")
+        .skip(1)
+        .filter_map(|t| {
+            let (title, rest) = t.split_once("</title>")?;
+            let attr = |k: &str| rest.split(&format!("{k}=\"")).nth(1)?.split('"').next();
+            let label = title.rsplit_once(" (")?.0.to_owned();
+            Some((label, attr(" y")?.parse().ok()?, attr("fg:x")?.parse().ok()?, attr("fg:w")?.parse().ok()?))
+        })
+        .collect();
+    let frame = |label: &str| frames.iter().find(|f| f.0 == label).unwrap_or_else(|| panic!("{op}: no frame `{label}` in the flame graph"));
+    let hot = format!("{file}:{}", line_with(&src, loops[0]));
+    let (core, kernel, line) = (frame("core 0"), frame(&escaped), frame(&hot));
+    assert_eq!((kernel.1, line.1), (core.1 - 16, kernel.1 - 16), "{op}: core 0, {function}, {hot} not stacked in that order");
+    assert!(kernel.2 <= line.2 && line.2 + line.3 <= kernel.2 + kernel.3, "{op}: {hot} not within {function}");
+    let called: Vec<&String> = frames.iter().filter(|f| f.1 == line.1 - 16 && line.2 <= f.2 && f.2 + f.3 <= line.2 + line.3).map(|f| &f.0).collect();
+    assert!(!called.is_empty(), "{op}: nothing drawn above {hot}");
+    // The line's width is its time with the library code it called, as
+    // profile.json's line has it, and more than its own instructions'.
+    let line_json =
+        json["lines"].as_array().unwrap().iter().find(|l| l["file"].as_str().unwrap().ends_with(file) && format!("{file}:{}", l["line"]) == hot).unwrap();
+    let (n, lib) = (line_json["instructions"].as_u64().unwrap(), line_json["library_instructions"].as_u64().unwrap());
+    let ps = line_json["modeled_ns"].as_f64().unwrap() * 1000.0;
+    assert!(lib > 0 && (line.3 as f64 / ps - 1.0).abs() < 0.01, "{op}: {hot} is {} ps wide, its line {line_json}", line.3);
+    eprintln!("{op}: {hot}: {n} instructions, {lib} of them the library's; above it {called:?}");
+}
+
+#[test]
+fn a_tcm_relu_and_a_row_softmax_profile_to_the_authors_lines() {
+    let x = values(32 * 4096, -2.0, 2.0, 41);
+    let want: Vec<f32> = x.iter().map(|v| if *v > 0.0 { *v } else { 0.0 }).collect();
+    let xf = npy_file("relu_lines.npy", &f32s(&[32, 4096], &x)).display().to_string();
+    let one = built("profile_relus", &["--target", "qemu"]);
+    let run = profiled(&one, "relu_tcm", &xf, 1, &want);
+    eprintln!("relu_tcm:\n{}", run.1);
+    let relu = Authored {
+        op: "relu_tcm",
+        file: "profile_relus/relu_tcm.cpp",
+        loops: &["// loop body"],
+        function: "relu_tcm(at::Tensor const&)",
+        mangled: "_Z8relu_tcmRKN2at6TensorE",
+    };
+    reads_as_the_authors(&relu, &run);
+
+    let (rows, cols) = (16, 1024);
+    let s = values(rows * cols, -4.0, 4.0, 43);
+    let sf = npy_file("softmax_in.npy", &f32s(&[rows as u64, cols as u64], &s)).display().to_string();
+    let want: Vec<f32> = s
+        .chunks(cols)
+        .flat_map(|r| {
+            let top = r.iter().copied().fold(f32::MIN, f32::max) as f64;
+            let e: Vec<f64> = r.iter().map(|v| (*v as f64 - top).exp()).collect();
+            let sum: f64 = e.iter().sum();
+            e.into_iter().map(move |v| (v / sum) as f32)
+        })
+        .collect();
+    let dir = built("profile_softmax", &["--target", "qemu"]);
+    let out = scratch("out").join("softmax_rows.npy");
+    let prof = scratch("prof").join("softmax_rows");
+    let _ = std::fs::remove_dir_all(&prof);
+    let report = customop_ok(&[
+        "run",
+        &dir.display().to_string(),
+        "softmax_rows",
+        &sf,
+        "-o",
+        &out.display().to_string(),
+        "--on",
+        "qemu",
+        "--profile",
+        &prof.display().to_string(),
+    ]);
+    eprintln!("softmax_rows:\n{report}");
+    let got = npy::read(&out).unwrap();
+    let got: Vec<f32> = got.data.chunks(4).map(|b| f32::from_le_bytes(b.try_into().unwrap())).collect();
+    assert_close(&got, &want, 1e-6, "softmax_rows");
+    let json: serde_json::Value = serde_json::from_slice(&std::fs::read(prof.join("profile.json")).unwrap()).unwrap();
+    let softmax = Authored {
+        op: "softmax_rows",
+        file: "profile_softmax/softmax.cpp",
+        loops: &["// exp loop", "// scale loop"],
+        function: "softmax_rows(at::Tensor const&)",
+        mangled: "_Z12softmax_rowsRKN2at6TensorE",
+    };
+    reads_as_the_authors(&softmax, &(json, report, prof));
+}

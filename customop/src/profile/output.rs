@@ -47,7 +47,13 @@ pub struct Line {
     pub function: String,
     /// The library's line (else the kernel's).
     pub library: bool,
+    /// This line's instructions: a kernel line's own and those of the
+    /// library's code it led to (the functions it called, until they
+    /// returned); a library line's, those no kernel line led to (the
+    /// runtime's before the kernel and after it).
     pub instructions: u64,
+    /// Of [`Line::instructions`], the library's.
+    pub library_instructions: u64,
     pub hbm_window_accesses: u64,
     pub tcm_accesses: u64,
     /// Bytes the DMA engine moved for this line: its descriptors'
@@ -69,7 +75,8 @@ pub struct Profile {
     pub cores: Vec<Core>,
     /// Heaviest first.
     pub lines: Vec<Line>,
-    /// Folded stacks (`core N;outer;...;inner file:line` ps).
+    /// Folded stacks (`core N;kernel;file:line;library...` ps, see
+    /// [`folded_stack`]).
     #[serde(skip)]
     pub folded: Vec<String>,
     /// Per core, per outermost function: modeled ns (the trace).
@@ -102,15 +109,91 @@ fn charged(frames: &[Frame]) -> LineKey {
 /// library's.
 type LineKey = (String, u32, String, bool);
 
-/// The figures of `raw`.
+/// A flame graph frame's text: the folded format's separator is `;`.
+fn label(s: &str) -> String {
+    s.replace(';', ":")
+}
+
+/// The folded stack of the op's own code at `frames` (innermost first),
+/// from the kernel up: the author's outermost frame (else the op's
+/// outermost, a generated wrapper's), then inward each frame's function
+/// and, after each of the op's own, its line; the library's frames (its
+/// headers inlined there) by function above the line that used them.
+/// None when no frame is the op's own.
+fn kernel_stack(frames: &[Frame]) -> Option<String> {
+    let own = |f: &Frame| f.origin() != Origin::Library;
+    let root = frames.iter().rposition(Frame::is_authors).or_else(|| frames.iter().rposition(own))?;
+    let mut parts = Vec::new();
+    for f in frames[..=root].iter().rev() {
+        parts.push(label(&f.function));
+        if own(f) {
+            let at = f.line.map_or_else(|| "?".to_owned(), |l| l.to_string());
+            parts.push(label(&format!("{}:{at}", short(f.file.as_deref().unwrap_or_default()))));
+        }
+    }
+    Some(parts.join(";"))
+}
+
+/// The folded stack of `frames` (innermost first) on `core`: the op's
+/// own code's as [`kernel_stack`]; the library's, called from the
+/// kernel's stack `caller` (that of the kernel's instruction that led to
+/// it), above it by function; else the library's alone, outermost first,
+/// and the innermost frame's line.
+pub fn folded_stack(core: u32, frames: &[Frame], caller: Option<&str>) -> String {
+    let mut stack = format!("core {core}");
+    if let Some(k) = kernel_stack(frames) {
+        return format!("{stack};{k}");
+    }
+    if let Some(c) = caller {
+        stack.push(';');
+        stack.push_str(c);
+    }
+    for fr in frames.iter().rev() {
+        stack.push(';');
+        stack.push_str(&label(&fr.function));
+    }
+    if caller.is_none() {
+        let inner = frames.first().expect("never empty");
+        if let Some(line) = inner.line {
+            stack.push(';');
+            stack.push_str(&label(&format!("{}:{line}", short(inner.file.as_deref().unwrap_or_default()))));
+        }
+    }
+    stack
+}
+
+/// The figures of `raw`, its addresses named by `lines` (a frame without
+/// a line takes its block's).
 pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
+    analyse_frames(raw, |a| lines.frames_by_block(a), cores)
+}
+
+/// The figures of `raw`, its addresses named by `frames_at`.
+fn analyse_frames(raw: &Raw, frames_at: impl Fn(u64) -> Vec<Frame>, cores: u32) -> Profile {
     let m = MODEL;
     let mut frames_of: BTreeMap<u64, Vec<Frame>> = BTreeMap::new();
-    for &(_, a) in raw.insns.keys().chain(raw.mem.keys()).chain(raw.dma_sites.keys()) {
-        frames_of.entry(a).or_insert_with(|| lines.frames(a));
+    let sites = raw.callers.keys().map(|k| k.1);
+    for a in raw.insns.keys().chain(raw.mem.keys()).chain(raw.dma_sites.keys()).map(|k| k.1).chain(sites) {
+        frames_of.entry(a).or_insert_with(|| frames_at(a));
+    }
+    // The kernel's stack at each instruction that led to library code
+    // or DMA, with its root function (the trace's).
+    let stacks: BTreeMap<u64, (String, String)> = raw
+        .callers
+        .keys()
+        .map(|k| k.1)
+        .chain(raw.dma_sites.keys().map(|k| k.1))
+        .filter_map(|a| kernel_stack(&frames_of[&a]).map(|k| (a, (k.split(';').next().unwrap_or_default().to_owned(), k))))
+        .collect();
+    let caller_of = |a: u64| stacks.get(&a).cloned();
+    let mut callers: BTreeMap<(u32, u64), Vec<(u64, u64)>> = BTreeMap::new();
+    for (&(core, site, a), &n) in &raw.callers {
+        callers.entry((core, a)).or_default().push((site, n));
     }
     let mut per_core: BTreeMap<u32, Core> = (0..cores).map(|c| (c, Core { core: c, ..Core::default() })).collect();
-    let mut per_line: BTreeMap<LineKey, (u64, u64, u64, u64)> = BTreeMap::new();
+    // Per line: instructions, HBM window accesses, TCM accesses, DMA
+    // bytes, of the instructions the library's.
+    let mut per_line: BTreeMap<LineKey, (u64, u64, u64, u64, u64)> = BTreeMap::new();
     let mut folded: BTreeMap<String, f64> = BTreeMap::new();
     let mut functions: BTreeMap<u32, BTreeMap<String, f64>> = BTreeMap::new();
     let keys: std::collections::BTreeSet<(u32, u64)> = raw.insns.keys().chain(raw.mem.keys()).copied().collect();
@@ -127,24 +210,51 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
         c.hbm_window_accesses += hbm;
         c.tcm_accesses += mem.tcm;
         c.stack_accesses += mem.stack;
+        // The library's code a kernel line led to is that line's (its
+        // `library_instructions`), each its share of the address's
+        // counts; the rest is the address's own line's.
+        let mut own = (n, hbm, mem.tcm);
+        if library {
+            for &(site, k) in callers.get(&(core, a)).map_or(&[][..], Vec::as_slice) {
+                let to = charged(&frames_of[&site]);
+                if to.3 || n == 0 {
+                    continue;
+                }
+                let k = k.min(own.0);
+                let part = |v: u64| (v as u128 * k as u128 / n as u128) as u64;
+                let (h, t) = (part(hbm).min(own.1), part(mem.tcm).min(own.2));
+                own = (own.0 - k, own.1 - h, own.2 - t);
+                let e = per_line.entry(to).or_default();
+                (e.0, e.1, e.2, e.4) = (e.0 + k, e.1 + h, e.2 + t, e.4 + k);
+            }
+        }
         let e = per_line.entry(key).or_default();
-        e.0 += n;
-        e.1 += hbm;
-        e.2 += mem.tcm;
+        e.0 += own.0;
+        e.1 += own.1;
+        e.2 += own.2;
+        if library {
+            e.4 += own.0;
+        }
         let ns = m.ns(n, hbm, 0, 0);
-        // Folded stacks go from the outermost frame in.
-        let mut stack = format!("core {core}");
-        for fr in frames.iter().rev() {
-            stack.push(';');
-            stack.push_str(&fr.function.replace(';', ":"));
+        // The library's instructions the kernel's lines led to go above
+        // those lines, each its share of the address's time; the rest
+        // (the runtime's before the kernel and after it) stand alone.
+        let mut rest = n;
+        for &(site, k) in callers.get(&(core, a)).map_or(&[][..], Vec::as_slice) {
+            let Some((root, caller)) = stacks.get(&site) else { continue };
+            let k = k.min(rest);
+            rest -= k;
+            let share = if n > 0 { ns * k as f64 / n as f64 } else { 0.0 };
+            *folded.entry(folded_stack(core, frames, Some(caller))).or_default() += share;
+            *functions.entry(core).or_default().entry(root.clone()).or_default() += share;
         }
-        let inner = frames.first().expect("never empty");
-        if let Some(line) = inner.line {
-            stack.push_str(&format!(";{}:{line}", short(inner.file.as_deref().unwrap_or_default()).replace(';', ":")));
+        let share = if n > 0 { ns * rest as f64 / n as f64 } else { ns };
+        if share > 0.0 {
+            *folded.entry(folded_stack(core, frames, None)).or_default() += share;
+            let root = kernel_stack(frames)
+                .map_or_else(|| frames.last().expect("never empty").function.clone(), |k| k.split(';').next().unwrap_or_default().to_owned());
+            *functions.entry(core).or_default().entry(root).or_default() += share;
         }
-        *folded.entry(stack).or_default() += ns;
-        let outer = frames.last().expect("never empty");
-        *functions.entry(core).or_default().entry(outer.function.clone()).or_default() += ns;
     }
     // DMA before the kernel's first instruction (the invocation's own
     // transfers) has no line.
@@ -157,9 +267,21 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
             c.dma_descriptors = d.descriptors();
             c.dma_to_tcm_bytes = d.to_tcm_bytes;
             c.dma_to_hbm_bytes = d.to_hbm_bytes;
-            let ns = m.ns(0, 0, d.bytes(), d.descriptors());
-            *folded.entry(format!("core {core};[DMA]")).or_default() += ns;
-            *functions.entry(*core).or_default().entry("[DMA]".into()).or_default() += ns;
+            // The DMA the kernel's lines started goes above them; the
+            // rest (the invocation's own transfers) stands alone.
+            let (mut descriptors, mut bytes) = (d.descriptors(), d.bytes());
+            for (&(_, a), &(sd, sb)) in raw.dma_sites.range((*core, 1)..=(*core, u64::MAX)) {
+                let Some((_, caller)) = caller_of(a) else { continue };
+                let (sd, sb) = (sd.min(descriptors), sb.min(bytes));
+                (descriptors, bytes) = (descriptors - sd, bytes - sb);
+                *folded.entry(format!("core {core};{caller};[DMA]")).or_default() += m.ns(0, 0, sb, sd);
+            }
+            let ns = m.ns(0, 0, bytes, descriptors);
+            if ns > 0.0 {
+                *folded.entry(format!("core {core};[DMA]")).or_default() += ns;
+            }
+            // The trace shows the DMA as its own span.
+            *functions.entry(*core).or_default().entry("[DMA]".into()).or_default() += m.ns(0, 0, d.bytes(), d.descriptors());
         }
     }
     for c in per_core.values_mut() {
@@ -168,7 +290,7 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
     let total: f64 = per_core.values().map(|c| c.modeled_ns).sum::<f64>().max(f64::MIN_POSITIVE);
     let mut lines_out: Vec<Line> = per_line
         .into_iter()
-        .map(|((file, line, function, library), (n, hbm, tcm, dma))| {
+        .map(|((file, line, function, library), (n, hbm, tcm, dma, lib))| {
             let ns = m.ns(n, hbm, 0, 0);
             Line {
                 file,
@@ -176,6 +298,7 @@ pub fn analyse(raw: &Raw, lines: &Lines, cores: u32) -> Profile {
                 function,
                 library,
                 instructions: n,
+                library_instructions: lib,
                 hbm_window_accesses: hbm,
                 tcm_accesses: tcm,
                 dma_bytes: dma,
@@ -348,5 +471,64 @@ mod tests {
         assert_eq!(charged(&[runtime]).0, "/r/capi/src/ffi/customop.rs");
         // Without DWARF: no file, line 0.
         assert_eq!(charged(&[frame("memcpy", None, None)]), (String::new(), 0, "memcpy".into(), true));
+    }
+
+    /// A kernel at 0x10..0x20 (its loop line 9 at 0x10, a header's
+    /// accessor inlined there at 0x14, a call at 0x18 on line 12), a
+    /// soft-float routine at 0x100 the call led to, and the runtime at
+    /// 0x200 that ran before the kernel.
+    fn frames_at(a: u64) -> Vec<Frame> {
+        let kernel = |line| frame("relu(at::Tensor const&)", Some("/k/relu.cpp"), Some(line));
+        match a {
+            0x10 => vec![kernel(9)],
+            0x14 => vec![frame("at::TensorAccessor<float, 1>::operator[]", Some("/r/include/ATen/core/TensorAccessor.h"), Some(40)), kernel(9)],
+            0x18 => vec![kernel(12)],
+            0x100 => {
+                vec![frame("compiler_builtins::float::cmp::cmp::<f32>", Some("/c/float/cmp.rs"), Some(70)), frame("__gesf2", Some("/c/macros.rs"), Some(433))]
+            }
+            _ => vec![frame("neuron_runtime::invoke", Some("/r/runtime/src/invoke.rs"), Some(5))],
+        }
+    }
+
+    #[test]
+    fn the_librarys_code_goes_above_the_kernel_line_that_led_to_it() {
+        let mut raw = Raw::default();
+        for (a, n) in [(0x10, 100), (0x14, 50), (0x18, 10), (0x100, 40), (0x200, 7)] {
+            raw.insns.insert((0, a), n);
+        }
+        // 30 of the routine's 40 from the call on line 12; 10 with no kernel
+        // instruction before them.
+        raw.callers.insert((0, 0x18, 0x100), 30);
+        raw.dma_sites.insert((0, 0x18), (2, 2048));
+        raw.dma.insert(0, super::super::raw::Dma { to_tcm_descriptors: 3, to_tcm_bytes: 3072, ..Default::default() });
+        let p = analyse_frames(&raw, frames_at, 1);
+        let stacks: BTreeMap<&str, u64> = p.folded.iter().map(|l| l.rsplit_once(' ').unwrap()).map(|(s, ps)| (s, ps.parse().unwrap())).collect();
+        let ps = |n: u64| (MODEL.ns(n, 0, 0, 0) * 1000.0).round() as u64;
+        let want: BTreeMap<&str, u64> = [
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:9", ps(100)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:9;at::TensorAccessor<float, 1>::operator[]", ps(50)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12", ps(10)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12;__gesf2;compiler_builtins::float::cmp::cmp::<f32>", ps(30)),
+            ("core 0;__gesf2;compiler_builtins::float::cmp::cmp::<f32>;float/cmp.rs:70", ps(10)),
+            ("core 0;neuron_runtime::invoke;src/invoke.rs:5", ps(7)),
+            ("core 0;relu(at::Tensor const&);k/relu.cpp:12;[DMA]", (MODEL.ns(0, 0, 2048, 2) * 1000.0).round() as u64),
+            ("core 0;[DMA]", (MODEL.ns(0, 0, 1024, 1) * 1000.0).round() as u64),
+        ]
+        .into_iter()
+        .collect();
+        assert_eq!(stacks, want);
+        // The call's line carries the routine's 30 as its library's; the
+        // routine's own line keeps the 10 no kernel line led to.
+        let line = |l: u32| p.lines.iter().find(|x| x.line == l).unwrap();
+        assert_eq!((line(12).instructions, line(12).library_instructions, line(12).library), (40, 30, false));
+        assert_eq!((line(9).instructions, line(9).library_instructions), (150, 0));
+        assert_eq!((line(70).instructions, line(70).library_instructions, line(70).library), (10, 10, true));
+        assert_eq!((p.cores[0].instructions, p.cores[0].library_instructions), (207, 47));
+        assert_eq!(p.lines[0].line, 9);
+        // The trace: the kernel's span holds what it led to; the DMA is
+        // its own span.
+        let f: BTreeMap<&str, f64> = p.functions[&0].iter().map(|(n, ns)| (n.as_str(), *ns)).collect();
+        assert!((f["relu(at::Tensor const&)"] - MODEL.ns(190, 0, 0, 0)).abs() < 1e-9, "{f:?}");
+        assert!((f["[DMA]"] - MODEL.ns(0, 0, 3072, 3)).abs() < 1e-9, "{f:?}");
     }
 }

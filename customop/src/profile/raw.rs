@@ -59,6 +59,11 @@ pub struct Raw {
     /// (core, the kernel's last instruction before the descriptors, 0
     /// before any) → (descriptors, bytes).
     pub dma_sites: BTreeMap<(u32, u64), (u64, u64)>,
+    /// (core, the kernel's last instruction before them, address) →
+    /// instructions outside the op's own code that ran there: the
+    /// library's code the kernel's line at that instruction led to (the
+    /// code the op returns into is not listed).
+    pub callers: BTreeMap<(u32, u64, u64), u64>,
 }
 
 /// Parses the counts file's text (`what` names it in errors).
@@ -103,6 +108,7 @@ pub fn parse(text: &str, what: &str) -> Result<Raw> {
                 e.0 += n(3)?;
                 e.1 += n(4)?;
             }
+            Some("S") => *r.callers.entry((n(1)? as u32, hex(2)?, hex(3)?)).or_default() += n(4)?,
             Some("end") => complete = true,
             _ => return Err(bad(l)),
         }
@@ -128,13 +134,15 @@ mod tests {
 
     #[test]
     fn counts_add_up_per_core_and_address_and_a_cut_file_is_an_error() {
-        let t = "I 0 60000010 5\nI 0 60000010 2\nI 1 60000010 1\nM 0 60000014 h 3 1\nM 0 60000014 t 2 2\nD 1 t 4 4096\nD 1 h 4 4096\nB 1 60000020 3 6144\nB 1 0 1 2048\nend\n";
+        let t = "I 0 60000010 5\nI 0 60000010 2\nI 1 60000010 1\nM 0 60000014 h 3 1\nM 0 60000014 t 2 2\nD 1 t 4 4096\nD 1 h 4 4096\nB 1 60000020 3 6144\nB 1 0 1 2048\nS 0 60000020 60001000 4\nS 0 60000020 60001000 1\nS 0 60000030 60001000 2\nend\n";
         let r = parse(t, "x").unwrap();
         assert_eq!(r.insns[&(0, 0x6000_0010)], 7);
         assert_eq!(r.insns[&(1, 0x6000_0010)], 1);
         assert_eq!(r.mem[&(0, 0x6000_0014)], Mem { hbm_loads: 3, hbm_stores: 1, tcm: 4, ..Mem::default() });
         assert_eq!((r.dma[&1].bytes(), r.dma[&1].descriptors()), (8192, 8));
         assert_eq!((r.dma_sites[&(1, 0x6000_0020)], r.dma_sites[&(1, 0)]), ((3, 6144), (1, 2048)));
+        assert_eq!((r.callers[&(0, 0x6000_0020, 0x6000_1000)], r.callers[&(0, 0x6000_0030, 0x6000_1000)]), (5, 2));
+        assert!(parse("S 0 60000020 1\nend\n", "x").is_err());
         assert!(parse(&t.replace("end\n", ""), "x").unwrap_err().message.contains("end early"));
         assert!(parse("I 0 zz 1\nend\n", "x").unwrap_err().message.contains("malformed line `I 0 zz 1`"));
     }

@@ -12,7 +12,9 @@
 //! - [`process`]: the frames of an address mapped in this process
 //!   (`dladdr`, then the object's debug information).
 //! - [`Lines`]: the frames of an address of a device image (its DWARF,
-//!   else its ELF symbol).
+//!   else its ELF symbol or code label), and for a profile the same with
+//!   a frame the line table gives no line there charged to its block's
+//!   line ([`Lines::frames_by_block`]).
 
 mod dwarf;
 mod frame;
