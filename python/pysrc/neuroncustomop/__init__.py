@@ -17,6 +17,7 @@ runtime error code, else None) and ``.message``.
 import hashlib
 import os
 import pathlib
+import tempfile
 
 from ._native import (
     ACCEPTED_DTYPES,
@@ -78,9 +79,16 @@ def _write_sources(directory, stem, sources):
     for i, text in enumerate(sources):
         path = directory / f"{stem}{i}.cpp"
         if not path.is_file() or path.read_text() != text:
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+            # A fresh temporary of a random name, made exclusively and 0600
+            # (mkstemp), renamed into place.
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         paths.append(path)
     return paths
 
