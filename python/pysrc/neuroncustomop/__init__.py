@@ -19,6 +19,7 @@ import os
 import pathlib
 import tempfile
 
+from . import _native
 from ._native import (
     ACCEPTED_DTYPES,
     BuildLog,
@@ -108,10 +109,12 @@ def load_inline(name, compute_sources, shape_sources, build_directory=None, **kw
         raise _usage("name: give a string")
     if build_directory is None:
         digest = hashlib.sha256("\0".join(compute + ["\1"] + shape).encode()).hexdigest()[:12]
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        build_directory = pathlib.Path(base) / "neuroncustomop" / f"{name}-{digest}"
+        build_directory = _native._default_build_directory(f"{name}-{digest}")
+    # Checked before anything is written there: a build directory another
+    # user owns or can write is refused (Error kind "untrusted").
+    _native._own_build_directory(os.fspath(build_directory))
     inline = pathlib.Path(build_directory) / "inline"
-    inline.mkdir(parents=True, exist_ok=True)
+    inline.mkdir(mode=0o700, exist_ok=True)
     return load(
         name,
         _write_sources(inline, "compute", compute),
