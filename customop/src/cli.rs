@@ -37,7 +37,8 @@ ENVIRONMENT:
   OBJCOPY                    objcopy, for device builds [default: objcopy]
   NEURONCUSTOMOP_TRUST_DIR   directories to use although another user owns them or can write them
                              (colon-separated, each with what is inside it; * for any): a build
-                             directory is code, so one that is not yours is refused (status 14)";
+                             directory is code, so one that is not yours is refused (status 14)
+  NEURONCUSTOMOP_LOCK_TIMEOUT  seconds to wait for another build of the same directory [default: 600]";
 
 /// A value among `names`, parsed by `parse` (whose message a bad value
 /// gets); `--help` lists the names as `[possible values: ...]`.

@@ -31,6 +31,7 @@ pub mod crash_site;
 pub mod device_check;
 pub mod device_fault;
 pub mod differential;
+pub mod dir_lock;
 pub mod dylib;
 pub mod error;
 pub mod finding_site;

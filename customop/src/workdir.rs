@@ -15,14 +15,16 @@
 //! - one build per directory at a time: an exclusive advisory lock on
 //!   `DIR/customop-build/lock` for the whole build; readers (`run`,
 //!   `load()`) take it shared while they read the schema and load the
-//!   library, so they never see one build's schema with another's library;
+//!   library, so they never see one build's schema with another's library
+//!   (the wait is bounded, and a planted FIFO or link is refused:
+//!   [`crate::dir_lock`]);
 //! - products are made under temporary names in `DIR/customop-build/tmp/`
 //!   and renamed into place; a killed build's leftovers there are removed
 //!   by the next build (which holds the lock, so their owner is gone).
 
 use crate::atomic;
 use crate::error::{Error, ErrorKind, Result};
-use crate::owned_dir;
+use crate::{dir_lock, owned_dir};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -63,8 +65,7 @@ impl BuildDir {
         owned_dir::create(dir)?;
         owned_dir::create(&work)?;
         let lock_path = work.join(LOCK);
-        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| Error::io("create", &lock_path, e))?;
-        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let lock = dir_lock::take(&lock_path, dir_lock::Mode::Exclusive, true)?.expect("a created lock");
         let tmp = work.join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         create(&tmp)?;
@@ -162,8 +163,7 @@ pub fn read_lock(dir: &Path) -> Result<Option<File>> {
         return Ok(None);
     }
     owned_dir::check(&work)?;
-    let Ok(f) = File::open(work.join(LOCK)) else { return Ok(None) };
-    Ok(f.lock_shared().ok().map(|()| f))
+    dir_lock::take(&work.join(LOCK), dir_lock::Mode::Shared, false)
 }
 
 #[cfg(test)]

@@ -109,6 +109,7 @@ fn the_environment_section_names_the_variables_the_tool_reads() {
         "PYTHON",
         "OBJCOPY",
         crate::owned_dir::TRUST_ENV,
+        crate::dir_lock::WAIT_ENV,
     ] {
         let listed = EXIT_STATUS.contains(&format!("\n  {var} ")) || EXIT_STATUS.contains(&format!("\n  {var}="));
         assert!(listed, "{var} is not in ENVIRONMENT");
