@@ -62,7 +62,7 @@ fn wait_bound() -> Result<Duration> {
     match std::env::var(WAIT_ENV) {
         Err(_) => Ok(DEFAULT_WAIT),
         Ok(v) => match v.trim().parse::<f64>() {
-            Ok(s) if s.is_finite() && s >= 0.0 && s < 1e9 => Ok(Duration::from_secs_f64(s)),
+            Ok(s) if (0.0..1e9).contains(&s) => Ok(Duration::from_secs_f64(s)),
             _ => Err(Error::new(ErrorKind::Usage, format!("{WAIT_ENV}={v:?}: give a number of seconds (0 or more)"))),
         },
     }
