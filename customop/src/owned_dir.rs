@@ -68,34 +68,55 @@ pub fn check(dir: &Path) -> Result<()> {
     for above in real.ancestors().skip(1) {
         check_above(dir, &real, above)?;
     }
+    check_links(dir, &real)
+}
+
+/// Refuses `dir` when the path as given passes through a symbolic link
+/// that another user owns, or that sits in a directory they could replace
+/// it in: they could point it elsewhere after this check.
+fn check_links(dir: &Path, real: &Path) -> Result<()> {
+    let abs = std::path::absolute(dir).map_err(|e| Error::io("read", dir, e))?;
+    for p in abs.ancestors() {
+        let Ok(m) = std::fs::symlink_metadata(p) else { continue };
+        if !m.file_type().is_symlink() {
+            continue;
+        }
+        if m.uid() != users::euid() && m.uid() != 0 {
+            return Err(untrusted(dir, real, format!("is reached through the link {}, which is owned by {}", p.display(), users::describe(m.uid()))));
+        }
+        if let Some(parent) = p.parent().and_then(|q| std::fs::canonicalize(q).ok()) {
+            for above in parent.ancestors() {
+                if let Some(why) = above_problem(above)? {
+                    return Err(untrusted(dir, real, format!("is reached through the link {}, inside {why}: they can point it elsewhere", p.display())));
+                }
+            }
+        }
+    }
     Ok(())
 }
 
 /// Refuses `dir` (canonical `real`) when `above`, a directory it is in,
 /// is another user's or others can write it (not sticky).
 fn check_above(dir: &Path, real: &Path, above: &Path) -> Result<()> {
+    match above_problem(above)? {
+        Some(why) => Err(untrusted(dir, real, format!("is inside {why}: they can rename it away and put their own in its place"))),
+        None => Ok(()),
+    }
+}
+
+/// What makes `above` a place another user could replace an entry of:
+/// `DIR, which is owned by U` or `DIR (owner U, mode M), which other
+/// users can write`; None when it is safe.
+fn above_problem(above: &Path) -> Result<Option<String>> {
     let me = users::euid();
     let a = std::fs::metadata(above).map_err(|e| Error::io("read", above, e))?;
     if a.uid() != me && a.uid() != 0 {
-        return Err(untrusted(
-            dir,
-            real,
-            format!("is inside {}, which is owned by {}: they can rename it away and put their own in its place", above.display(), users::describe(a.uid())),
-        ));
+        return Ok(Some(format!("{}, which is owned by {}", above.display(), users::describe(a.uid()))));
     }
     if writable_by_others(&a, true) {
-        return Err(untrusted(
-            dir,
-            real,
-            format!(
-                "is inside {} (owner {}, mode {:04o}), which other users can write: they can rename it away and put their own in its place",
-                above.display(),
-                users::describe(a.uid()),
-                mode(&a)
-            ),
-        ));
+        return Ok(Some(format!("{} (owner {}, mode {:04o}), which other users can write", above.display(), users::describe(a.uid()), mode(&a))));
     }
-    Ok(())
+    Ok(None)
 }
 
 fn mode(m: &std::fs::Metadata) -> u32 {
@@ -167,5 +188,14 @@ mod tests {
         // Sticky, as /tmp: passes.
         std::fs::set_permissions(&own, std::fs::Permissions::from_mode(0o1777)).unwrap();
         check(&own.join("in")).unwrap();
+        // Reached through a link in a directory others can write (not
+        // sticky): refused, though the directory it points to is fine.
+        let open = d.path().join("open");
+        std::fs::create_dir(&open).unwrap();
+        std::os::unix::fs::symlink(own.join("in"), open.join("link")).unwrap();
+        check(&open.join("link")).unwrap();
+        std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+        let e = check(&open.join("link")).unwrap_err();
+        assert!(e.message.contains("which other users can write"), "{e}");
     }
 }
