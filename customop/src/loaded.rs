@@ -3,7 +3,7 @@
 //! edits, rebuilds and runs again) is loaded anew.
 //!
 //! The file is opened once: its identity, its hash and what the loader
-//! maps all come from that one descriptor (`/proc/self/fd/N`,
+//! maps all come from that one descriptor (`/proc/PID/fd/N`,
 //! [`Library::open_file`]), so a file swapped in after the check is never
 //! loaded.
 //!

@@ -65,7 +65,8 @@ impl BuildDir {
         owned_dir::create(dir)?;
         owned_dir::create(&work)?;
         let lock_path = work.join(LOCK);
-        let lock = dir_lock::take(&lock_path, dir_lock::Mode::Exclusive, true)?.expect("a created lock");
+        let lock = dir_lock::take(&lock_path, dir_lock::Mode::Exclusive, true)?
+            .ok_or_else(|| Error::new(ErrorKind::Io, format!("cannot create {}", lock_path.display())))?;
         let tmp = work.join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         create(&tmp)?;
