@@ -172,3 +172,45 @@ def test_load_inline_never_writes_through_a_planted_temporary(tmp_path):
     assert victim.read_text() == "keep"
     assert (out / "inline" / "compute0.cpp").read_text() == compute[0].read_text()
     assert ((out / "inline" / "compute0.cpp").stat().st_mode & 0o777) == 0o600
+
+
+AFFINE = """#include <torch/torch.h>
+
+torch::Tensor affine(const torch::Tensor& x) {
+    torch::Tensor y = torch::zeros(x.sizes(), torch::kFloat);
+    auto in = x.accessor<float, 1>();
+    auto out = y.accessor<float, 1>();
+    for (int64_t i = 0; i < x.numel(); i++) out[i] = in[i] * K + 1.0f;
+    return y;
+}
+"""
+
+AFFINE_SHAPE = """#include <torch/torch.h>
+#include "torchneuron/register.h"
+
+torch::Tensor affine_shape(torch::Tensor x) {
+    return torch::zeros(x.sizes(), torch::kFloat);
+}
+
+NEURON_LIBRARY(affine_ops, m) {
+    m.def("affine", &affine_shape, "affine");
+}
+"""
+
+
+def test_a_reloaded_library_is_never_copied_through_a_planted_name(tmp_path):
+    """A library rebuilt in this process is loaded from a private copy: the
+    old copy names beside it (.lib<name>.so.<pid>.<n>.so), planted as links
+    to the victim's file, are not written through, and the new code runs."""
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep")
+    out = tmp_path / "reloaded"
+    x = np.array([1.0, 2.0], dtype=np.float32)
+    first = neuroncustomop.load_inline("affine", [AFFINE.replace("K", "2.0f")], [AFFINE_SHAPE], build_directory=out)
+    assert (first.affine(x) == x * 2 + 1).all()
+    for n in range(256):
+        (out / f".libaffine.so.{os.getpid()}.{n}.so").symlink_to(victim)
+    second = neuroncustomop.load_inline("affine", [AFFINE.replace("K", "3.0f")], [AFFINE_SHAPE], build_directory=out)
+    assert (second.affine(x) == x * 3 + 1).all()
+    assert victim.read_text() == "keep"
+    assert all((out / f".libaffine.so.{os.getpid()}.{n}.so").is_symlink() for n in range(256))
