@@ -58,7 +58,7 @@ impl Running {
 /// file read again). Read a piece at a time into one buffer, not whole
 /// into memory nor mapped: a 10 MB library costs no fresh pages, and a
 /// file truncated meanwhile is an error, not a SIGBUS. The caller loads
-/// what it checked through the same descriptor (`/proc/self/fd/N`), never
+/// what it checked through the same descriptor (`/proc/PID/fd/N`), never
 /// by the path again.
 pub fn verify(f: &mut std::fs::File, path: &Path, size: u64, hash: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
     use std::io::{Read, Seek};
