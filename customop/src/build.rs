@@ -133,7 +133,7 @@ pub fn build(o: &BuildOptions) -> Result<BuildOutcome> {
     let mut bd = BuildDir::open(&o.out)?;
     bd.claim(&products(o, &library_file))?;
     let objdir = bd.work().join("obj");
-    std::fs::create_dir_all(&objdir).map_err(|e| Error::io("create", &objdir, e))?;
+    crate::workdir::create(&objdir)?;
     let gen_ops = bd.work().join(codegen::OPS_SOURCE);
     let gen_shapes = bd.work().join(codegen::SHAPES_SOURCE);
     atomic::write_if_changed(&gen_ops, &codegen::ops_source(&schema))?;
@@ -249,7 +249,7 @@ fn device_build(o: &BuildOptions, bd: &BuildDir, schema: &Schema, cflags: &[Stri
     let tc = Toolchain::find()?;
     let flags = tc.flags(include, cflags);
     let xdir = objdir.join("xtensa");
-    std::fs::create_dir_all(&xdir).map_err(|e| Error::io("create", &xdir, e))?;
+    crate::workdir::create(&xdir)?;
     let mut sources: Vec<PathBuf> = Vec::new();
     for s in o.compute.iter().chain([&gen_ops.to_path_buf()]) {
         if !sources.contains(s) {

@@ -25,9 +25,29 @@ pub fn hash_str(s: &str) -> u64 {
     fnv1a(FNV_BASIS, s.as_bytes())
 }
 
-/// The content hash of a file (None if unreadable).
+/// The content hash of a regular file; None if it is unreadable or not a
+/// regular file (then a stamp listing it is never current, and a build
+/// does not list it). Opened without blocking (a FIFO's open would wait
+/// for a writer) and checked before it is read: a device such as
+/// `/dev/zero` is never read, which would never end.
 pub fn hash_file(p: &Path) -> Option<u64> {
-    std::fs::read(p).ok().map(|b| fnv1a(FNV_BASIS, &b))
+    use std::io::Read;
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut f = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(p).ok()?;
+    let m = f.metadata().ok()?;
+    if !m.is_file() {
+        return None;
+    }
+    let mut h = FNV_BASIS;
+    let mut buf = vec![0u8; 1 << 16];
+    loop {
+        match f.read(&mut buf) {
+            Ok(0) => return Some(h),
+            Ok(n) => h = fnv1a(h, &buf[..n]),
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(_) => return None,
+        }
+    }
 }
 
 /// What an object (or a linked library) was built from, and what it is.
@@ -122,5 +142,28 @@ mod tests {
         let cr = Stamp { command: 1, output: 2, inputs: vec![("src\r".into(), 3)] };
         assert_eq!(Stamp::parse(&cr.render()), Some(cr));
         assert_eq!(hash_str("a"), 0xaf63dc4c8601ec8c);
+    }
+
+    #[test]
+    fn only_regular_files_are_hashed() {
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("a.h");
+        std::fs::write(&f, b"abc").unwrap();
+        assert_eq!(hash_file(&f), Some(fnv1a(FNV_BASIS, b"abc")));
+        // A device and a FIFO: never read (one would never end, the other
+        // never open), so never current.
+        assert_eq!(hash_file(Path::new("/dev/zero")), None);
+        let fifo = d.path().join("fifo");
+        let c = std::ffi::CString::new(fifo.as_os_str().as_encoded_bytes()).unwrap();
+        // SAFETY: a NUL-terminated path.
+        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        assert_eq!(hash_file(&fifo), None);
+        assert_eq!(hash_file(d.path()), None);
+        let stamp = d.path().join("o.stamp");
+        let out = d.path().join("o");
+        std::fs::write(&out, b"obj").unwrap();
+        let s = Stamp { command: 1, output: hash_file(&out).unwrap(), inputs: vec![("/dev/zero".into(), 0)] };
+        std::fs::write(&stamp, s.render()).unwrap();
+        assert!(!Stamp::is_current(&stamp, 1, &out));
     }
 }

@@ -19,7 +19,8 @@ const EXIT_STATUS: &str = "\
 EXIT STATUS:
   0 ok, 2 usage, 3 refused source, 4 compile/link error, 5 I/O, 6 bad run input, 7 kernel failed,
   8 shape function failed, 10 environment, 11 the simulator and the emulated device disagree
-  (--on both), 12 the kernel or shape function crashed, 13 --timeout passed, 130 interrupted (Ctrl-C)
+  (--on both), 12 the kernel or shape function crashed, 13 --timeout passed, 14 a directory another
+  user owns or can write (see NEURONCUSTOMOP_TRUST_DIR), 130 interrupted (Ctrl-C)
 
 ENVIRONMENT:
   CXX                        the host C++ compiler [default: g++]
@@ -33,7 +34,11 @@ ENVIRONMENT:
   CUSTOMOP_QEMU_ARGS         more qemu-system-xtensa arguments for emulated runs (e.g. -d exec -D FILE; QEMU then runs unconfined)
   CUSTOMOP_XTENSA_LIBS       a directory with prebuilt device runtimes (else cargo builds them)
   PYTHON                     the Python with ziglang, for device builds [default: python3]
-  OBJCOPY                    objcopy, for device builds [default: objcopy]";
+  OBJCOPY                    objcopy, for device builds [default: objcopy]
+  NEURONCUSTOMOP_TRUST_DIR   directories to use although another user owns them or can write them
+                             (colon-separated, each with what is inside it; * for any): a build
+                             directory is code, so one that is not yours is refused (status 14)
+  NEURONCUSTOMOP_LOCK_TIMEOUT  seconds to wait for another build of the same directory [default: 600]";
 
 /// A value among `names`, parsed by `parse` (whose message a bad value
 /// gets); `--help` lists the names as `[possible values: ...]`.

@@ -39,6 +39,11 @@ pub enum ErrorKind {
     /// The kernel or the shape function did not finish within the time
     /// bound (`--timeout`, `timeout=`) and was stopped (13).
     TimedOut,
+    /// A directory the tool would read code or cached results from (a
+    /// build directory, its `customop-build/`, the cache) belongs to
+    /// another user or can be written by others; the message names it,
+    /// its owner and how to trust it (14).
+    Untrusted,
     /// The run was interrupted (Ctrl-C) and stopped (130).
     Interrupted,
 }
@@ -58,6 +63,7 @@ impl ErrorKind {
             Self::Mismatch => 11,
             Self::Crashed => 12,
             Self::TimedOut => 13,
+            Self::Untrusted => 14,
             Self::Interrupted => 130,
         }
     }
@@ -76,12 +82,13 @@ impl ErrorKind {
             Self::Mismatch => "mismatch",
             Self::Crashed => "crashed",
             Self::TimedOut => "timed_out",
+            Self::Untrusted => "untrusted",
             Self::Interrupted => "interrupted",
         }
     }
 
     /// Every kind.
-    pub const ALL: [Self; 12] = [
+    pub const ALL: [Self; 13] = [
         Self::Usage,
         Self::Refused,
         Self::Compile,
@@ -93,6 +100,7 @@ impl ErrorKind {
         Self::Mismatch,
         Self::Crashed,
         Self::TimedOut,
+        Self::Untrusted,
         Self::Interrupted,
     ];
 

@@ -52,14 +52,17 @@ impl Running {
     }
 }
 
-/// Reads `path` and checks it against the recorded `size` and `hash`,
-/// handing each piece read to `sink` (which may keep a copy: the bytes
-/// checked, not the file read again). Read a piece at a time into one
-/// buffer, not whole into memory nor mapped: a 10 MB library costs no
-/// fresh pages, and a file truncated meanwhile is an error, not a SIGBUS.
-pub fn verify(path: &Path, size: u64, hash: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
-    use std::io::Read;
-    let meta = std::fs::metadata(path).map_err(|e| Error::io("read", path, e))?;
+/// Reads the open file `f` (`path` names it in messages) from its start
+/// and checks it against the recorded `size` and `hash`, handing each
+/// piece read to `sink` (which may keep a copy: the bytes checked, not the
+/// file read again). Read a piece at a time into one buffer, not whole
+/// into memory nor mapped: a 10 MB library costs no fresh pages, and a
+/// file truncated meanwhile is an error, not a SIGBUS. The caller loads
+/// what it checked through the same descriptor (`/proc/PID/fd/N`), never
+/// by the path again.
+pub fn verify(f: &mut std::fs::File, path: &Path, size: u64, hash: &str, mut sink: impl FnMut(&[u8]) -> Result<()>) -> Result<()> {
+    use std::io::{Read, Seek};
+    let meta = f.metadata().map_err(|e| Error::io("read", path, e))?;
     let rebuild = "rebuild it with `customop build` (or `load()`)";
     if !meta.is_file() {
         return Err(Error::new(ErrorKind::BadInput, format!("{} is not a regular file: {rebuild}", path.display())));
@@ -76,7 +79,7 @@ pub fn verify(path: &Path, size: u64, hash: &str, mut sink: impl FnMut(&[u8]) ->
             format!("customop.json records the hash of {} as {hash:?}, in no format this customop knows; {rebuild}", path.display()),
         ));
     };
-    let mut f = std::fs::File::open(path).map_err(|e| Error::io("read", path, e))?;
+    f.rewind().map_err(|e| Error::io("read", path, e))?;
     let mut buf = vec![0u8; PIECE];
     let mut read = 0u64;
     loop {
@@ -110,6 +113,10 @@ const PIECE: usize = 1 << 20;
 mod tests {
     use super::*;
 
+    fn open(p: &Path) -> std::fs::File {
+        std::fs::File::open(p).unwrap()
+    }
+
     #[test]
     fn refuses_a_truncated_or_changed_file() {
         let d = tempfile::tempdir().unwrap();
@@ -117,16 +124,16 @@ mod tests {
         std::fs::write(&p, b"0123456789").unwrap();
         let h = digest(b"0123456789");
         let mut seen = Vec::new();
-        verify(&p, 10, &h, |b| {
+        verify(&mut open(&p), &p, 10, &h, |b| {
             seen.extend_from_slice(b);
             Ok(())
         })
         .unwrap();
         assert_eq!(seen, b"0123456789");
         std::fs::write(&p, b"01234").unwrap();
-        assert!(verify(&p, 10, &h, |_| Ok(())).unwrap_err().message.contains("is 5 bytes, the build recorded 10"));
+        assert!(verify(&mut open(&p), &p, 10, &h, |_| Ok(())).unwrap_err().message.contains("is 5 bytes, the build recorded 10"));
         std::fs::write(&p, b"0123456780").unwrap();
-        assert!(verify(&p, 10, &h, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
+        assert!(verify(&mut open(&p), &p, 10, &h, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
     }
 
     #[test]
@@ -136,10 +143,10 @@ mod tests {
         std::fs::write(&p, b"0123456789").unwrap();
         let old = format!("fnv1a64:{:016x}", fnv1a(FNV_BASIS, b"0123456789"));
         assert!(digest(b"0123456789").starts_with("xxh3_128:"));
-        assert!(verify(&p, 10, &old, |_| Ok(())).is_ok());
+        assert!(verify(&mut open(&p), &p, 10, &old, |_| Ok(())).is_ok());
         let wrong = format!("fnv1a64:{:016x}", fnv1a(FNV_BASIS, b"0123456780"));
-        assert!(verify(&p, 10, &wrong, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
-        assert!(verify(&p, 10, "md5:00", |_| Ok(())).unwrap_err().message.contains("in no format this customop knows"));
+        assert!(verify(&mut open(&p), &p, 10, &wrong, |_| Ok(())).unwrap_err().message.contains("does not match the build"));
+        assert!(verify(&mut open(&p), &p, 10, "md5:00", |_| Ok(())).unwrap_err().message.contains("in no format this customop knows"));
     }
 
     #[test]
@@ -149,7 +156,7 @@ mod tests {
         let bytes: Vec<u8> = (0..3 * PIECE + 5).map(|i| (i * 31 % 251) as u8).collect();
         std::fs::write(&p, &bytes).unwrap();
         let mut pieces = 0;
-        verify(&p, bytes.len() as u64, &digest(&bytes), |_| {
+        verify(&mut open(&p), &p, bytes.len() as u64, &digest(&bytes), |_| {
             pieces += 1;
             Ok(())
         })

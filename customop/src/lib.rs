@@ -14,11 +14,14 @@
 //! - [`npy`], [`dylib`], [`loaded`], [`sim`], [`shape`], [`run`]: `customop run`;
 //!   [`qemu_blob`], [`qemu_run`], [`differential`]: its `--on qemu|both`.
 //! - [`ops_list`]: `customop ops`; [`progress`]: what a build prints as it runs.
+//! - [`owned_dir`]: which build directories and caches are trusted;
+//!   [`cache_home`]: `load()`'s default cache; [`users`]: the user database.
 
 pub mod atomic;
 pub mod build;
 mod byte_record;
 pub mod cache;
+pub mod cache_home;
 pub mod cli;
 pub mod codegen;
 pub mod compile_commands;
@@ -28,6 +31,7 @@ pub mod crash_site;
 pub mod device_check;
 pub mod device_fault;
 pub mod differential;
+pub mod dir_lock;
 pub mod dylib;
 pub mod environment;
 pub mod error;
@@ -39,6 +43,7 @@ pub mod link;
 pub mod loaded;
 pub mod npy;
 pub mod ops_list;
+pub mod owned_dir;
 pub mod profile;
 pub mod progress;
 pub mod qemu_blob;
@@ -52,6 +57,7 @@ pub mod shape_cache;
 pub mod sim;
 pub mod staticlib;
 pub mod stderr_log;
+pub mod users;
 pub mod workdir;
 pub mod worker;
 pub mod xtensa;

@@ -2,17 +2,25 @@
 //! rebuilt since it was loaded (a Python session that builds, runs,
 //! edits, rebuilds and runs again) is loaded anew.
 //!
+//! The file is opened once: its identity, its hash and what the loader
+//! maps all come from that one descriptor (`/proc/PID/fd/N`,
+//! [`Library::open_file`]), so a file swapped in after the check is never
+//! loaded.
+//!
 //! Why a copy: the dynamic loader hands back the object already loaded
-//! under the same path name without looking at the file again, and a
-//! loaded object is never unloaded (see `dylib`). So a changed file is
-//! copied to a fresh name beside it, loaded from there, and the copy
-//! unlinked at once (the mapping stays).
+//! under the same file (device and inode) without looking at its bytes
+//! again, and a loaded object is never unloaded (see `dylib`). So a file
+//! loaded before and changed since is copied, as it is verified, into a
+//! fresh anonymous file beside it (`O_TMPFILE`, 0600: no name anyone could
+//! plant or open) and loaded from there.
 
 use crate::dylib::Library;
 use crate::error::{Error, Result};
 use crate::sim::SimApi;
 use std::collections::HashMap;
-use std::os::unix::fs::MetadataExt;
+use std::fs::File;
+use std::io::Write;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::{Mutex, OnceLock};
 
@@ -21,8 +29,8 @@ use std::sync::{Mutex, OnceLock};
 struct FileId(u64, u64, u64, i64, i64);
 
 impl FileId {
-    fn of(path: &Path) -> Result<Self> {
-        let m = std::fs::metadata(path).map_err(|e| Error::io("read", path, e))?;
+    fn of(f: &File, path: &Path) -> Result<Self> {
+        let m = f.metadata().map_err(|e| Error::io("read", path, e))?;
         Ok(Self(m.dev(), m.ino(), m.size(), m.mtime(), m.mtime_nsec()))
     }
 }
@@ -39,31 +47,29 @@ fn loaded() -> &'static Mutex<Loaded> {
 /// and `hash` its build recorded ([`crate::integrity`]).
 pub fn api(path: &Path, size: u64, hash: &str) -> Result<SimApi> {
     let key = std::fs::canonicalize(path).map_err(|e| Error::io("read", path, e))?;
-    let id = FileId::of(&key)?;
+    // Without blocking: a FIFO planted under the library's name is refused
+    // by the check (not a regular file), not waited on.
+    let mut file =
+        std::fs::OpenOptions::new().read(true).custom_flags(libc::O_NONBLOCK | libc::O_CLOEXEC).open(&key).map_err(|e| Error::io("read", &key, e))?;
+    let id = FileId::of(&file, &key)?;
     let mut map = loaded().lock().unwrap_or_else(|e| e.into_inner());
     if let Some((seen, api)) = map.get(&key) {
         if *seen == id {
             return Ok(*api);
         }
     }
-    let api = if map.contains_key(&key) {
-        // Loaded before, changed since: from a fresh name.
-        static COPIES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = COPIES.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let name = format!(".{}.{}.{n}.so", key.file_name().and_then(|s| s.to_str()).unwrap_or("lib"), std::process::id());
-        let copy = key.with_file_name(name);
-        // The bytes verified, not the file read again.
-        let written = std::fs::File::create(&copy).map_err(|e| Error::io("copy", &copy, e)).and_then(|mut f| {
-            use std::io::Write;
-            crate::integrity::verify(&key, size, hash, |b| f.write_all(b).map_err(|e| Error::io("copy", &copy, e)))
-        });
-        let lib = written.and_then(|()| Library::open(&copy));
-        let _ = std::fs::remove_file(&copy);
-        load_api(lib?)?
+    let lib = if map.contains_key(&key) {
+        // Loaded before, changed since: the bytes verified, copied into a
+        // fresh file as they are read.
+        let dir = key.parent().unwrap_or(Path::new("/"));
+        let mut copy = tempfile::tempfile_in(dir).map_err(|e| Error::io("make a private copy of the library in", dir, e))?;
+        crate::integrity::verify(&mut file, &key, size, hash, |b| copy.write_all(b).map_err(|e| Error::io("copy", &key, e)))?;
+        Library::open_file(copy, &key)?
     } else {
-        crate::integrity::verify(&key, size, hash, |_| Ok(()))?;
-        load_api(Library::open(&key)?)?
+        crate::integrity::verify(&mut file, &key, size, hash, |_| Ok(()))?;
+        Library::open_file(file, &key)?
     };
+    let api = load_api(lib)?;
     map.insert(key, (id, api));
     Ok(api)
 }

@@ -88,6 +88,24 @@ pub fn write(path: &Path, a: &Array) -> Result<()> {
     crate::atomic::write(path, &render(a).map_err(|m| unwritable(path, m))?)
 }
 
+/// Writes `a` to a new file `path` that this call creates: exclusively
+/// (`O_EXCL`: an existing file, link or FIFO there is an error, never
+/// written through) and private (0600). For staging files in a fresh
+/// private directory.
+pub fn write_new(path: &Path, a: &Array) -> Result<()> {
+    use std::io::Write;
+    use std::os::unix::fs::OpenOptionsExt;
+    let bytes = render(a).map_err(|m| unwritable(path, m))?;
+    let mut f = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW | libc::O_CLOEXEC)
+        .open(path)
+        .map_err(|e| Error::io("create", path, e))?;
+    f.write_all(&bytes).map_err(|e| Error::io("write", path, e))
+}
+
 /// The `.npy` header of an output of `dtype` and `shape` to be written to
 /// `path` (refused for a dtype that does not marshal).
 pub fn header(path: &Path, dtype: Dtype, shape: &[u64]) -> Result<Vec<u8>> {
@@ -118,6 +136,23 @@ mod tests {
         std::fs::write(&p, b"").unwrap();
         assert!(map(&p).unwrap_err().message.contains("no NumPy magic"));
         assert!(map(d.path()).unwrap_err().message.contains("not a regular file"));
+    }
+
+    #[test]
+    fn a_new_file_is_private_and_never_written_through_a_link() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let a = Array::from_f32(&[2], &[1.0, 2.0]);
+        let p = d.path().join("arg0.npy");
+        write_new(&p, &a).unwrap();
+        assert_eq!(std::fs::metadata(&p).unwrap().permissions().mode() & 0o777, 0o600);
+        assert!(write_new(&p, &a).is_err(), "an existing file is never replaced");
+        let victim = d.path().join("victim");
+        std::fs::write(&victim, b"keep").unwrap();
+        let link = d.path().join("arg1.npy");
+        std::os::unix::fs::symlink(&victim, &link).unwrap();
+        assert!(write_new(&link, &a).is_err());
+        assert_eq!(std::fs::read(&victim).unwrap(), b"keep");
     }
 
     #[test]

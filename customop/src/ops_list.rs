@@ -9,7 +9,7 @@ use std::path::Path;
 
 /// The listing of the build directory `dir`.
 pub fn describe(dir: &Path) -> Result<String> {
-    let _hold = crate::workdir::read_lock(dir);
+    let _hold = crate::workdir::read_lock(dir)?;
     let s = Schema::load(dir)?;
     let mut out = String::new();
     let cores = if s.multicore { "multicore (8 cores)" } else { "single-core" };

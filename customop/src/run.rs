@@ -149,7 +149,7 @@ fn bad(msg: String) -> Error {
 /// Loads the build directory's library and its simulator API (under the
 /// directory's read lock: the schema and the library of one build).
 pub fn load(dir: &Path) -> Result<(Schema, SimApi)> {
-    let _hold = crate::workdir::read_lock(dir);
+    let _hold = crate::workdir::read_lock(dir)?;
     let schema = Schema::load(dir)?;
     if schema.target == Target::Q7 {
         return Err(bad(format!(

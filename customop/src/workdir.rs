@@ -9,16 +9,22 @@
 //!   device images) is listed in `DIR/customop-build/manifest`: a file of
 //!   one of those names that exists and is not listed is the user's, and
 //!   the build refuses, naming it;
+//! - the directory and its work directory are the user's: one another
+//!   user owns or can write is refused before anything in it is read
+//!   ([`crate::owned_dir`]); what the build creates is 0700;
 //! - one build per directory at a time: an exclusive advisory lock on
 //!   `DIR/customop-build/lock` for the whole build; readers (`run`,
 //!   `load()`) take it shared while they read the schema and load the
-//!   library, so they never see one build's schema with another's library;
+//!   library, so they never see one build's schema with another's library
+//!   (the wait is bounded, and a planted FIFO or link is refused:
+//!   [`crate::dir_lock`]);
 //! - products are made under temporary names in `DIR/customop-build/tmp/`
 //!   and renamed into place; a killed build's leftovers there are removed
 //!   by the next build (which holds the lock, so their owner is gone).
 
 use crate::atomic;
 use crate::error::{Error, ErrorKind, Result};
+use crate::{dir_lock, owned_dir};
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -39,8 +45,10 @@ pub struct BuildDir {
     _lock: File,
 }
 
-fn create(dir: &Path) -> Result<()> {
-    std::fs::create_dir_all(dir).map_err(|e| Error::io("create", dir, e))
+/// Creates `dir` (and missing parents) 0700.
+pub(crate) fn create(dir: &Path) -> Result<()> {
+    use std::os::unix::fs::DirBuilderExt;
+    std::fs::DirBuilder::new().recursive(true).mode(0o700).create(dir).map_err(|e| Error::io("create", dir, e))
 }
 
 /// Parses a manifest's text: one file name a line (ended by `\n` only; a
@@ -54,10 +62,11 @@ impl BuildDir {
     /// for any other build of it to finish, clears dead builds' temporaries.
     pub fn open(dir: &Path) -> Result<Self> {
         let work = dir.join(WORK_DIR);
-        create(&work)?;
+        owned_dir::create(dir)?;
+        owned_dir::create(&work)?;
         let lock_path = work.join(LOCK);
-        let lock = std::fs::OpenOptions::new().create(true).truncate(false).write(true).open(&lock_path).map_err(|e| Error::io("create", &lock_path, e))?;
-        lock.lock().map_err(|e| Error::io("lock", &lock_path, e))?;
+        let lock = dir_lock::take(&lock_path, dir_lock::Mode::Exclusive, true)?
+            .ok_or_else(|| Error::new(ErrorKind::Io, format!("cannot create {}", lock_path.display())))?;
         let tmp = work.join("tmp");
         let _ = std::fs::remove_dir_all(&tmp);
         create(&tmp)?;
@@ -140,12 +149,22 @@ fn legacy_products(dir: &Path) -> BTreeSet<String> {
     owned
 }
 
-/// A shared hold on a build directory for reading (None where it has no
-/// lock file, e.g. a read-only copy: then nothing can be building there).
-pub fn read_lock(dir: &Path) -> Option<File> {
-    let f = File::open(dir.join(WORK_DIR).join(LOCK)).ok()?;
-    f.lock_shared().ok()?;
-    Some(f)
+/// A shared hold on a build directory for reading, once the directory
+/// and its work directory are found trusted ([`owned_dir::check`]): None
+/// where it has no lock file (e.g. a read-only copy: then nothing can be
+/// building there).
+pub fn read_lock(dir: &Path) -> Result<Option<File>> {
+    if !dir.is_dir() {
+        // Not a build directory: the schema's read says so.
+        return Ok(None);
+    }
+    owned_dir::check(dir)?;
+    let work = dir.join(WORK_DIR);
+    if std::fs::symlink_metadata(&work).is_err() {
+        return Ok(None);
+    }
+    owned_dir::check(&work)?;
+    dir_lock::take(&work.join(LOCK), dir_lock::Mode::Shared, false)
 }
 
 #[cfg(test)]

@@ -30,6 +30,8 @@ use pyo3::prelude::*;
 fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::loading::load, m)?)?;
     m.add_function(wrap_pyfunction!(library::loading::load_built, m)?)?;
+    m.add_function(wrap_pyfunction!(library::loading::_default_build_directory, m)?)?;
+    m.add_function(wrap_pyfunction!(library::loading::_own_build_directory, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_output_spec, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_run_bytes, m)?)?;
     m.add("Error", m.py().get_type::<errors::Error>())?;

@@ -128,8 +128,22 @@ pub(crate) fn toolchain_bin() -> Option<PathBuf> {
     BIN.get_or_init(|| sysroot().map(|s| s.join("bin"))).clone()
 }
 
+/// `python3` with no working directory on `sys.path`: `-m` and `-c` put
+/// it first, so a `pip/`, `numpy/` or `ziglang/` folder where setup is run
+/// (as root) would run instead of the package. `-P` (Python 3.11+) drops
+/// just that; an older Python gets `-I`, which also ignores `PYTHON*`
+/// variables and the user's site directory (setup installs into the
+/// system's, so nothing it checks is hidden).
+fn python3() -> Command {
+    static SAFE_PATH: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
+    let p = *SAFE_PATH.get_or_init(|| Command::new("python3").args(["-P", "-c", ""]).current_dir("/").output().is_ok_and(|o| o.status.success()));
+    let mut c = Command::new("python3");
+    c.arg(if p { "-P" } else { "-I" });
+    c
+}
+
 fn python_venv_ok() -> bool {
-    Command::new("python3").args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success())
+    python3().args(["-c", "import venv, ensurepip"]).output().is_ok_and(|o| o.status.success())
 }
 
 /// What `for_` needs and this machine lacks, as `(what, source)`.
@@ -161,12 +175,12 @@ fn missing(for_: For) -> Vec<(String, Source)> {
 }
 
 fn ziglang_ok() -> bool {
-    let out = Command::new("python3").args(["-m", "ziglang", "version"]).output();
+    let out = python3().args(["-m", "ziglang", "version"]).output();
     out.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == ZIGLANG_VERSION)
 }
 
 fn numpy_ok() -> bool {
-    Command::new("python3").args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success())
+    python3().args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success())
 }
 
 fn how(s: Source) -> String {
@@ -253,12 +267,12 @@ fn install(for_: For) -> Result {
         })
         .collect();
     if !pip_reqs.is_empty() {
-        let pip = |extra: &[&str]| run(Command::new("python3").args(["-m", "pip", "install", "--no-input"]).args(&pip_reqs).args(extra));
+        let pip = |extra: &[&str]| run(python3().args(["-m", "pip", "install", "--no-input"]).args(&pip_reqs).args(extra));
         // Debian's own python3 is "externally managed" (PEP 668): pip
         // refuses a plain install there; ziglang is self-contained and
         // NumPy's wheel brings its own libraries, so the override is safe.
         // A python3 without pip gets Debian's.
-        if run(Command::new("python3").args(["-m", "pip", "--version"])).is_err() {
+        if run(python3().args(["-m", "pip", "--version"])).is_err() {
             apt::install(&["python3-pip"])?;
         }
         pip(&[]).or_else(|_| pip(&["--break-system-packages"]))?;
@@ -285,6 +299,20 @@ mod tests {
             assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"), "{h}");
         }
         assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
+    }
+
+    /// A `json/` package where setup runs is not what `import json` finds
+    /// (it would be with a plain `python3 -c`).
+    #[test]
+    fn setup_s_python_ignores_the_working_directory() {
+        let t = tempfile::tempdir().unwrap();
+        let d = t.path();
+        std::fs::create_dir(d.join("json")).unwrap();
+        std::fs::write(d.join("json/__init__.py"), "raise SystemExit('the planted json ran')").unwrap();
+        let planted = Command::new("python3").args(["-c", "import json"]).current_dir(d).output().unwrap();
+        let safe = python3().args(["-c", "import json"]).current_dir(d).output().unwrap();
+        assert!(!planted.status.success(), "the plain form runs the planted package (the test can see it)");
+        assert!(safe.status.success(), "{}", String::from_utf8_lossy(&safe.stderr));
     }
 
     #[test]

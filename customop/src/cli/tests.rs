@@ -108,6 +108,8 @@ fn the_environment_section_names_the_variables_the_tool_reads() {
         crate::xtensa::devlib::ENV_DIR,
         "PYTHON",
         "OBJCOPY",
+        crate::owned_dir::TRUST_ENV,
+        crate::dir_lock::WAIT_ENV,
     ] {
         let listed = EXIT_STATUS.contains(&format!("\n  {var} ")) || EXIT_STATUS.contains(&format!("\n  {var}="));
         assert!(listed, "{var} is not in ENVIRONMENT");

@@ -7,4 +7,5 @@
 pub mod check;
 pub mod devlib;
 pub mod images;
+pub mod python_module;
 pub mod toolchain;

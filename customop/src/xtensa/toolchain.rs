@@ -12,6 +12,7 @@
 //! are read from `xtensa-target.json`, the Rust target's own list, so the
 //! C++ objects and the Rust staticlib agree by construction.
 
+use super::python_module;
 use crate::cache;
 use crate::compiler::{cached, run_tool, Outcome};
 use crate::error::{Error, ErrorKind, Result};
@@ -126,7 +127,7 @@ impl Toolchain {
         let python = std::env::var_os("PYTHON").map_or_else(|| PathBuf::from("python3"), PathBuf::from);
         // `env` rather than `version`: one call gives the version and the
         // lib directory (where libc++'s headers and sources are).
-        let out = Command::new(&python).args(["-m", "ziglang", "env"]).output().map_err(|e| {
+        let out = python_module::command(&python, "ziglang").arg("env").output().map_err(|e| {
             missing(format!("the Xtensa C++ toolchain needs Python with the ziglang package: cannot run {}: {e} ({ZIG_INSTALL})", python.display()))
         })?;
         if !out.status.success() {
@@ -227,16 +228,16 @@ impl Toolchain {
         }
         cached(src, obj, key, |tmp_obj, dep| {
             let ir = tmp_obj.with_extension("ll");
-            let mut zig = Command::new(&self.python);
+            let mut zig = python_module::command(&self.python, "ziglang");
             // zig's driver adds a `-c` of its own that clang then calls unused:
             // not the author's warning, so not shown as theirs.
-            zig.args(["-m", "ziglang", "c++"]).args(flags).args(["-S", "-emit-llvm", "-Wno-unused-command-line-argument"]).arg(src).arg("-o").arg(&ir);
+            zig.arg("c++").args(flags).args(["-S", "-emit-llvm", "-Wno-unused-command-line-argument"]).arg(src).arg("-o").arg(&ir);
             run_tool(&mut zig, &format!("compiling {} for Xtensa (clang front end)", src.display()), ZIG_INSTALL)?;
             // The header list in a second, preprocessor-only pass: zig's
             // driver takes `-MMD` for its own cache and then writes the IR
             // nowhere, so the two cannot share one run.
-            let mut deps = Command::new(&self.python);
-            deps.args(["-m", "ziglang", "c++"]).args(flags).arg("-MM").arg("-MF").arg(dep).arg(src);
+            let mut deps = python_module::command(&self.python, "ziglang");
+            deps.arg("c++").args(flags).arg("-MM").arg("-MF").arg(dep).arg(src);
             run_tool(&mut deps, &format!("listing the headers of {} (clang front end)", src.display()), ZIG_INSTALL)?;
             let mut llc = Command::new(&self.llc);
             llc.args(LLC_FLAGS).arg(&ir).arg("-o").arg(tmp_obj);

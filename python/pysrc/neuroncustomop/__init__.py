@@ -17,7 +17,9 @@ runtime error code, else None) and ``.message``.
 import hashlib
 import os
 import pathlib
+import tempfile
 
+from . import _native
 from ._native import (
     ACCEPTED_DTYPES,
     BuildLog,
@@ -78,9 +80,16 @@ def _write_sources(directory, stem, sources):
     for i, text in enumerate(sources):
         path = directory / f"{stem}{i}.cpp"
         if not path.is_file() or path.read_text() != text:
-            tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-            tmp.write_text(text)
-            os.replace(tmp, path)
+            # A fresh temporary of a random name, made exclusively and 0600
+            # (mkstemp), renamed into place.
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+            try:
+                with os.fdopen(fd, "w") as f:
+                    f.write(text)
+                os.replace(tmp, path)
+            except BaseException:
+                os.unlink(tmp)
+                raise
         paths.append(path)
     return paths
 
@@ -100,10 +109,12 @@ def load_inline(name, compute_sources, shape_sources, build_directory=None, **kw
         raise _usage("name: give a string")
     if build_directory is None:
         digest = hashlib.sha256("\0".join(compute + ["\1"] + shape).encode()).hexdigest()[:12]
-        base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-        build_directory = pathlib.Path(base) / "neuroncustomop" / f"{name}-{digest}"
+        build_directory = _native._default_build_directory(f"{name}-{digest}")
+    # Checked before anything is written there: a build directory another
+    # user owns or can write is refused (Error kind "untrusted").
+    _native._own_build_directory(os.fspath(build_directory))
     inline = pathlib.Path(build_directory) / "inline"
-    inline.mkdir(parents=True, exist_ok=True)
+    inline.mkdir(mode=0o700, exist_ok=True)
     return load(
         name,
         _write_sources(inline, "compute", compute),

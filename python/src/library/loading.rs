@@ -74,15 +74,28 @@ fn flags_of(obj: Option<&Bound<'_, PyAny>>, what: &str) -> customop::Result<Vec<
     obj.extract::<Vec<String>>().map_err(|_| usage(format!("{what}: give a list of strings")))
 }
 
-/// The default build directory: `$XDG_CACHE_HOME/neuroncustomop/NAME`
-/// (else `~/.cache/...`), as torch's extension loader caches under the
-/// user's cache.
-fn default_dir(name: &str) -> PathBuf {
-    let base = std::env::var_os("XDG_CACHE_HOME")
-        .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))
-        .unwrap_or_else(std::env::temp_dir);
-    base.join("neuroncustomop").join(name)
+/// The default build directory: `NAME` in the user's cache
+/// (`$XDG_CACHE_HOME/neuroncustomop/`, else `~/.cache/neuroncustomop/`),
+/// as torch's extension loader caches under the user's cache; never a
+/// shared directory ([`customop::cache_home`]). The build checks `name`
+/// (a C identifier) before anything is made there.
+pub(crate) fn default_dir(name: &str) -> customop::Result<PathBuf> {
+    Ok(customop::cache_home::base()?.join(name))
+}
+
+/// `load_inline`'s default build directory (`NAME` in the user's cache,
+/// as `load`'s), for the package's Python side.
+#[pyfunction]
+pub fn _default_build_directory(py: Python<'_>, name: &str) -> PyResult<PathBuf> {
+    default_dir(name).map_err(|e| errors::to_py(py, &e))
+}
+
+/// Creates `path` 0700 when missing and refuses it when another user owns
+/// it or can write it ([`customop::owned_dir`]), before `load_inline`
+/// writes its sources there.
+#[pyfunction]
+pub fn _own_build_directory(py: Python<'_>, path: PathBuf) -> PyResult<()> {
+    customop::owned_dir::create(&path).map_err(|e| errors::to_py(py, &e))
 }
 
 /// Builds (unchanged sources are not rebuilt) and loads a library.
@@ -124,7 +137,7 @@ pub fn load(
     let shape = paths(shape_srcs, "shape_srcs").map_err(fail)?;
     let out = match build_directory.filter(|o| !o.is_none()) {
         Some(d) => d.extract::<PathBuf>().map_err(|_| fail(usage("build_directory: give a path")))?,
-        None => default_dir(&name),
+        None => default_dir(&name).map_err(fail)?,
     };
     let cflags = flags_of(extra_cflags, "extra_cflags").map_err(fail)?;
     let ldflags = flags_of(extra_ldflags, "extra_ldflags").map_err(fail)?;

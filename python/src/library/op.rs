@@ -171,18 +171,20 @@ impl Op {
         timeout: Option<Duration>,
         profile: Option<&std::path::Path>,
     ) -> PyResult<(customop::npy::Array, String, Option<String>)> {
-        static RUNS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
-        let n = RUNS.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-        let tmp = std::env::temp_dir().join(format!("neuroncustomop-{}-{n}", std::process::id()));
         let (op, dir, on, timeout) = (&self.op, &self.dir, self.on, timeout.or(self.timeout));
         let ran = py.detach(|| {
-            std::fs::create_dir_all(&tmp).map_err(|e| Error::io("create", &tmp, e))?;
+            // A fresh directory of a random name, made exclusively and
+            // 0700 (another user cannot have made it first, nor read or
+            // swap what is staged in it), removed when the call returns;
+            // each file in it made exclusively, 0600.
+            let base = std::env::temp_dir();
+            let tmp = tempfile::Builder::new().prefix("neuroncustomop-").tempdir_in(&base).map_err(|e| Error::io("create a private directory in", &base, e))?;
             let mut args = Vec::with_capacity(placed.len());
             for (i, p) in placed.iter().enumerate() {
                 args.push(match p {
                     Placed::Tensor(a) => {
-                        let f = tmp.join(format!("arg{i}.npy"));
-                        customop::npy::write(&f, a)?;
+                        let f = tmp.path().join(format!("arg{i}.npy"));
+                        customop::npy::write_new(&f, a)?;
                         f.display().to_string()
                     }
                     Placed::Value { value: customop::shape::Value::Int(v), .. } => v.to_string(),
@@ -205,7 +207,6 @@ impl Op {
             };
             customop::run::run_profiled(&o, profile)
         });
-        let _ = std::fs::remove_dir_all(&tmp);
         py.check_signals()?;
         let r = ran.map_err(|e| errors::to_py(py, &e))?;
         Ok((r.output, report_of_emulated(&r.report, cores), r.profile))
