@@ -47,11 +47,14 @@ fn copy_dir(from: &Path, to: &Path) {
     }
 }
 
-/// A directory whose `python3` imports NumPy: the one on PATH, else the
-/// Python package's test virtualenv (`bash python/ci.sh` makes it).
+/// A `python3` that imports NumPy: the test's choice, the tools' `PYTHON`
+/// (`cargo xtask test` names the project's virtualenv, which has it), the
+/// Python package's test virtualenv (`bash python/ci.sh` makes it), or the
+/// one on PATH.
 fn python_with_numpy() -> Option<PathBuf> {
     let candidates = [
         std::env::var_os("NEURONCUSTOMOP_TEST_PYTHON").map(PathBuf::from),
+        std::env::var_os("PYTHON").map(PathBuf::from),
         Some(PathBuf::from(REPO).join("python/target/ci-venv/bin/python3")),
         Some(PathBuf::from("python3")),
     ];

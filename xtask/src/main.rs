@@ -15,6 +15,7 @@ mod main_job;
 mod perf;
 mod perf_cpp;
 mod preflight;
+mod python_env;
 mod qemu;
 mod qemu_test;
 mod reliability;
@@ -47,6 +48,9 @@ pub(crate) type Result<T = ()> = std::result::Result<T, String>;
 fn main() -> ExitCode {
     // Help and usage errors: clap prints them and exits (0, or 2).
     let cli = Cli::parse();
+    // The tools it runs take their Python (ziglang's) from the project's
+    // virtualenv once setup has made it.
+    python_env::export();
     let r = match cli.command {
         Some(Cmd::BuildXtensa { args }) => build_xtensa(&args).map(|_| 0),
         Some(Cmd::LinkerScripts) => linker_scripts().map(|_| 0),

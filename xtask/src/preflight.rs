@@ -28,10 +28,9 @@ enum Source {
     Component(&'static str),
     /// `cargo install cargo-fuzz --version CARGO_FUZZ_VERSION --locked`.
     CargoFuzz,
-    /// `python3 -m pip install ziglang==ZIGLANG_VERSION`.
-    Ziglang,
-    /// `python3 -m pip install numpy`.
-    NumPy,
+    /// The project's virtualenv with the pinned ziglang and NumPy
+    /// (`crate::python_env`).
+    PythonEnv,
 }
 
 /// Which command needs a requirement.
@@ -54,10 +53,8 @@ enum Want {
     Program(&'static str),
     /// A path inside the pinned nightly's sysroot.
     SysrootFile(&'static str),
-    /// `python3 -m ziglang version` prints ZIGLANG_VERSION.
-    Ziglang,
-    /// `python3 -c "import numpy"` works.
-    NumPy,
+    /// The project's virtualenv has ziglang ZIGLANG_VERSION and NumPy.
+    PythonEnv,
     /// `python3 -m venv` can make a virtualenv with pip in it (Debian
     /// splits `ensurepip` off into python3-venv).
     PythonVenv,
@@ -91,12 +88,12 @@ fn needs() -> Vec<Need> {
         n(Program("chromium"), Apt("chromium"), false),
         // The C++ kernels built for the emulated cores (customop --target qemu|q7): the main job.
         n(Program("python3"), Apt("python3"), true),
-        n(Want::Ziglang, Source::Ziglang, true),
-        // The README's and the quickstart's shell snippets, run verbatim by
-        // customop/tests/docs_snippets.rs, make their x.npy with NumPy.
-        n(Want::NumPy, Source::NumPy, false),
-        // The Python package's tests (python/ci.sh) run in a fresh virtualenv.
-        n(Want::PythonVenv, Apt("python3-venv"), false),
+        // The project's virtualenv (ziglang for the main job's device build;
+        // NumPy for the docs' snippets, run verbatim by
+        // customop/tests/docs_snippets.rs) is made with python3's venv, and
+        // so are the Python package's tests' (python/ci.sh).
+        n(Want::PythonVenv, Apt("python3-venv"), true),
+        n(Want::PythonEnv, Source::PythonEnv, true),
     ]
 }
 
@@ -134,7 +131,7 @@ pub(crate) fn toolchain_bin() -> Option<PathBuf> {
 /// just that; an older Python gets `-I`, which also ignores `PYTHON*`
 /// variables and the user's site directory (setup installs into the
 /// system's, so nothing it checks is hidden).
-fn python3() -> Command {
+pub(crate) fn python3() -> Command {
     static SAFE_PATH: std::sync::OnceLock<bool> = std::sync::OnceLock::new();
     let p = *SAFE_PATH.get_or_init(|| Command::new("python3").args(["-P", "-c", ""]).current_dir("/").output().is_ok_and(|o| o.status.success()));
     let mut c = Command::new("python3");
@@ -156,8 +153,7 @@ fn missing(for_: For) -> Vec<(String, Source)> {
     for n in needs().into_iter().filter(|n| n.main_job || for_ == For::Tests) {
         let (ok, what) = match n.what {
             Want::Program(p) => (on_path(p), format!("`{p}`")),
-            Want::Ziglang => (ziglang_ok(), format!("the Python package ziglang {ZIGLANG_VERSION}")),
-            Want::NumPy => (numpy_ok(), "python3 with NumPy".to_owned()),
+            Want::PythonEnv => (crate::python_env::ok(), format!("ziglang {ZIGLANG_VERSION} and NumPy in {}", crate::python_env::dir().display())),
             Want::PythonVenv => (python_venv_ok(), "python3's venv module with ensurepip".to_owned()),
             Want::SysrootFile(f) => {
                 if sysroot.is_none() {
@@ -174,15 +170,6 @@ fn missing(for_: For) -> Vec<(String, Source)> {
     m
 }
 
-fn ziglang_ok() -> bool {
-    let out = python3().args(["-m", "ziglang", "version"]).output();
-    out.is_ok_and(|o| o.status.success() && String::from_utf8_lossy(&o.stdout).trim() == ZIGLANG_VERSION)
-}
-
-fn numpy_ok() -> bool {
-    python3().args(["-c", "import numpy"]).output().is_ok_and(|o| o.status.success())
-}
-
 fn how(s: Source) -> String {
     match s {
         Source::Apt(p) => format!("apt-get install --no-install-recommends {p}"),
@@ -191,8 +178,7 @@ fn how(s: Source) -> String {
         }
         Source::Component(c) => format!("rustup component add {c} --toolchain {TOOLCHAIN}"),
         Source::CargoFuzz => format!("cargo install cargo-fuzz --version {CARGO_FUZZ_VERSION} --locked"),
-        Source::Ziglang => format!("python3 -m pip install ziglang=={ZIGLANG_VERSION}"),
-        Source::NumPy => "python3 -m pip install numpy".to_owned(),
+        Source::PythonEnv => "cargo xtask setup (it makes the virtualenv from xtask/python-requirements.txt)".to_owned(),
     }
 }
 
@@ -258,24 +244,8 @@ fn install(for_: For) -> Result {
         }
         run(&mut cmd)?;
     }
-    let pip_reqs: Vec<String> = m
-        .iter()
-        .filter_map(|(_, s)| match s {
-            Source::Ziglang => Some(format!("ziglang=={ZIGLANG_VERSION}")),
-            Source::NumPy => Some("numpy".to_owned()),
-            _ => None,
-        })
-        .collect();
-    if !pip_reqs.is_empty() {
-        let pip = |extra: &[&str]| run(python3().args(["-m", "pip", "install", "--no-input"]).args(&pip_reqs).args(extra));
-        // Debian's own python3 is "externally managed" (PEP 668): pip
-        // refuses a plain install there; ziglang is self-contained and
-        // NumPy's wheel brings its own libraries, so the override is safe.
-        // A python3 without pip gets Debian's.
-        if run(python3().args(["-m", "pip", "--version"])).is_err() {
-            apt::install(&["python3-pip"])?;
-        }
-        pip(&[]).or_else(|_| pip(&["--break-system-packages"]))?;
+    if m.iter().any(|(_, s)| *s == Source::PythonEnv) {
+        crate::python_env::install()?;
     }
     if m.iter().any(|(_, s)| *s == Source::CargoFuzz) {
         run(Command::new("cargo").args(["install", "cargo-fuzz", "--version", CARGO_FUZZ_VERSION, "--locked"]))?;
@@ -296,7 +266,10 @@ mod tests {
     fn every_missing_thing_names_its_installer() {
         for n in needs() {
             let h = how(n.source);
-            assert!(h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("python3 -m pip"), "{h}");
+            assert!(
+                h.starts_with("apt-get install") || h.starts_with("rustup ") || h.starts_with("cargo install") || h.starts_with("cargo xtask setup"),
+                "{h}"
+            );
         }
         assert!(how(Source::Component("")).contains("-c rust-src -c llvm-tools -c miri -c clippy -c rustfmt"));
     }
