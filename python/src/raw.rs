@@ -173,7 +173,7 @@ pub fn _run_bytes<'py>(py: Python<'py>, op: &Op, args: &Bound<'py, PyTuple>, cor
         });
     }
     if op.through_run() {
-        let (Array { dtype, shape, data }, report, _) = op.run_emulated(py, &placed, cores, None, None)?;
+        let (Array { dtype, shape, data }, report, _) = op.run_emulated(py, &placed, cores, None, None, Default::default())?;
         let rep = report::parse(&report).map_err(|m| fail(Error::new(ErrorKind::Environment, m)))?;
         return Ok((PyArray1::from_vec(py, data), dtype_name(dtype)?, shape, rep));
     }

@@ -100,3 +100,46 @@ def test_custom_op_load_takes_timeout_extra_ldflags_and_on(tmp_path):
     with pytest.raises(custom_op.OpError) as e:
         custom_op.load(name="conv", compute_srcs=[src / "relu.cpp"], shape_srcs=[src / "shape.cpp"], build_directory=tmp_path / "b", timeout=0)
     assert e.value.exit_code == 2 and "timeout=" in e.value.message
+
+
+ROUNDS_ON_THE_DEVICE = r"""
+#include <torch/torch.h>
+// Scales by one: on the device by a factor a hair above one, as a device
+// libm whose last bit differs from the host's would.
+torch::Tensor scale_one(const torch::Tensor& t_in) {
+    torch::Tensor t_out = torch::zeros(t_in.sizes(), torch::kFloat);
+    auto in = t_in.accessor<float, 1>();
+    auto out = t_out.accessor<float, 1>();
+#ifdef __XTENSA__
+    const float k = 1.0f + 2e-7f;
+#else
+    const float k = 1.0f;
+#endif
+    for (int64_t i = 0; i < t_in.size(0); i++) out[i] = in[i] * k;
+    return t_out;
+}
+"""
+
+SCALE_SHAPE = r"""
+#include <torch/torch.h>
+#include "torchneuron/register.h"
+torch::Tensor s(torch::Tensor t) { return torch::zeros(t.sizes(), torch::kFloat); }
+NEURON_LIBRARY(tolerant, m) { m.def("scale_one", &s, "scale_one"); }
+"""
+
+
+def test_on_both_takes_rtol_and_atol_as_assert_close_does(tmp_path):
+    ops = neuroncustomop.load_inline("tolerant", [ROUNDS_ON_THE_DEVICE], [SCALE_SHAPE], build_directory=tmp_path / "t", on="both", timeout=300)
+    x = np.linspace(1, 100, 64, dtype=np.float32)
+    with pytest.raises(neuroncustomop.Error) as e:
+        ops.scale_one(x)
+    assert e.value.exit_code == 11 and "the largest difference is" in e.value.message
+    y = ops.scale_one(x, rtol=1e-6)
+    np.testing.assert_allclose(y, x, rtol=1e-6)
+    with pytest.raises(neuroncustomop.Error) as e:
+        ops.scale_one(x, rtol=-1)
+    assert e.value.exit_code == 2
+    sim = neuroncustomop.load_inline("tolerant", [ROUNDS_ON_THE_DEVICE], [SCALE_SHAPE], build_directory=tmp_path / "s")
+    with pytest.raises(neuroncustomop.Error) as e:
+        sim.scale_one(x, atol=1e-6)
+    assert e.value.exit_code == 2 and 'on="both"' in e.value.message

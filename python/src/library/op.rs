@@ -81,7 +81,7 @@ pub(crate) fn cores_of(obj: Option<&Bound<'_, PyAny>>, multicore: bool, name: &s
     customop::run::cores_for(requested, multicore, name, "cores=", "multicore=True")
 }
 
-/// `cores=`, `report=` and `timeout=` of an op call (`timeout`: the
+/// `cores=`, `report=`, `timeout=`, `profile=`, `rtol=` and `atol=` of an op call (`timeout`: the
 /// library's default).
 /// An op call's keywords.
 struct CallKw {
@@ -90,10 +90,26 @@ struct CallKw {
     timeout: Option<Duration>,
     /// `profile=DIR`: profile the emulated run into DIR.
     profile: Option<PathBuf>,
+    /// `rtol=`, `atol=`: with `on="both"`, how close the two outputs must
+    /// be (`torch.testing.assert_close`'s rule; default bit for bit).
+    tolerance: customop::differential::Tolerance,
+    /// Whether `rtol=` or `atol=` was given.
+    tolerance_given: bool,
+}
+
+/// A tolerance keyword's value: a number ≥ 0 (not a bool).
+fn tolerance_of(v: &Bound<'_, PyAny>, name: &str) -> customop::Result<f64> {
+    let bad = || usage(format!("{name}={}: give a number ≥ 0 (as torch.testing.assert_close takes)", v.repr().map(|r| r.to_string()).unwrap_or_default()));
+    if v.is_instance_of::<PyBool>() {
+        return Err(bad());
+    }
+    let x: f64 = v.extract().map_err(|_| bad())?;
+    customop::differential::Tolerance::parse(&x.to_string(), name).map_err(|_| bad())
 }
 
 fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut timeout: Option<Duration>) -> customop::Result<CallKw> {
     let (mut cores, mut report, mut profile) = (None, false, None);
+    let (mut tolerance, mut tolerance_given) = (customop::differential::Tolerance::default(), false);
     for (k, v) in kwargs.into_iter().flat_map(|d| d.iter()) {
         match k.extract::<String>().unwrap_or_default().as_str() {
             "cores" => cores = Some(v),
@@ -102,10 +118,12 @@ fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut t
             "timeout" => timeout = timeout_of(&v)?,
             "profile" if v.is_none() => profile = None,
             "profile" => profile = Some(v.extract::<PathBuf>().map_err(|_| usage("profile=: give a directory (a str or a path)"))?),
-            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores=, report=, timeout= and profile=)"))),
+            "rtol" => (tolerance.rtol, tolerance_given) = (tolerance_of(&v, "rtol")?, true),
+            "atol" => (tolerance.atol, tolerance_given) = (tolerance_of(&v, "atol")?, true),
+            other => return Err(usage(format!("unexpected keyword `{other}` (an op takes cores=, report=, timeout=, profile=, rtol= and atol=)"))),
         }
     }
-    Ok(CallKw { cores: cores_of(cores.as_ref(), multicore, op)?, report, timeout, profile })
+    Ok(CallKw { cores: cores_of(cores.as_ref(), multicore, op)?, report, timeout, profile, tolerance, tolerance_given })
 }
 
 /// The Python error of a failed run, its report attached.
@@ -170,6 +188,7 @@ impl Op {
         cores: u32,
         timeout: Option<Duration>,
         profile: Option<&std::path::Path>,
+        tolerance: customop::differential::Tolerance,
     ) -> PyResult<(customop::npy::Array, String, Option<String>)> {
         let (op, dir, on, timeout) = (&self.op, &self.dir, self.on, timeout.or(self.timeout));
         let ran = py.detach(|| {
@@ -203,7 +222,7 @@ impl Op {
                 keep_output: None,
                 no_fork: !self.isolate,
                 html: None,
-                tolerance: Default::default(),
+                tolerance,
             };
             customop::run::run_profiled(&o, profile)
         });
@@ -284,7 +303,12 @@ impl Op {
     #[pyo3(signature = (*args, **kwargs))]
     fn __call__<'py>(&self, py: Python<'py>, args: &Bound<'py, PyTuple>, kwargs: Option<&Bound<'py, PyDict>>) -> PyResult<Bound<'py, PyAny>> {
         let op = &self.op;
-        let CallKw { cores, report, timeout, profile } = keywords(kwargs, self.multicore, &op.name, self.timeout).map_err(|e| errors::to_py(py, &e))?;
+        let CallKw { cores, report, timeout, profile, tolerance, tolerance_given } =
+            keywords(kwargs, self.multicore, &op.name, self.timeout).map_err(|e| errors::to_py(py, &e))?;
+        if tolerance_given && self.on != On::Both {
+            let e = usage("rtol=/atol= say how close the simulator's and the emulated device's outputs must be: load the library with on=\"both\"");
+            return Err(errors::to_py(py, &e));
+        }
         if profile.is_some() && self.on == On::Sim {
             let e = usage("profile=: profiles the emulated device's run (its instructions and memory accesses, and a modeled device time): load the library with on=\"qemu\" or on=\"both\"");
             return Err(errors::to_py(py, &e));
@@ -330,7 +354,7 @@ impl Op {
                     placed.push(invoke::place(op, i, &a)?.map_err(|e| errors::to_py(py, &e))?);
                 }
                 if through_run {
-                    let (output, report, summary) = self.run_emulated(py, &placed, cores, timeout, profile.as_deref())?;
+                    let (output, report, summary) = self.run_emulated(py, &placed, cores, timeout, profile.as_deref(), tolerance)?;
                     profiled = summary;
                     (crate::arrays::to_python(py, output)?, report)
                 } else {
