@@ -219,7 +219,7 @@ fn host_build(
     key = cache::fnv1a(key, crate::link::math_assignments().as_bytes());
     let link_stamp = objdir.join("link.stamp");
     let inputs: Vec<(PathBuf, u64)> = objects.iter().filter_map(|p| cache::hash_file(p).map(|h| (p.clone(), h))).collect();
-    let linked = if cache::Stamp::is_current(&link_stamp, key, library) {
+    let linked = if cache::Stamp::is_current(&link_stamp, key, library, &objects) {
         false
     } else {
         let _ = std::fs::remove_file(&link_stamp);

@@ -90,12 +90,18 @@ impl Stamp {
         s
     }
 
-    /// Whether `stamp_file` says `output` is current for `command`: same
-    /// command, `output` the very file it was written for, every input
-    /// unchanged.
-    pub fn is_current(stamp_file: &Path, command: u64, output: &Path) -> bool {
+    /// Whether `stamp_file` says `output` is current for `command` made
+    /// from `sources`: same command, `output` the very file it was written
+    /// for, every one of `sources` among its inputs (a stamp someone else
+    /// put beside an object, listing some stable file, vouches for nothing
+    /// made from this build's sources), every input unchanged.
+    pub fn is_current(stamp_file: &Path, command: u64, output: &Path, sources: &[PathBuf]) -> bool {
         let Some(s) = std::fs::read_to_string(stamp_file).ok().and_then(|t| Self::parse(&t)) else { return false };
-        s.command == command && !s.inputs.is_empty() && hash_file(output) == Some(s.output) && s.inputs.iter().all(|(p, h)| hash_file(p) == Some(*h))
+        s.command == command
+            && !s.inputs.is_empty()
+            && sources.iter().all(|src| s.inputs.iter().any(|(p, _)| p == src))
+            && hash_file(output) == Some(s.output)
+            && s.inputs.iter().all(|(p, h)| hash_file(p) == Some(*h))
     }
 }
 
@@ -164,6 +170,26 @@ mod tests {
         std::fs::write(&out, b"obj").unwrap();
         let s = Stamp { command: 1, output: hash_file(&out).unwrap(), inputs: vec![("/dev/zero".into(), 0)] };
         std::fs::write(&stamp, s.render()).unwrap();
-        assert!(!Stamp::is_current(&stamp, 1, &out));
+        assert!(!Stamp::is_current(&stamp, 1, &out, &[]));
+    }
+
+    #[test]
+    fn a_stamp_vouches_only_for_what_was_made_from_the_sources_it_lists() {
+        let d = tempfile::tempdir().unwrap();
+        let (src, other, out, stamp) = (d.path().join("k.cpp"), d.path().join("stable.h"), d.path().join("k.o"), d.path().join("k.stamp"));
+        for (p, b) in [(&src, b"int k;".as_slice()), (&other, b"// h"), (&out, b"obj")] {
+            std::fs::write(p, b).unwrap();
+        }
+        let stamp_of = |inputs: &[&PathBuf]| Stamp {
+            command: 7,
+            output: hash_file(&out).unwrap(),
+            inputs: inputs.iter().map(|p| ((*p).clone(), hash_file(p).unwrap())).collect(),
+        };
+        // A planted stamp that lists only some stable file: not current for k.cpp.
+        std::fs::write(&stamp, stamp_of(&[&other]).render()).unwrap();
+        assert!(!Stamp::is_current(&stamp, 7, &out, std::slice::from_ref(&src)));
+        // The build's own stamp, which lists the source: current.
+        std::fs::write(&stamp, stamp_of(&[&src, &other]).render()).unwrap();
+        assert!(Stamp::is_current(&stamp, 7, &out, std::slice::from_ref(&src)));
     }
 }

@@ -111,7 +111,7 @@ pub fn identity(program: &Path) -> String {
 /// next time) rather than stamped with contents it was not built from.
 pub fn cached(src: &Path, obj: &Path, key: u64, compile: impl FnOnce(&Path, &Path) -> Result<()>) -> Result<Outcome> {
     let stamp = obj.with_extension("stamp");
-    if Stamp::is_current(&stamp, key, obj) {
+    if Stamp::is_current(&stamp, key, obj, &[src.to_path_buf()]) {
         return Ok(Outcome::Cached);
     }
     let _ = std::fs::remove_file(&stamp);
