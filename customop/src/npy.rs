@@ -170,7 +170,8 @@ mod tests {
 
     #[test]
     fn a_fifo_is_refused_without_blocking() {
-        let d = std::env::temp_dir().join(format!("npy-fifo-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path().join("fifo");
         let c = std::ffi::CString::new(d.as_os_str().as_encoded_bytes()).unwrap();
         // SAFETY: c is a valid C string.
         assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);

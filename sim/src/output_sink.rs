@@ -111,7 +111,8 @@ mod tests {
 
     #[test]
     fn the_bytes_land_after_the_offset_in_pieces_and_a_failure_is_returned() {
-        let path = std::env::temp_dir().join(format!("output-sink-{}", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let path = tmp.path().join("sink");
         let f = File::options().read(true).write(true).create(true).truncate(true).open(&path).unwrap();
         let data: Vec<u8> = (0..3 * PIECE + 17).map(|i| (i % 251) as u8).collect();
         // SAFETY: `data` lives, unchanged, until the write is finished.

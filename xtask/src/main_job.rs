@@ -101,7 +101,8 @@ mod tests {
         let b = npy_f32(&[3], &v).unwrap();
         let hlen = u16::from_le_bytes([b[8], b[9]]) as usize;
         assert_eq!((10 + hlen) % 64, 0);
-        let p = std::env::temp_dir().join(format!("xtask-npy-{}.npy", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let p = tmp.path().join("x.npy");
         std::fs::write(&p, &b).unwrap();
         assert_eq!(read_npy_f32(&p).unwrap(), v);
         let _ = std::fs::remove_file(&p);

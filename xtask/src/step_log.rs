@@ -117,7 +117,8 @@ mod tests {
 
     #[test]
     fn a_failing_command_reports_its_lines() {
-        let log = std::env::temp_dir().join(format!("xtask-step-log-{}.log", std::process::id()));
+        let tmp = tempfile::tempdir().unwrap();
+        let log = tmp.path().join("step.log");
         let e = run_logged(Command::new("sh").args(["-c", "echo '---- t stdout ----'; echo 'it broke' >&2; echo; exit 3"]), &log).unwrap_err();
         assert!(e.contains("it broke") && e.contains("exit status: 3"), "{e}");
         assert!(std::fs::read_to_string(&log).unwrap().contains("it broke"));

@@ -273,8 +273,8 @@ mod tests {
     #[test]
     fn libcxx_sources_are_compiled_only_for_a_kernel_that_declares_their_symbols() {
         let tc = Toolchain { python: "python3".into(), llc: "llc".into(), libcxx: "/zig/lib/libcxx".into() };
-        let dir = std::env::temp_dir().join(format!("customop-libcxx-sel-{}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
+        let tmp = tempfile::tempdir().unwrap();
+        let dir = tmp.path().to_path_buf();
         let (sorts, plain) = (dir.join("sorts.o"), dir.join("plain.o"));
         std::fs::write(sorts.with_extension("ll"), "define void @f() {\n}\ndeclare void @_ZNSt3__16__sortIRNS_6__lessIffEEPfEEvT0_S5_T_(ptr, ptr, ptr)\n")
             .unwrap();
@@ -282,7 +282,6 @@ mod tests {
         std::fs::write(plain.with_extension("ll"), "; _ZNSt3__16__sortI\ndefine void @_ZNSt3__16__sortIx() {\n}\n").unwrap();
         assert_eq!(tc.libcxx_sources_for(std::slice::from_ref(&plain)), Vec::<PathBuf>::new());
         assert_eq!(tc.libcxx_sources_for(&[plain, sorts]), vec![PathBuf::from("/zig/lib/libcxx/src/algorithm.cpp")]);
-        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]
