@@ -144,7 +144,15 @@ pub fn run(
     if !hooked {
         files.read(image).read(blob_file.path());
         let enforced = files.apply(&mut cmd).map_err(env_error)?;
-        crate::progress::detail(&format!("customop: the emulator's host files: confined ({enforced:?})"));
+        if enforced == customop_emulator::sandbox::Enforced::None {
+            // Said once a process: the run goes on, but not silently.
+            static SAID: std::sync::Once = std::sync::Once::new();
+            SAID.call_once(|| {
+                eprintln!(
+                    "customop: note: this Linux kernel has no Landlock, so the emulated cores' runs are not confined: a kernel's semihosting calls reach your files (`customop env` shows it)"
+                )
+            });
+        }
     }
     cmd.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| env_error(format!("cannot run {QEMU}: {e} ({QEMU_INSTALL})")))?;
