@@ -12,10 +12,12 @@
 //! - [`errors`] — `neuroncustomop.Error`;
 //! - [`staticlib_path`] — the host library kernels link against;
 //! - [`raw`] — the entry points of `neuroncustomop.custom_op` (PyTorch);
-//! - [`op_table`] — the extension's own (empty) kernel op table.
+//! - [`op_table`] — the extension's own (empty) kernel op table;
+//! - [`include_paths`] — where the kernel headers are, for users' own builds.
 
 mod arrays;
 mod errors;
+mod include_paths;
 mod invoke;
 mod library;
 mod op_table;
@@ -32,6 +34,7 @@ fn neuroncustomop_module(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(library::loading::load_built, m)?)?;
     m.add_function(wrap_pyfunction!(library::loading::_default_build_directory, m)?)?;
     m.add_function(wrap_pyfunction!(library::loading::_own_build_directory, m)?)?;
+    m.add_function(wrap_pyfunction!(include_paths::include_paths, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_output_spec, m)?)?;
     m.add_function(wrap_pyfunction!(raw::_run_bytes, m)?)?;
     m.add("Error", m.py().get_type::<errors::Error>())?;

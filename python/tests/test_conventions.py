@@ -4,6 +4,7 @@ load_built, and errors that keep the exit status and the runtime's error
 code apart."""
 
 import importlib.metadata
+import pathlib
 
 import numpy as np
 import pytest
@@ -143,3 +144,9 @@ def test_on_both_takes_rtol_and_atol_as_assert_close_does(tmp_path):
     with pytest.raises(neuroncustomop.Error) as e:
         sim.scale_one(x, atol=1e-6)
     assert e.value.exit_code == 2 and 'on="both"' in e.value.message
+
+
+def test_include_paths_name_the_kernel_headers_as_cpp_extension_does():
+    paths = neuroncustomop.include_paths()
+    assert paths and all(pathlib.Path(p).is_absolute() for p in paths)
+    assert any((pathlib.Path(p) / "torch" / "torch.h").is_file() for p in paths), paths

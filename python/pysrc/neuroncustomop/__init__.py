@@ -32,6 +32,7 @@ from ._native import (
     RunTimedOut,
     UnknownOpError,
     __version__,
+    include_paths,
     load,
     load_built,
 )
@@ -48,6 +49,7 @@ __all__ = [
     "RunTimedOut",
     "UnknownOpError",
     "__version__",
+    "include_paths",
     "load",
     "load_built",
     "load_inline",
