@@ -46,3 +46,10 @@ def built(build_root):
         return cache[key]
 
     return get
+
+
+def pytest_configure(config):
+    # The tests register many custom-op libraries in one process on
+    # purpose; the warning that the device would refuse a second one has
+    # its own test (test_torch.py).
+    config.addinivalue_line("filterwarnings", "ignore:custom_op.*second custom-op library:RuntimeWarning")

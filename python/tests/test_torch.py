@@ -257,6 +257,33 @@ def test_load_library_registers_a_prebuilt_library_in_a_fresh_process(libs, buil
     assert r.stdout.splitlines() == ["[[0.0, 2.0], [3.0, 0.0]] [[0.0, 1.0], [1.0, 0.0]]", "['my_ops']"]
 
 
+def test_a_second_library_in_one_process_warns_that_the_device_refuses_it(libs, tmp_path):
+    first, second = libs["my_ops"].library_file, libs["dtype_ops"].library_file
+    script = tmp_path / "two.py"
+    script.write_text(
+        textwrap.dedent(
+            f"""
+            import warnings
+            from neuroncustomop import custom_op
+
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                custom_op.load_library({str(first)!r})
+                custom_op.load_library({str(first)!r})  # the same library again: no warning
+                print(len(seen))
+                custom_op.load_library({str(second)!r})
+                print(len(seen), seen[-1].category.__name__, str(seen[-1].message))
+            """
+        )
+    )
+    r = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, cwd=tmp_path)
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    assert lines[0] == "0", r.stdout
+    assert lines[1].startswith("1 RuntimeWarning custom_op: NEURON_LIBRARY(dtype_ops) is a second custom-op library in this process (already: my_ops)"), r.stdout
+    assert "a second is refused" in lines[1], r.stdout
+
+
 def test_importing_the_package_does_not_import_torch():
     code = "import sys, neuroncustomop; neuroncustomop.load; assert 'torch' not in sys.modules, 'torch imported'"
     r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)

@@ -30,6 +30,7 @@ Importing this module imports torch; ``import neuroncustomop`` does not.
 import os
 import shlex
 import threading
+import warnings
 
 import torch
 
@@ -220,6 +221,16 @@ def _register(lib, cores, report):
     schema = {name: _schema(name, op) for name, (op, _, _) in ops.items()}
     with _RELOADING:
         old = _REGISTERED.get(ns)
+        others = sorted(n for n in _REGISTERED if n != ns)
+        if old is None and others:
+            # The simulator runs any number; the device does not.
+            warnings.warn(
+                f"custom_op: NEURON_LIBRARY({ns}) is a second custom-op library in this process (already: {', '.join(others)}); "
+                "on the device a model carries one custom-op library and a second is refused: put the ops in one "
+                "NEURON_LIBRARY to run them there",
+                RuntimeWarning,
+                stacklevel=3,
+            )
         if old is not None and old.schema == schema:
             # Reloading with the same ops and signatures: the registrations
             # stay and the ops they call are swapped. A call made before
