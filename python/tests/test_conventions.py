@@ -150,3 +150,19 @@ def test_include_paths_name_the_kernel_headers_as_cpp_extension_does():
     paths = neuroncustomop.include_paths()
     assert paths and all(pathlib.Path(p).is_absolute() for p in paths)
     assert any((pathlib.Path(p) / "torch" / "torch.h").is_file() for p in paths), paths
+
+
+def test_an_ops_signature_and_help_show_what_users_pass(built):
+    import inspect
+    import pydoc
+
+    op = built("scalar_args")
+    op = op[op.ops[0]]
+    sig = inspect.signature(op)
+    names = list(sig.parameters)
+    assert names[-6:] == ["cores", "report", "timeout", "profile", "rtol", "atol"], sig
+    positional = [p for p in sig.parameters.values() if p.kind is inspect.Parameter.POSITIONAL_ONLY]
+    assert [p.annotation for p in positional] == op.params and len(positional) == len(op.kinds)
+    assert sig.parameters["cores"].default == 1 and sig.parameters["report"].default is False
+    text = pydoc.render_doc(op, renderer=pydoc.plaintext)
+    assert "cores=None, report=False, timeout=None, profile=None" in text.replace("\n |  ", " "), text

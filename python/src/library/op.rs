@@ -4,7 +4,16 @@
 
 use super::*;
 
-/// One op: call it with its arguments in the compute function's order.
+/// One op: call it with its arguments in the compute function's order,
+/// `op(x, ..., cores=None, report=False, timeout=None, profile=None,
+/// rtol=0.0, atol=0.0)`. Tensors are anything `numpy.asarray` takes,
+/// values an `int` or a `float`; it returns the output array, or
+/// `(output, report)` with `report=True`. `cores=1` or `8` (default: 8 for
+/// a `multicore=True` build, else 1); `timeout=` seconds (default: the
+/// library's); `profile=DIR` profiles the emulated run (`on="qemu"` or
+/// `"both"`); `rtol=`, `atol=`: with `on="both"`, the two outputs agree as
+/// `torch.testing.assert_close` says (default: bit for bit).
+/// `inspect.signature(op)` shows this op's own parameters and defaults.
 #[pyclass(module = "neuroncustomop", frozen)]
 pub struct Op {
     pub(crate) op: OpSchema,
@@ -296,8 +305,7 @@ impl Op {
 
 #[pymethods]
 impl Op {
-    /// Runs the op: returns the output array, or `(output, report)` with
-    /// `report=True`.
+    /// Runs the op (see the class's documentation for the keywords).
     // Keywords parsed here rather than by PyO3, so that a misspelt or
     // mistyped one is a neuroncustomop.Error like every other bad call.
     #[pyo3(signature = (*args, **kwargs))]
@@ -377,6 +385,38 @@ impl Op {
             rep.writer_map = Some(report::WriterMap { op: op.name.clone(), shape, elements, cells });
         }
         Ok(PyTuple::new(py, [out, Bound::new(py, rep)?.into_any()])?.into_any())
+    }
+
+    /// This op's call as `inspect.signature` and `help()` show it: one
+    /// positional parameter per compute-function parameter (named by its
+    /// kind and annotated with its C++ type), then the keywords.
+    #[getter]
+    fn __signature__<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyAny>> {
+        let inspect = py.import("inspect")?;
+        let parameter = inspect.getattr("Parameter")?;
+        let (positional, keyword) = (parameter.getattr("POSITIONAL_ONLY")?, parameter.getattr("KEYWORD_ONLY")?);
+        let mut params = Vec::new();
+        for (i, (p, kind)) in self.op.params.iter().zip(self.kinds()).enumerate() {
+            let kw = PyDict::new(py);
+            kw.set_item("annotation", &p.cpp_type)?;
+            params.push(parameter.call((format!("{kind}{i}"), &positional), Some(&kw))?);
+        }
+        let cores: u32 = if self.multicore { 8 } else { 1 };
+        let none = py.None();
+        let defaults: [(&str, Bound<'py, PyAny>); 6] = [
+            ("cores", cores.into_pyobject(py)?.into_any()),
+            ("report", false.into_pyobject(py)?.to_owned().into_any()),
+            ("timeout", none.bind(py).clone()),
+            ("profile", none.bind(py).clone()),
+            ("rtol", 0.0f64.into_pyobject(py)?.into_any()),
+            ("atol", 0.0f64.into_pyobject(py)?.into_any()),
+        ];
+        for (name, default) in defaults {
+            let kw = PyDict::new(py);
+            kw.set_item("default", default)?;
+            params.push(parameter.call((name, &keyword), Some(&kw))?);
+        }
+        inspect.getattr("Signature")?.call1((params,))
     }
 
     fn __repr__(&self) -> String {
