@@ -86,10 +86,15 @@ impl Tolerance {
         (dev - sim).abs() <= self.atol + self.rtol * sim.abs()
     }
 
+    /// Whether `v` can be a tolerance: finite and ≥ 0.
+    pub fn valid(v: f64) -> bool {
+        v.is_finite() && v >= 0.0
+    }
+
     /// A tolerance from the command line's values, each finite and ≥ 0.
     pub fn parse(value: &str, option: &str) -> Result<f64, String> {
         match value.parse::<f64>() {
-            Ok(v) if v.is_finite() && v >= 0.0 => Ok(v),
+            Ok(v) if Self::valid(v) => Ok(v),
             _ => Err(format!("{option} {value}: expected a number ≥ 0 (as torch.testing.assert_close takes, e.g. 1e-6)")),
         }
     }

@@ -64,12 +64,10 @@ fn sources_stanza(mirror: &str) -> String {
 /// The Debian mirror this machine's apt already uses for bookworm.
 fn debian_mirror() -> Result<String> {
     let mut texts = Vec::new();
-    for dir in ["/etc/apt/sources.list.d"] {
-        if let Ok(rd) = std::fs::read_dir(dir) {
-            for p in rd.filter_map(|e| e.ok().map(|e| e.path())) {
-                if p.extension().is_some_and(|x| x == "sources" || x == "list") {
-                    texts.push(std::fs::read_to_string(&p).unwrap_or_default());
-                }
+    if let Ok(rd) = std::fs::read_dir("/etc/apt/sources.list.d") {
+        for p in rd.filter_map(|e| e.ok().map(|e| e.path())) {
+            if p.extension().is_some_and(|x| x == "sources" || x == "list") {
+                texts.push(std::fs::read_to_string(&p).unwrap_or_default());
             }
         }
     }

@@ -113,7 +113,11 @@ fn tolerance_of(v: &Bound<'_, PyAny>, name: &str) -> customop::Result<f64> {
         return Err(bad());
     }
     let x: f64 = v.extract().map_err(|_| bad())?;
-    customop::differential::Tolerance::parse(&x.to_string(), name).map_err(|_| bad())
+    if customop::differential::Tolerance::valid(x) {
+        Ok(x)
+    } else {
+        Err(bad())
+    }
 }
 
 fn keywords(kwargs: Option<&Bound<'_, PyDict>>, multicore: bool, op: &str, mut timeout: Option<Duration>) -> customop::Result<CallKw> {
